@@ -1,0 +1,312 @@
+//! Erosion models (SPEC §2) and what they share: boundary conditions, the sediment ledger, the
+//! erosion/deposition map, and the [`Simulation`] interface the editor and the CLI drive.
+//!
+//! Every model works on a [`Heightmap`] in metres; volumes in the ledger are in
+//! *metre·nodes* (sum of height changes over nodes); multiply by `cell_size²` for m³.
+//!
+//! ## The ledger identity
+//! For any run, with `Σh` the sum of all heights:
+//!
+//! ```text
+//! Σh_after − Σh_before = deposited − eroded                      (terrain books)
+//! eroded + added = deposited + lost_at_border + suspended         (material books)
+//! ```
+//!
+//! `added` is material the model created (e.g. the minimum-height guard lifting a node back up, or
+//! uplift in stream-power) and is reported as `clamped`/`uplift` by each model; see [`Ledger`].
+
+use std::sync::atomic::{AtomicBool, Ordering};
+
+use serde::{Deserialize, Serialize};
+
+use super::heightmap::Heightmap;
+
+pub mod droplet;
+pub mod snowball;
+pub mod pipe;
+pub mod thermal;
+pub mod stream_power;
+
+/// What happens at one edge of the map.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum EdgeMode {
+    /// Closed: nothing leaves; particles/water reflect or stop at the wall.
+    Wall,
+    /// Open: water and sediment that cross the edge leave the map and are counted as lost.
+    #[default]
+    Drain,
+    /// Periodic: the opposite edge is the neighbour (torus).
+    Wrap,
+}
+
+/// Edge modes of the four sides. `left` is x = 0, `right` x = width−1, `top` y = 0, `bottom` y = height−1.
+/// Wrap must be set on both sides of an axis to take effect; a lone `Wrap` acts as `Wall`.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Boundary {
+    pub left: EdgeMode,
+    pub right: EdgeMode,
+    pub top: EdgeMode,
+    pub bottom: EdgeMode,
+}
+
+impl Boundary {
+    /// The same mode on all four sides.
+    pub const fn all(mode: EdgeMode) -> Self {
+        Self { left: mode, right: mode, top: mode, bottom: mode }
+    }
+    /// True when x wraps (both left and right are `Wrap`).
+    pub fn wrap_x(&self) -> bool {
+        self.left == EdgeMode::Wrap && self.right == EdgeMode::Wrap
+    }
+    /// True when y wraps (both top and bottom are `Wrap`).
+    pub fn wrap_y(&self) -> bool {
+        self.top == EdgeMode::Wrap && self.bottom == EdgeMode::Wrap
+    }
+    /// Effective mode of a side, with a lone `Wrap` read as `Wall`.
+    pub fn effective(&self, side: Side) -> EdgeMode {
+        let (m, wraps) = match side {
+            Side::Left => (self.left, self.wrap_x()),
+            Side::Right => (self.right, self.wrap_x()),
+            Side::Top => (self.top, self.wrap_y()),
+            Side::Bottom => (self.bottom, self.wrap_y()),
+        };
+        if m == EdgeMode::Wrap && !wraps { EdgeMode::Wall } else { m }
+    }
+}
+
+/// One side of the map.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum Side {
+    Left,
+    Right,
+    Top,
+    Bottom,
+}
+
+/// The sediment books of a run, in metre·nodes (see the module doc for the identities).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct Ledger {
+    /// Material removed from the terrain.
+    pub eroded: f64,
+    /// Material added to the terrain by deposition.
+    pub deposited: f64,
+    /// Material that left the map across a drain edge.
+    pub lost_at_border: f64,
+    /// Material created by a clamp (minimum-height guard) or removed by one, signed:
+    /// positive = the model lifted terrain back to the guard, which counts as deposition from
+    /// outside the sediment budget.
+    pub clamped: f64,
+    /// Material created by tectonic uplift (stream-power only), already included in `deposited`
+    /// in the terrain books but not taken from suspension.
+    pub uplift: f64,
+    /// Material still carried by water/particles at the time of the report.
+    pub suspended: f64,
+    /// Σh before the run.
+    pub volume_before: f64,
+    /// Σh at the time of the report.
+    pub volume_after: f64,
+}
+
+impl Ledger {
+    /// `Σh_after − Σh_before − (deposited − eroded)`: should be ~0.
+    pub fn terrain_error(&self) -> f64 {
+        (self.volume_after - self.volume_before) - (self.deposited - self.eroded)
+    }
+    /// `eroded + clamped + uplift − deposited − lost_at_border − suspended`: should be ~0.
+    pub fn material_error(&self) -> f64 {
+        self.eroded + self.clamped + self.uplift - self.deposited - self.lost_at_border - self.suspended
+    }
+    /// Total material moved, the scale the errors are judged against.
+    pub fn moved(&self) -> f64 {
+        self.eroded.max(self.deposited).max(1e-12)
+    }
+    /// True when both books close to `rel` of the material moved (plus f32 rounding of Σh).
+    pub fn closes(&self, rel: f64) -> bool {
+        let tol = rel * self.moved();
+        self.terrain_error().abs() <= tol && self.material_error().abs() <= tol
+    }
+}
+
+/// Per-node totals of erosion and deposition over a run (metres), for colouring and export.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct ErosionMaps {
+    /// Total height removed at each node (≥ 0).
+    pub eroded: Vec<f32>,
+    /// Total height added at each node (≥ 0).
+    pub deposited: Vec<f32>,
+}
+
+impl ErosionMaps {
+    /// Zeroed maps for `n` nodes.
+    pub fn new(n: usize) -> Self {
+        Self { eroded: vec![0.0; n], deposited: vec![0.0; n] }
+    }
+    /// Records a signed height change at node `i` (negative = erosion).
+    #[inline]
+    pub fn record(&mut self, i: usize, dh: f32) {
+        if dh < 0.0 { self.eroded[i] -= dh } else { self.deposited[i] += dh }
+    }
+    /// Net change (deposited − eroded) per node.
+    pub fn net(&self) -> Vec<f32> {
+        self.deposited.iter().zip(&self.eroded).map(|(d, e)| d - e).collect()
+    }
+}
+
+/// Extra per-node fields a model can expose (the editor draws them; the CLI exports them).
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Fields {
+    /// Water depth, metres (pipe model).
+    pub water: Option<Vec<f32>>,
+    /// Water velocity (u, v), metres per second (pipe model).
+    pub velocity: Option<Vec<[f32; 2]>>,
+    /// Suspended sediment, metres (pipe model).
+    pub sediment: Option<Vec<f32>>,
+    /// Flow: how many particles crossed each node (droplet/snowball) or drainage area (stream-power).
+    pub flow: Option<Vec<f32>>,
+    /// Water volume carried across each node by particles (droplet).
+    pub flow_volume: Option<Vec<f32>>,
+}
+
+/// A consistent copy of a simulation's state, handed out between steps.
+#[derive(Clone, Debug)]
+pub struct Snapshot {
+    pub heightmap: Heightmap,
+    pub fields: Fields,
+    pub ledger: Ledger,
+    pub maps: ErosionMaps,
+    pub progress: Progress,
+}
+
+/// How far a job has come, in the model's own unit of work (droplets, time steps, iterations).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Progress {
+    pub done: u64,
+    pub total: u64,
+}
+
+impl Progress {
+    /// Fraction done in `[0, 1]`.
+    pub fn fraction(&self) -> f32 {
+        if self.total == 0 { 1.0 } else { (self.done as f64 / self.total as f64).min(1.0) as f32 }
+    }
+}
+
+/// A running erosion job. `step` does one indivisible unit (a batch of particles, one time step)
+/// so that the state between calls is always consistent: a cancel between steps leaves a valid map.
+pub trait Simulation: Send {
+    /// Advances by one unit. Does nothing once [`Self::is_done`].
+    fn step(&mut self);
+    /// Work done / total.
+    fn progress(&self) -> Progress;
+    /// True when all requested work is done.
+    fn is_done(&self) -> bool {
+        let p = self.progress();
+        p.done >= p.total
+    }
+    /// The current terrain.
+    fn heightmap(&self) -> &Heightmap;
+    /// The books so far.
+    fn ledger(&self) -> Ledger;
+    /// Per-node erosion/deposition totals so far.
+    fn maps(&self) -> &ErosionMaps;
+    /// Model-specific fields (water, sediment, flow…), copied.
+    fn fields(&self) -> Fields;
+    /// Applies end-of-run post-processing (e.g. blur) that must happen once. Called by
+    /// [`run`] after the last step, and also on cancel so the map is final-consistent.
+    fn finish(&mut self) {}
+    /// A consistent copy of everything.
+    fn snapshot(&self) -> Snapshot {
+        Snapshot {
+            heightmap: self.heightmap().clone(),
+            fields: self.fields(),
+            ledger: self.ledger(),
+            maps: self.maps().clone(),
+            progress: self.progress(),
+        }
+    }
+    /// Replaces the terrain while the job runs (a brush stroke applied to a running simulation).
+    /// The difference is booked as `clamped`-free external edit: ledgers rebase `volume_before`.
+    fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap));
+}
+
+/// How a [`run`] ended.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum RunEnd {
+    Finished,
+    Cancelled,
+}
+
+/// Drives a simulation to the end, calling `on_step` after every step (for progress bars and
+/// snapshots) and stopping between steps as soon as `cancel` is set.
+pub fn run(sim: &mut dyn Simulation, cancel: &AtomicBool, mut on_step: impl FnMut(&dyn Simulation)) -> RunEnd {
+    while !sim.is_done() {
+        if cancel.load(Ordering::Relaxed) {
+            sim.finish();
+            return RunEnd::Cancelled;
+        }
+        sim.step();
+        on_step(sim);
+    }
+    sim.finish();
+    RunEnd::Finished
+}
+
+/// Which model, with its parameters: what presets store and what the CLI/editor build jobs from.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum ModelParams {
+    Droplet(droplet::DropletParams),
+    Snowball(snowball::SnowballParams),
+    Pipe(pipe::PipeParams),
+    Thermal(thermal::ThermalParams),
+    StreamPower(stream_power::StreamPowerParams),
+}
+
+/// Common inputs of every job besides the model parameters.
+#[derive(Clone, Debug, Default)]
+pub struct JobInputs {
+    /// Per-node erodibility multiplier (1 = normal, 0 = unerodible rock). `None` = all 1.
+    pub hardness: Option<Vec<f32>>,
+    /// Edge conditions.
+    pub boundary: Boundary,
+    /// Seed for every random choice of the model.
+    pub seed: u64,
+}
+
+/// Why a job could not be built.
+#[derive(Debug, thiserror::Error, Clone, PartialEq)]
+pub enum JobError {
+    #[error("hardness map has {got} values but the terrain has {expected} nodes")]
+    HardnessSize { expected: usize, got: usize },
+    #[error("parameter {name} = {value} is outside its range {range}")]
+    BadParam { name: &'static str, value: f64, range: &'static str },
+    #[error("terrain contains non-finite heights")]
+    NonFinite,
+}
+
+/// Builds the job for `params` over `terrain`.
+pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Result<Box<dyn Simulation>, JobError> {
+    if !terrain.all_finite() {
+        return Err(JobError::NonFinite);
+    }
+    if let Some(h) = &inputs.hardness {
+        if h.len() != terrain.len() {
+            return Err(JobError::HardnessSize { expected: terrain.len(), got: h.len() });
+        }
+    }
+    Ok(match params {
+        ModelParams::Droplet(p) => Box::new(droplet::DropletJob::new(terrain, p.clone(), inputs)?),
+        ModelParams::Snowball(p) => Box::new(snowball::SnowballJob::new(terrain, p.clone(), inputs)?),
+        ModelParams::Pipe(p) => Box::new(pipe::PipeJob::new(terrain, p.clone(), inputs)?),
+        ModelParams::Thermal(p) => Box::new(thermal::ThermalJob::new(terrain, p.clone(), inputs)?),
+        ModelParams::StreamPower(p) => Box::new(stream_power::StreamPowerJob::new(terrain, p.clone(), inputs)?),
+    })
+}
+
+/// Checks `lo <= value <= hi` (and finiteness) for a parameter.
+pub fn check_param(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), JobError> {
+    if value.is_finite() && value >= lo && value <= hi {
+        Ok(())
+    } else {
+        Err(JobError::BadParam { name, value, range })
+    }
+}

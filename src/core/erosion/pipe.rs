@@ -1,0 +1,21 @@
+//! PLACEHOLDER — being written now; replaced before commit.
+use serde::{Deserialize, Serialize};
+use super::*;
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct PipeParams {}
+pub struct PipeJob { hm: Heightmap, maps: ErosionMaps }
+impl PipeJob {
+    pub fn new(terrain: Heightmap, _p: PipeParams, _i: JobInputs) -> Result<Self, JobError> {
+        let n = terrain.len();
+        Ok(Self { hm: terrain, maps: ErosionMaps::new(n) })
+    }
+}
+impl Simulation for PipeJob {
+    fn step(&mut self) {}
+    fn progress(&self) -> Progress { Progress::default() }
+    fn heightmap(&self) -> &Heightmap { &self.hm }
+    fn ledger(&self) -> Ledger { Ledger::default() }
+    fn maps(&self) -> &ErosionMaps { &self.maps }
+    fn fields(&self) -> Fields { Fields::default() }
+    fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) { f(&mut self.hm) }
+}

@@ -1,0 +1,2 @@
+//! File formats. One file per format.
+pub mod bhef;

@@ -1,0 +1,9 @@
+//! The pure-Rust core of Talus: no Bevy, no window, no GPU. Everything here builds and tests with
+//! `cargo test --no-default-features`.
+pub mod erosion;
+pub mod generate;
+pub mod heightmap;
+pub mod io;
+pub mod rng;
+
+pub use heightmap::{Heightmap, HeightmapError};

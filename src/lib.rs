@@ -1,0 +1,5 @@
+//! Talus: a terrain editor. `core` is pure Rust (no Bevy); `app` is the Bevy front end.
+pub mod cli;
+pub mod core;
+#[cfg(feature = "editor")]
+pub mod app;
