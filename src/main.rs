@@ -1,3 +1,3 @@
-fn main() {
-    std::process::exit(talus::cli::run());
+fn main() -> std::process::ExitCode {
+    talus::cli::run()
 }

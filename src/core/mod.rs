@@ -1,6 +1,7 @@
 //! The pure-Rust core of Talus: no Bevy, no window, no GPU. Everything here builds and tests with
 //! `cargo test --no-default-features`.
 pub mod erosion;
+pub mod filter;
 pub mod generate;
 pub mod heightmap;
 pub mod io;

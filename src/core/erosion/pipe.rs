@@ -1,21 +1,1676 @@
-//! PLACEHOLDER — being written now; replaced before commit.
+//! Grid hydraulic erosion with the virtual-pipe shallow-water model (SPEC §2c, seed 003).
+//!
+//! After Mei, Decaudin & Hu 2007, "Fast Hydraulic Erosion Simulation and Visualization on GPU",
+//! with the capacity depth limit and the interleaved thermal step of Št'ava et al. 2008, and the
+//! MacCormack option seed 003 added (Selle et al. 2008, "An Unconditionally Stable MacCormack
+//! Method"). Per node: terrain `b`, water depth `d`, suspended sediment `s` (metres of material),
+//! outflow fluxes `f_L, f_R, f_T, f_B` (m³/s; T = towards y−1, B = towards y+1) and velocity
+//! `(u, v)` (m/s). `lx = ly` is the cell size.
+//!
+//! ## One time step
+//!
+//! ```text
+//! 1  water:      d1 = d + Δt·r                       (r: rain + river sources, m/s)
+//! 2  flux:       f_k ← max(0, f_k + Δt·A·g·Δh_k / l),  Δh_k = (b + d1) − (b_k + d1_k)
+//!                K = min(1, d1·lx·ly / (Σ_k f_k · Δt)),  f_k ← K·f_k
+//! 3  water/vel:  d2 = d1 + Δt·(Σ f_in − Σ f_out)/(lx·ly),  d̄ = (d1 + d2)/2
+//!                u = (f_R(x−1) − f_L + f_R − f_L(x+1)) / (2·ly·d̄),   v likewise with T/B
+//! 4  erosion:    C = Kc · max(sin α, min_tilt) · |(u, v)| · min(1, d2 / max_depth)
+//!                C > s:  Δb = −Ks·(C − s)·hardness,   else  Δb = Kd·(s − C);   s1 = s − Δb
+//! 5  transport:  s = s1(x − u·Δt/lx, y − v·Δt/ly)             (semi-Lagrangian, bilinear)
+//!                or MacCormack: ŝ = back(s1), s̃ = forward(ŝ), s = ŝ + (s1 − s̃)/2,
+//!                clamped to the min/max of the 4 nodes the backward sample used
+//!                or (our addition) a conservative forward remap: s1 at each node moves to
+//!                x + u·Δt/lx and is shared bilinearly among the nodes around that point
+//! 6  thermal:    optional, see [`super::thermal`] (every `thermal_every` steps)
+//! 7  evaporation d = d2·(1 − Ke·Δt)
+//! ```
+//!
+//! `sin α` is `|∇b| / √(1 + |∇b|²)` from central differences (one-sided at walls and drains).
+//!
+//! ## Choices the papers leave open (documented here)
+//!
+//! * **Minimum tilt**: `sin α` is raised to `min_tilt` (seed 003 uses 0.1) so flowing water on
+//!   flat ground still picks up a little sediment; without it flat river beds never deepen.
+//! * **Depth limit**: capacity is scaled by `min(1, d2/max_depth)` (Št'ava et al.'s ramp): thin
+//!   sheets of rain water, whose pipe-model velocity is large, carry little; `max_depth = 0`
+//!   switches the limit off (seed 003's behaviour).
+//! * **Velocity**: where `d̄ < 1e-6 m` the velocity is 0 (no water to move), and each component
+//!   is clamped to `lx/Δt` (CFL number 1). The clamp keeps the back-traced point within one cell,
+//!   which the transport relies on.
+//! * **Drain edges**: outside the map the terrain continues by linear extrapolation of the edge
+//!   node and its inner neighbour (`b_out = 2·b − b_inner`) and holds no water; water flowing
+//!   there leaves (booked in [`WaterBudget::drained`]). Sediment leaves with the flow: an edge
+//!   node loses the part of its sediment the outward Courant number `c = |u_out|·Δt/lx` carries
+//!   across (`s·(1 − (1 − c_x)(1 − c_y))`), booked as `lost_at_border`. **Walls** have zero flux
+//!   and lose nothing; **wrap** makes the opposite node the neighbour.
+//! * **Advection is not conservative**: bilinear back-tracing conserves mass only in uniform
+//!   flow. The difference `Σs_after − Σs_before + lost` of each transport pass is booked,
+//!   signed, as `clamped`, so the sediment books close and the numerical gain or loss (including
+//!   the MacCormack limiter's clamp) stays visible.
+//! * **Order**: the water increment of the next step is fused into this step's last pass
+//!   (`d ← d2·(1 − Ke·Δt) + Δt·r`), so the exposed water field already holds the rain of the
+//!   coming step; the job applies the first increment when it is built. Thermal moves terrain
+//!   only and transport does not read `d`, so evaporation before transport changes nothing.
+//!
+//! ## Implementation
+//!
+//! Flat `f32` fields; three sweeps per step, each parallel over rows with rayon: (A) flux,
+//! (B) water, velocity, erosion/deposition, evaporation and the next rain (writes a second
+//! terrain buffer so the slope reads stay unmodified), (C) transport (two sweeps for
+//! MacCormack). Interior rows use bounds-check-free loops over equal-length slices; the
+//! boundary ring goes through one boundary-aware path. Every value is a pure function of the
+//! previous fields and every sum is taken per row in a fixed order, so results are bit-identical
+//! for any number of threads.
+
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
-use super::*;
+
+use super::thermal::{Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, simd_dispatch, book_row, check_hardness, fmax, fmin, pos};
+use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
+use crate::core::heightmap::Heightmap;
+
+/// Upper bound on a pipe flux before the `K` scaling (keeps `inf·0` out of extreme inputs).
+const FLUX_MAX: f32 = 1.0e30;
+/// Mean depth below which the water is considered still (metres).
+const DEPTH_EPS: f32 = 1.0e-6;
+
+/// How suspended sediment is transported.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum Advection {
+    /// Back-trace along the velocity and interpolate bilinearly (Mei et al. 2007).
+    #[default]
+    SemiLagrangian,
+    /// Backward pass, forward pass on its result, `s = ŝ + (s − s̃)/2`, with the correction
+    /// clamped to the local min/max so it stays stable and non-negative (seed 003, Selle 2008).
+    MacCormack,
+    /// Forward remap (our addition): each node's sediment moves by `(u, v)·Δt` and is split
+    /// bilinearly over the nodes around its landing point. Exactly mass-conservative: what would
+    /// cross a wall stays in its node, what crosses a drain leaves the map, nothing else is lost
+    /// or created (the two seed schemes gain or lose sediment where the flow converges or
+    /// diverges; see `clamped` in the module doc).
+    Conservative,
+}
+
+/// A river source: water arriving at a fixed place (seed 003: location, radius, intensity).
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct PipeParams {}
-pub struct PipeJob { hm: Heightmap, maps: ErosionMaps }
-impl PipeJob {
-    pub fn new(terrain: Heightmap, _p: PipeParams, _i: JobInputs) -> Result<Self, JobError> {
-        let n = terrain.len();
-        Ok(Self { hm: terrain, maps: ErosionMaps::new(n) })
+#[serde(default)]
+pub struct RiverSource {
+    /// Centre, grid x (nodes), within `[0, width−1]`.
+    pub x: f32,
+    /// Centre, grid y (nodes), within `[0, height−1]`.
+    pub y: f32,
+    /// Radius in nodes, `[0, 1e5]`: every node within it gets the full intensity; when no node
+    /// lies that close, the nearest node gets it.
+    pub radius: f32,
+    /// Water added, metres of depth per second at each covered node, `[0, 1e3]`.
+    pub intensity: f32,
+}
+
+/// Parameters of the pipe model.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(default)]
+pub struct PipeParams {
+    /// Time step Δt, seconds. Range `[1e-6, 10]`, default `0.1` (seed 003).
+    pub dt: f32,
+    /// Cross-section A of a virtual pipe, m². Range `[1e-6, 1e4]`, default `0.8` (seed 003).
+    pub pipe_area: f32,
+    /// Length l of a virtual pipe, m. Range `[1e-6, 1e4]`, default `1.0` (seed 003).
+    pub pipe_length: f32,
+    /// Gravity g, m/s². Range `[0, 1e3]`, default `9.81`.
+    pub gravity: f32,
+    /// Cell size `lx = ly`, metres; `None` uses the heightmap's `cell_size`. Range `[1e-6, 1e6]`,
+    /// default `None`.
+    pub cell_size: Option<f32>,
+    /// Uniform rain, metres of water per second. Range `[0, 1e3]`, default `0.01`.
+    pub rain: f32,
+    /// Per-node rain (m/s, each in `[0, 1e3]`, one value per node) used instead of `rain` when
+    /// set. Default `None`.
+    pub rain_map: Option<Vec<f32>>,
+    /// River sources, added to the rain. Default none.
+    pub sources: Vec<RiverSource>,
+    /// Sediment capacity constant Kc (metres of sediment per m/s of flow). Range `[0, 1e3]`,
+    /// default `0.4` (seed 003).
+    pub capacity: f32,
+    /// Dissolving (erosion) constant Ks, fraction of the capacity deficit taken per step.
+    /// Range `[0, 1]`, default `0.025` (seed 003).
+    pub erosion: f32,
+    /// Deposition constant Kd, fraction of the excess sediment dropped per step. Range
+    /// `[0, 1]`, default `0.004` (seed 003).
+    pub deposition: f32,
+    /// Evaporation constant Ke, 1/s (`d *= 1 − Ke·Δt`). Range `[0, 1e3]` with `Ke·Δt ≤ 1`,
+    /// default `0.0116` (seed 003 ships 0.0001 and 0.0116; the larger keeps standing water from
+    /// piling up under steady rain).
+    pub evaporation: f32,
+    /// Lower bound of `sin(tilt)` in the capacity, so flat ground under moving water still
+    /// erodes a little. Range `[0, 1]`, default `0.1` (seed 003).
+    pub min_tilt: f32,
+    /// Depth (m) at which the capacity reaches its full value; below it capacity scales with
+    /// `d/max_depth`. `0` disables the limit. Range `[0, 1e4]`, default `0` (seed 003).
+    pub max_depth: f32,
+    /// Sediment transport scheme. Default semi-Lagrangian.
+    pub advection: Advection,
+    /// Number of time steps (the job's unit of work). Range `0..=u32::MAX`, default `1000`.
+    pub steps: u32,
+    /// Thermal erosion interleaved with the flow: `iterations` iterations every `thermal_every`
+    /// steps. Default `None`.
+    pub thermal: Option<ThermalParams>,
+    /// Apply `thermal` every this many steps. Range `[1, u32::MAX]`, default `1`.
+    pub thermal_every: u32,
+}
+
+impl Default for PipeParams {
+    fn default() -> Self {
+        Self {
+            dt: 0.1,
+            pipe_area: 0.8,
+            pipe_length: 1.0,
+            gravity: 9.81,
+            cell_size: None,
+            rain: 0.01,
+            rain_map: None,
+            sources: Vec::new(),
+            capacity: 0.4,
+            erosion: 0.025,
+            deposition: 0.004,
+            evaporation: 0.0116,
+            min_tilt: 0.1,
+            max_depth: 0.0,
+            advection: Advection::SemiLagrangian,
+            steps: 1000,
+            thermal: None,
+            thermal_every: 1,
+        }
     }
 }
+
+impl PipeParams {
+    /// Checks every field against its documented range for a `width × height` map.
+    pub fn validate(&self, width: usize, height: usize) -> Result<(), JobError> {
+        check_param("dt", self.dt as f64, 1.0e-6, 10.0, "[1e-6, 10] s")?;
+        check_param("pipe_area", self.pipe_area as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m²")?;
+        check_param("pipe_length", self.pipe_length as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m")?;
+        check_param("gravity", self.gravity as f64, 0.0, 1.0e3, "[0, 1e3] m/s²")?;
+        if let Some(c) = self.cell_size {
+            check_param("cell_size", c as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
+        }
+        check_param("rain", self.rain as f64, 0.0, 1.0e3, "[0, 1e3] m/s")?;
+        if let Some(r) = &self.rain_map {
+            if r.len() != width * height {
+                return Err(JobError::BadParam { name: "rain_map length", value: r.len() as f64, range: "one value per node" });
+            }
+            if let Some(&bad) = r.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1.0e3)) {
+                return Err(JobError::BadParam { name: "rain_map", value: bad as f64, range: "[0, 1e3] m/s" });
+            }
+        }
+        for s in &self.sources {
+            check_param("source.x", s.x as f64, 0.0, (width - 1) as f64, "[0, width−1]")?;
+            check_param("source.y", s.y as f64, 0.0, (height - 1) as f64, "[0, height−1]")?;
+            check_param("source.radius", s.radius as f64, 0.0, 1.0e5, "[0, 1e5] nodes")?;
+            check_param("source.intensity", s.intensity as f64, 0.0, 1.0e3, "[0, 1e3] m/s")?;
+        }
+        check_param("capacity", self.capacity as f64, 0.0, 1.0e3, "[0, 1e3]")?;
+        check_param("erosion", self.erosion as f64, 0.0, 1.0, "[0, 1]")?;
+        check_param("deposition", self.deposition as f64, 0.0, 1.0, "[0, 1]")?;
+        check_param("evaporation", self.evaporation as f64, 0.0, 1.0e3, "[0, 1e3] 1/s")?;
+        check_param("evaporation·dt", self.evaporation as f64 * self.dt as f64, 0.0, 1.0, "Ke·dt ≤ 1")?;
+        check_param("min_tilt", self.min_tilt as f64, 0.0, 1.0, "[0, 1]")?;
+        check_param("max_depth", self.max_depth as f64, 0.0, 1.0e4, "[0, 1e4] m (0 = off)")?;
+        check_param("thermal_every", self.thermal_every as f64, 1.0, u32::MAX as f64, "[1, 2^32−1]")?;
+        if let Some(t) = &self.thermal {
+            t.validate()?;
+        }
+        Ok(())
+    }
+}
+
+/// The water books of a run, metres of depth summed over nodes (multiply by `lx·ly` for m³).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct WaterBudget {
+    /// Water added by rain and sources.
+    pub rain: f64,
+    /// Water evaporated.
+    pub evaporated: f64,
+    /// Water that left across drain edges.
+    pub drained: f64,
+    /// Water on the map now.
+    pub stored: f64,
+}
+
+impl WaterBudget {
+    /// `rain − evaporated − drained − stored`: should be ~0 (f32 rounding of the depths).
+    pub fn error(&self) -> f64 {
+        self.rain - self.evaporated - self.drained - self.stored
+    }
+}
+
+/// Constants of a run, derived once from the parameters.
+#[derive(Clone, Copy, Debug)]
+struct Consts {
+    w: usize,
+    h: usize,
+    /// Δt·A·g/l.
+    kflux: f32,
+    /// lx·ly/Δt: the outflow rate that empties one metre of water in one step.
+    area_dt: f32,
+    /// Δt/(lx·ly).
+    dt_area: f32,
+    /// 1/lx (= 1/ly).
+    inv_l: f32,
+    /// 1/(2·lx) and 1/lx for central and one-sided slopes.
+    inv_2l: f32,
+    /// Velocity clamp lx/Δt.
+    vmax: f32,
+    /// Δt/lx: velocity → cells per step.
+    courant: f32,
+    kc: f32,
+    ks: f32,
+    kd: f32,
+    min_tilt: f32,
+    depth_on: bool,
+    inv_max_depth: f32,
+    /// 1 − Ke·Δt.
+    keep: f32,
+    /// Δt·rain, used when there is no per-node water input.
+    rain_dt: f32,
+    edges: Edges,
+}
+
+/// Per-step sums of sweep B.
+#[derive(Clone, Copy, Default)]
+struct RowB {
+    eroded: f64,
+    deposited: f64,
+    s1: f64,
+    evaporated: f64,
+    drained: f64,
+    rain: f64,
+}
+
+/// The pipe-model job.
+pub struct PipeJob {
+    hm: Heightmap,
+    params: PipeParams,
+    c: Consts,
+    d: Vec<f32>,
+    s: Vec<f32>,
+    fl: Vec<f32>,
+    fr: Vec<f32>,
+    ft: Vec<f32>,
+    fb: Vec<f32>,
+    u: Vec<f32>,
+    v: Vec<f32>,
+    /// Sediment after erosion/deposition (transport input).
+    s1: Vec<f32>,
+    /// MacCormack's intermediate field.
+    s2: Vec<f32>,
+    /// Second terrain buffer.
+    b_new: Vec<f32>,
+    /// Per-node water input Δt·r (rain map + sources), when not uniform.
+    water_in: Option<Vec<f32>>,
+    /// Σ Δt·r over all nodes, for the water books.
+    water_in_sum: f64,
+    hardness: Option<Vec<f32>>,
+    thermal: Option<(ThermalKernel, Vec<f32>)>,
+    maps: ErosionMaps,
+    eroded: f64,
+    deposited: f64,
+    lost: f64,
+    clamped: f64,
+    suspended: f64,
+    water: WaterBudget,
+    volume_before: f64,
+    done: u64,
+}
+
+impl PipeJob {
+    /// Validates everything and prepares the job (applies the first water increment).
+    pub fn new(terrain: Heightmap, params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
+        let (w, h) = (terrain.width, terrain.height);
+        if w == 0 || h == 0 || terrain.data.len() != w * h {
+            return Err(JobError::BadParam { name: "heightmap data", value: terrain.data.len() as f64, range: "width × height values" });
+        }
+        if !terrain.all_finite() {
+            return Err(JobError::NonFinite);
+        }
+        params.validate(w, h)?;
+        let n = w * h;
+        if let Some(hd) = &inputs.hardness {
+            check_hardness(hd, n)?;
+        }
+        let lx = params.cell_size.unwrap_or(terrain.cell_size);
+        check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
+        let dt = params.dt;
+        let c = Consts {
+            w,
+            h,
+            kflux: dt * params.pipe_area * params.gravity / params.pipe_length,
+            area_dt: lx * lx / dt,
+            dt_area: dt / (lx * lx),
+            inv_l: 1.0 / lx,
+            inv_2l: 0.5 / lx,
+            vmax: lx / dt,
+            courant: dt / lx,
+            kc: params.capacity,
+            ks: params.erosion,
+            kd: params.deposition,
+            min_tilt: params.min_tilt,
+            depth_on: params.max_depth > 0.0,
+            inv_max_depth: if params.max_depth > 0.0 { 1.0 / params.max_depth } else { 0.0 },
+            keep: (1.0 - params.evaporation * dt).max(0.0),
+            rain_dt: dt * params.rain,
+            edges: Edges::new(&inputs.boundary),
+        };
+        // Water input per node: rain (uniform or map) plus sources.
+        let water_in = if params.rain_map.is_some() || !params.sources.is_empty() {
+            let mut r: Vec<f32> = match &params.rain_map {
+                Some(m) => m.clone(),
+                None => vec![params.rain; n],
+            };
+            for src in &params.sources {
+                add_source(&mut r, w, h, src);
+            }
+            r.iter_mut().for_each(|v| *v *= dt);
+            Some(r)
+        } else {
+            None
+        };
+        let water_in_sum = match &water_in {
+            Some(r) => r.iter().map(|&v| v as f64).sum(),
+            None => c.rain_dt as f64 * n as f64,
+        };
+        let d = match &water_in {
+            Some(r) => r.clone(),
+            None => vec![c.rain_dt; n],
+        };
+        let thermal = match &params.thermal {
+            Some(tp) => {
+                let k = ThermalKernel::new(tp, w, h, lx, inputs.boundary, inputs.hardness.clone())?;
+                Some((k, Vec::with_capacity(n)))
+            }
+            None => None,
+        };
+        let volume_before = terrain.sum();
+        let s2 = if params.advection == Advection::MacCormack { vec![0.0; n] } else { Vec::new() };
+        Ok(Self {
+            hm: terrain,
+            params,
+            c,
+            water: WaterBudget { rain: water_in_sum, ..Default::default() },
+            d,
+            s: vec![0.0; n],
+            fl: vec![0.0; n],
+            fr: vec![0.0; n],
+            ft: vec![0.0; n],
+            fb: vec![0.0; n],
+            u: vec![0.0; n],
+            v: vec![0.0; n],
+            s1: vec![0.0; n],
+            s2,
+            b_new: vec![0.0; n],
+            water_in,
+            water_in_sum,
+            hardness: inputs.hardness,
+            thermal,
+            maps: ErosionMaps::new(n),
+            eroded: 0.0,
+            deposited: 0.0,
+            lost: 0.0,
+            clamped: 0.0,
+            suspended: 0.0,
+            volume_before,
+            done: 0,
+        })
+    }
+
+    /// The parameters the job runs with.
+    pub fn params(&self) -> &PipeParams {
+        &self.params
+    }
+
+    /// Water depth per node, metres.
+    pub fn water(&self) -> &[f32] {
+        &self.d
+    }
+
+    /// Suspended sediment per node, metres.
+    pub fn sediment(&self) -> &[f32] {
+        &self.s
+    }
+
+    /// Velocity components per node, m/s (`u` along +x, `v` along +y).
+    pub fn velocity(&self) -> (&[f32], &[f32]) {
+        (&self.u, &self.v)
+    }
+
+    /// The water books so far.
+    pub fn water_budget(&self) -> WaterBudget {
+        WaterBudget { stored: sum_f64(&self.d), ..self.water }
+    }
+
+    /// One full time step (sweeps A, B, C and the optional thermal pass).
+    fn advance(&mut self) {
+        self.sweep_flux();
+        let rb = self.sweep_water_erosion();
+        std::mem::swap(&mut self.hm.data, &mut self.b_new);
+        let (s_sum, lost) = match self.params.advection {
+            Advection::SemiLagrangian => self.sweep_semi_lagrangian(),
+            Advection::MacCormack => self.sweep_maccormack(),
+            Advection::Conservative => self.sweep_conservative(),
+        };
+        self.eroded += rb.eroded;
+        self.deposited += rb.deposited;
+        self.lost += lost;
+        self.clamped += s_sum - rb.s1 + lost;
+        self.suspended = s_sum;
+        self.water.evaporated += rb.evaporated;
+        self.water.drained += rb.drained;
+        self.water.rain += rb.rain;
+        self.done += 1;
+        if let Some((k, scratch)) = &mut self.thermal {
+            let every = self.params.thermal_every.max(1) as u64;
+            if self.done.is_multiple_of(every) {
+                let iters = self.params.thermal.as_ref().map_or(0, |t| t.iterations);
+                let mut tb = ThermalBooks::default();
+                for _ in 0..iters {
+                    let b = k.step(&mut self.hm.data, scratch, Some(&mut self.maps));
+                    tb.eroded += b.eroded;
+                    tb.deposited += b.deposited;
+                    tb.lost += b.lost;
+                }
+                self.eroded += tb.eroded;
+                self.deposited += tb.deposited;
+                self.lost += tb.lost;
+            }
+        }
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Sweep A: outflow flux.
+
+    fn sweep_flux(&mut self) {
+        let c = self.c;
+        let (b, d) = (&self.hm.data[..], &self.d[..]);
+        let w = c.w;
+        self.fl
+            .par_chunks_mut(w)
+            .zip(self.fr.par_chunks_mut(w))
+            .zip(self.ft.par_chunks_mut(w))
+            .zip(self.fb.par_chunks_mut(w))
+            .enumerate()
+            .for_each(|(y, (((fl, fr), ft), fb))| flux_row_fast(&c, y, b, d, fl, fr, ft, fb));
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Sweep B: water, velocity, erosion/deposition, evaporation, next rain.
+
+    fn sweep_water_erosion(&mut self) -> RowB {
+        let c = self.c;
+        let w = c.w;
+        let inp = BIn {
+            b: &self.hm.data,
+            s: &self.s,
+            fl: &self.fl,
+            fr: &self.fr,
+            ft: &self.ft,
+            fb: &self.fb,
+            hard: self.hardness.as_deref(),
+            water_in: self.water_in.as_deref(),
+        };
+        let rows: Vec<RowB> = self
+            .b_new
+            .par_chunks_mut(w)
+            .zip(self.d.par_chunks_mut(w))
+            .zip(self.u.par_chunks_mut(w))
+            .zip(self.v.par_chunks_mut(w))
+            .zip(self.s1.par_chunks_mut(w))
+            .zip(self.maps.eroded.par_chunks_mut(w))
+            .zip(self.maps.deposited.par_chunks_mut(w))
+            .enumerate()
+            .map_init(
+                || vec![0.0f32; w],
+                |tmp, (y, ((((((bn, d), u), v), s1), er), dep))| {
+                    let out = BOut { b: bn, d, u, v, s1 };
+                    water_row_fast(&c, y, &inp, out, tmp, er, dep)
+                },
+            )
+            .collect();
+        let mut t = RowB::default();
+        for r in &rows {
+            t.eroded += r.eroded;
+            t.deposited += r.deposited;
+            t.s1 += r.s1;
+            t.evaporated += r.evaporated;
+            t.drained += r.drained;
+        }
+        t.rain = self.water_in_sum;
+        t
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Sweep C: transport. Returns (Σ s after, sediment lost across drains).
+
+    fn sweep_semi_lagrangian(&mut self) -> (f64, f64) {
+        let c = self.c;
+        let w = c.w;
+        let (src, u, v) = (&self.s1[..], &self.u[..], &self.v[..]);
+        let rows: Vec<(f64, f64)> = self
+            .s
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(y, out)| {
+                let lost = advect_row_fast(&c, y, src, u, v, out);
+                (sum_f64(out), lost)
+            })
+            .collect();
+        fold_pairs(&rows)
+    }
+
+    fn sweep_maccormack(&mut self) -> (f64, f64) {
+        let c = self.c;
+        let w = c.w;
+        let (s1, u, v) = (&self.s1[..], &self.u[..], &self.v[..]);
+        // Backward pass into s2 (the drain loss is booked from this pass).
+        let lost: Vec<f64> = self
+            .s2
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(y, out)| advect_row_fast(&c, y, s1, u, v, out))
+            .collect();
+        let s2 = &self.s2[..];
+        let sums: Vec<f64> = self
+            .s
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(y, out)| {
+                maccormack_row_fast(&c, y, s1, s2, u, v, out);
+                sum_f64(out)
+            })
+            .collect();
+        (sums.iter().sum(), lost.iter().sum())
+    }
+}
+
+impl PipeJob {
+    fn sweep_conservative(&mut self) -> (f64, f64) {
+        let c = self.c;
+        let w = c.w;
+        let (src, u, v) = (&self.s1[..], &self.u[..], &self.v[..]);
+        let rows: Vec<(f64, f64)> = self
+            .s
+            .par_chunks_mut(w)
+            .enumerate()
+            .map(|(y, out)| {
+                let lost = remap_row_fast(&c, y, src, u, v, out);
+                (sum_f64(out), lost)
+            })
+            .collect();
+        fold_pairs(&rows)
+    }
+}
+
+fn fold_pairs(rows: &[(f64, f64)]) -> (f64, f64) {
+    let mut a = (0.0, 0.0);
+    for r in rows {
+        a.0 += r.0;
+        a.1 += r.1;
+    }
+    a
+}
+
+simd_dispatch! {
+    /// Σ of an f32 slice in f64 with 8 fixed lanes (deterministic, vectorisable).
+    pub(crate) fn sum_f64(x: &[f32]) -> f64 {
+        sum_f64_impl(x)
+    }
+}
+
+simd_dispatch! {
+    #[allow(clippy::too_many_arguments)]
+    #[allow(clippy::unused_unit)]
+    fn flux_row_fast(c: &Consts, y: usize, b: &[f32], d: &[f32], fl: &mut [f32], fr: &mut [f32], ft: &mut [f32], fb: &mut [f32]) -> () {
+        flux_row::<false>(c, y, b, d, fl, fr, ft, fb)
+    }
+}
+
+simd_dispatch! {
+    fn water_row_fast(c: &Consts, y: usize, inp: &BIn, out: BOut, d2: &mut [f32], er: &mut [f32], dep: &mut [f32]) -> RowB {
+        water_row::<false>(c, y, inp, out, d2, er, dep)
+    }
+}
+
+simd_dispatch! {
+    fn advect_row_fast(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+        advect_row::<false>(c, y, src, u, v, 1.0, out)
+    }
+}
+
+simd_dispatch! {
+    #[allow(clippy::unused_unit)]
+    fn maccormack_row_fast(c: &Consts, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> () {
+        maccormack_row::<false>(c, y, s1, s2, u, v, out)
+    }
+}
+
+simd_dispatch! {
+    fn remap_row_fast(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+        remap_row::<false>(c, y, src, u, v, out)
+    }
+}
+
+#[inline(always)]
+fn sum_f64_impl(x: &[f32]) -> f64 {
+    let mut acc = [0.0f64; 8];
+    let ch = x.chunks_exact(8);
+    let rem = ch.remainder();
+    for c8 in ch {
+        for l in 0..8 {
+            acc[l] += c8[l] as f64;
+        }
+    }
+    for (l, &v) in rem.iter().enumerate() {
+        acc[l] += v as f64;
+    }
+    acc.iter().sum()
+}
+
+/// Adds one river source (m/s) to the per-node input map.
+fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
+    let rad = src.radius as f64;
+    let (cx, cy) = (src.x as f64, src.y as f64);
+    let x0 = (cx - rad).floor().max(0.0) as usize;
+    let x1 = ((cx + rad).ceil().min((w - 1) as f64)) as usize;
+    let y0 = (cy - rad).floor().max(0.0) as usize;
+    let y1 = ((cy + rad).ceil().min((h - 1) as f64)) as usize;
+    let mut any = false;
+    for y in y0..=y1 {
+        for x in x0..=x1 {
+            let (dx, dy) = (x as f64 - cx, y as f64 - cy);
+            if dx * dx + dy * dy <= rad * rad {
+                r[y * w + x] += src.intensity;
+                any = true;
+            }
+        }
+    }
+    if !any {
+        let (x, y) = ((cx.round() as usize).min(w - 1), (cy.round() as usize).min(h - 1));
+        r[y * w + x] += src.intensity;
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Per-node arithmetic, shared by the fast interior loops and the boundary-aware path.
+
+/// New outflow fluxes of one node (step 2). `hc`: water surface here, `d`: depth here,
+/// `hn`: water surface of the L, R, T, B neighbours, `f`: previous fluxes.
+#[inline(always)]
+fn flux_cell(c: &Consts, hc: f32, d: f32, hn: [f32; 4], f: [f32; 4], open: [bool; 4]) -> [f32; 4] {
+    let mut o = [0.0f32; 4];
+    let mut sum = 0.0f32;
+    for j in 0..4 {
+        let v = fmin(pos(f[j] + c.kflux * (hc - hn[j])), FLUX_MAX);
+        o[j] = if open[j] { v } else { 0.0 };
+        sum += o[j];
+    }
+    let cap = d * c.area_dt;
+    let k = if sum > cap { cap / sum } else { 1.0 };
+    [o[0] * k, o[1] * k, o[2] * k, o[3] * k]
+}
+
+/// Results of step 3–4 and 7 at one node.
+struct WaterCell {
+    b: f32,
+    d: f32,
+    u: f32,
+    v: f32,
+    s1: f32,
+    d2: f32,
+}
+
+/// Steps 3, 4 and 7 at one node. `f`: own outflows L, R, T, B; `fin`: the neighbours' flows
+/// into this node from L, R, T, B; `g`: terrain slope (∂b/∂x, ∂b/∂y).
+#[inline(always)]
+#[allow(clippy::too_many_arguments)]
+fn water_cell(c: &Consts, b: f32, d1: f32, s: f32, f: [f32; 4], fin: [f32; 4], g: [f32; 2], hard: f32, rain: f32) -> WaterCell {
+    let fout = f[0] + f[1] + f[2] + f[3];
+    let fsum_in = fin[0] + fin[1] + fin[2] + fin[3];
+    let d2 = pos(d1 + c.dt_area * (fsum_in - fout));
+    let dbar = 0.5 * (d1 + d2);
+    let wx = 0.5 * (fin[0] - f[0] + f[1] - fin[1]);
+    let wy = 0.5 * (fin[2] - f[2] + f[3] - fin[3]);
+    let inv = if dbar > DEPTH_EPS { c.inv_l / dbar } else { 0.0 };
+    let u = fmin(fmax(wx * inv, -c.vmax), c.vmax);
+    let v = fmin(fmax(wy * inv, -c.vmax), c.vmax);
+    let g2 = fmin(g[0] * g[0] + g[1] * g[1], 1.0e30);
+    let sin = (g2 / (1.0 + g2)).sqrt();
+    let sin_t = if sin > c.min_tilt { sin } else { c.min_tilt };
+    let speed = (u * u + v * v).sqrt();
+    let lim = if c.depth_on { fmin(d2 * c.inv_max_depth, 1.0) } else { 1.0 };
+    let cap = c.kc * sin_t * speed * lim;
+    let diff = cap - s;
+    let ero = c.ks * pos(diff) * hard;
+    let dep = c.kd * pos(-diff);
+    let bn = b - ero + dep;
+    let s1 = pos(s + (b - bn));
+    let d3 = d2 * c.keep;
+    WaterCell { b: bn, d: d3 + rain, u, v, s1, d2 }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep A rows.
+
+/// Sweep A for row `y` (`GENERIC` forces the boundary-aware path everywhere, for tests).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn flux_row<const GENERIC: bool>(
+    c: &Consts,
+    y: usize,
+    b: &[f32],
+    d: &[f32],
+    fl: &mut [f32],
+    fr: &mut [f32],
+    ft: &mut [f32],
+    fb: &mut [f32],
+) {
+    let w = c.w;
+    let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
+    let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
+    if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
+        let m = w - 2;
+        let (bc0, bc1, bc2) = tri(b, y, w);
+        let (dc0, dc1, dc2) = tri(d, y, w);
+        let (bu1, du1, bd1, dd1) = (mid(b, yu, w), mid(d, yu, w), mid(b, yd, w), mid(d, yd, w));
+        let (fl1, fr1, ft1, fb1) = (&mut fl[1..m + 1], &mut fr[1..m + 1], &mut ft[1..m + 1], &mut fb[1..m + 1]);
+        for k in 0..m {
+            let hc = bc1[k] + dc1[k];
+            let hn = [bc0[k] + dc0[k], bc2[k] + dc2[k], bu1[k] + du1[k], bd1[k] + dd1[k]];
+            let o = flux_cell(c, hc, dc1[k], hn, [fl1[k], fr1[k], ft1[k], fb1[k]], [true; 4]);
+            fl1[k] = o[0];
+            fr1[k] = o[1];
+            ft1[k] = o[2];
+            fb1[k] = o[3];
+        }
+        for x in [0, w - 1] {
+            flux_generic(c, x, y, b, d, fl, fr, ft, fb);
+        }
+    } else {
+        for x in 0..w {
+            flux_generic(c, x, y, b, d, fl, fr, ft, fb);
+        }
+    }
+}
+
+/// Sweep A at one node of row `y` with full boundary handling (`fl`… are the row's slices).
+#[allow(clippy::too_many_arguments)]
+fn flux_generic(c: &Consts, x: usize, y: usize, b: &[f32], d: &[f32], fl: &mut [f32], fr: &mut [f32], ft: &mut [f32], fb: &mut [f32]) {
+    let w = c.w;
+    let i = y * w + x;
+    let (bc, dc) = (b[i], d[i]);
+    let hc = bc + dc;
+    let mut hn = [0.0f32; 4];
+    let mut open = [true; 4];
+    for (j, &(dx, dy)) in DIRS4.iter().enumerate() {
+        match c.edges.node(x, y, dx, dy, w, c.h) {
+            Nb::In(o) => hn[j] = b[o] + d[o],
+            Nb::Wall => open[j] = false,
+            Nb::Out => {
+                // Outside: terrain extrapolated from the opposite inner neighbour, no water.
+                hn[j] = match c.edges.node(x, y, -dx, -dy, w, c.h) {
+                    Nb::In(o) => 2.0 * bc - b[o],
+                    _ => bc,
+                };
+            }
+        }
+    }
+    let o = flux_cell(c, hc, dc, hn, [fl[x], fr[x], ft[x], fb[x]], open);
+    fl[x] = o[0];
+    fr[x] = o[1];
+    ft[x] = o[2];
+    fb[x] = o[3];
+}
+
+/// Row `r` of a row-major field as three overlapping slices of length `w − 2`: starting at
+/// columns 0, 1 and 2 (the left neighbour, the node, the right neighbour of columns 1..w−1).
+#[inline]
+fn tri(a: &[f32], r: usize, w: usize) -> (&[f32], &[f32], &[f32]) {
+    let m = w - 2;
+    let s = &a[r * w..(r + 1) * w];
+    (&s[..m], &s[1..m + 1], &s[2..m + 2])
+}
+
+/// Columns 1..w−1 of row `r`.
+#[inline]
+fn mid(a: &[f32], r: usize, w: usize) -> &[f32] {
+    &a[r * w + 1..r * w + w - 1]
+}
+
+/// L, R, T, B.
+const DIRS4: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
+
+// ---------------------------------------------------------------------------------------------
+// Sweep B rows.
+
+struct BIn<'a> {
+    b: &'a [f32],
+    s: &'a [f32],
+    fl: &'a [f32],
+    fr: &'a [f32],
+    ft: &'a [f32],
+    fb: &'a [f32],
+    hard: Option<&'a [f32]>,
+    water_in: Option<&'a [f32]>,
+}
+
+struct BOut<'a> {
+    b: &'a mut [f32],
+    d: &'a mut [f32],
+    u: &'a mut [f32],
+    v: &'a mut [f32],
+    s1: &'a mut [f32],
+}
+
+/// Sweep B for row `y`. `d2` is a scratch row. Records the terrain change in the maps rows
+/// `er`, `dep` and returns the row's sums.
+#[inline(always)]
+fn water_row<const GENERIC: bool>(
+    c: &Consts,
+    y: usize,
+    inp: &BIn,
+    out: BOut,
+    d2: &mut [f32],
+    er: &mut [f32],
+    dep: &mut [f32],
+) -> RowB {
+    let w = c.w;
+    let r0 = y * w;
+    let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
+    let mut rb = RowB::default();
+    let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
+    if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
+        let m = w - 2;
+        let (bc0, bc1, bc2) = tri(inp.b, y, w);
+        let (bu, bd) = (mid(inp.b, yu, w), mid(inp.b, yd, w));
+        let s_c = mid(inp.s, y, w);
+        let (_, flc, flr) = tri(inp.fl, y, w);
+        let (frl, frc, _) = tri(inp.fr, y, w);
+        let (ftc, fbc) = (mid(inp.ft, y, w), mid(inp.fb, y, w));
+        let (fb_up, ft_dn) = (mid(inp.fb, yu, w), mid(inp.ft, yd, w));
+        let d_o = &mut out.d[1..m + 1];
+        let b_o = &mut out.b[1..m + 1];
+        let u_o = &mut out.u[1..m + 1];
+        let v_o = &mut out.v[1..m + 1];
+        let s_o = &mut out.s1[1..m + 1];
+        let d2_o = &mut d2[1..m + 1];
+        let ig = c.inv_2l;
+        // The loop-invariant choices (hardness map, per-node rain) give four monomorphic loops.
+        macro_rules! body {
+            ($hard:ident, $rain:ident) => {
+                for k in 0..m {
+                    let g = [(bc2[k] - bc0[k]) * ig, (bd[k] - bu[k]) * ig];
+                    let f = [flc[k], frc[k], ftc[k], fbc[k]];
+                    let fin = [frl[k], flr[k], fb_up[k], ft_dn[k]];
+                    let r = water_cell(c, bc1[k], d_o[k], s_c[k], f, fin, g, $hard(k), $rain(k));
+                    b_o[k] = r.b;
+                    d_o[k] = r.d;
+                    u_o[k] = r.u;
+                    v_o[k] = r.v;
+                    s_o[k] = r.s1;
+                    d2_o[k] = r.d2;
+                }
+            };
+        }
+        let one = |_k: usize| 1.0f32;
+        let rain_u = |_k: usize| c.rain_dt;
+        match (inp.hard, inp.water_in) {
+            (None, None) => body!(one, rain_u),
+            (Some(hd), None) => {
+                let hd = mid(hd, y, w);
+                let hf = |k: usize| hd[k];
+                body!(hf, rain_u)
+            }
+            (None, Some(wi)) => {
+                let wi = mid(wi, y, w);
+                let rf = |k: usize| wi[k];
+                body!(one, rf)
+            }
+            (Some(hd), Some(wi)) => {
+                let (hd, wi) = (mid(hd, y, w), mid(wi, y, w));
+                let hf = |k: usize| hd[k];
+                let rf = |k: usize| wi[k];
+                body!(hf, rf)
+            }
+        }
+        for x in [0, w - 1] {
+            rb.drained += water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
+        }
+    } else {
+        for x in 0..w {
+            rb.drained += water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
+        }
+    }
+    let (e, dp) = book_row(&inp.b[r0..r0 + w], out.b, Some((er, dep)));
+    rb.eroded = e;
+    rb.deposited = dp;
+    rb.s1 = sum_f64_impl(out.s1);
+    rb.evaporated = sum_f64_impl(d2) * (1.0 - c.keep as f64);
+    rb
+}
+
+/// Sweep B at one node with full boundary handling; `d` holds d1 on entry. Returns the water
+/// drained across edges (metres of depth).
+#[allow(clippy::too_many_arguments)]
+fn water_generic(
+    c: &Consts,
+    x: usize,
+    y: usize,
+    inp: &BIn,
+    b_o: &mut [f32],
+    d_o: &mut [f32],
+    u_o: &mut [f32],
+    v_o: &mut [f32],
+    s_o: &mut [f32],
+    d2_o: &mut [f32],
+) -> f64 {
+    let w = c.w;
+    let i = y * w + x;
+    let b = inp.b[i];
+    let f = [inp.fl[i], inp.fr[i], inp.ft[i], inp.fb[i]];
+    let mut fin = [0.0f32; 4];
+    let mut drained = 0.0f32;
+    let mut nb_b = [b; 4];
+    let mut has = [false; 4];
+    for (j, &(dx, dy)) in DIRS4.iter().enumerate() {
+        match c.edges.node(x, y, dx, dy, w, c.h) {
+            Nb::In(o) => {
+                // The neighbour's flux towards us: its R for our L, its L for our R, …
+                fin[j] = match j {
+                    0 => inp.fr[o],
+                    1 => inp.fl[o],
+                    2 => inp.fb[o],
+                    _ => inp.ft[o],
+                };
+                nb_b[j] = inp.b[o];
+                has[j] = true;
+            }
+            Nb::Out => drained += f[j],
+            Nb::Wall => {}
+        }
+    }
+    let slope = |lo: usize, hi: usize| -> f32 {
+        match (has[lo], has[hi]) {
+            (true, true) => (nb_b[hi] - nb_b[lo]) * c.inv_2l,
+            (true, false) => (b - nb_b[lo]) * c.inv_l,
+            (false, true) => (nb_b[hi] - b) * c.inv_l,
+            (false, false) => 0.0,
+        }
+    };
+    let g = [slope(0, 1), slope(2, 3)];
+    let hard = inp.hard.map_or(1.0, |h| h[i]);
+    let rain = inp.water_in.map_or(c.rain_dt, |r| r[i]);
+    let r = water_cell(c, b, d_o[x], inp.s[i], f, fin, g, hard, rain);
+    b_o[x] = r.b;
+    d_o[x] = r.d;
+    u_o[x] = r.u;
+    v_o[x] = r.v;
+    s_o[x] = r.s1;
+    d2_o[x] = r.d2;
+    (drained * c.dt_area) as f64
+}
+
+// ---------------------------------------------------------------------------------------------
+// Sweep C rows: transport.
+//
+// The back-traced point lies within one cell (|u|·Δt ≤ lx), so bilinear sampling reduces to a
+// separable 3-tap filter over the 3×3 neighbourhood with weights
+// `w₋ = max(a, 0)`, `w₀ = 1 − |a|`, `w₊ = max(−a, 0)` for a displacement `−a` cells.
+
+#[inline(always)]
+fn taps(a: f32) -> [f32; 3] {
+    // |a| ≤ 1 by the velocity clamp, up to one rounding of (lx/Δt)·(Δt/lx): clamp so no weight
+    // can turn negative.
+    let a = fmin(fmax(a, -1.0), 1.0);
+    [pos(a), 1.0 - a.abs(), pos(-a)]
+}
+
+#[inline(always)]
+fn filter3(r: [[f32; 3]; 3], wx: [f32; 3], wy: [f32; 3]) -> f32 {
+    let row = |k: usize| wx[0] * r[k][0] + wx[1] * r[k][1] + wx[2] * r[k][2];
+    wy[0] * row(0) + wy[1] * row(1) + wy[2] * row(2)
+}
+
+/// Min and max of the 2×2 nodes a back-trace by `(ax, ay)` cells interpolates between.
+#[inline(always)]
+fn cell_range(r: [[f32; 3]; 3], ax: f32, ay: f32) -> (f32, f32) {
+    // Selects rather than indexing, so the loop stays vectorised.
+    let pick = |row: [f32; 3]| if ax >= 0.0 { row[0] } else { row[2] };
+    let ry = if ay >= 0.0 { r[0] } else { r[2] };
+    let (a, b, cc, d) = (r[1][1], pick(r[1]), ry[1], pick(ry));
+    (fmin(fmin(a, b), fmin(cc, d)), fmax(fmax(a, b), fmax(cc, d)))
+}
+
+/// Resolves the 3×3 neighbourhood of `(x, y)`: rows and columns of the neighbours, with walls
+/// and drains clamped to the node itself (zero-gradient sampling) and wraps wrapped.
+#[inline]
+fn stencil(c: &Consts, x: usize, y: usize) -> ([usize; 3], [usize; 3]) {
+    let ax = |d: isize| match c.edges.col(x, d, c.w) {
+        Nb::In(v) => v,
+        _ => x,
+    };
+    let ay = |d: isize| match c.edges.row(y, d, c.h) {
+        Nb::In(v) => v,
+        _ => y,
+    };
+    ([ax(-1), x, ax(1)], [ay(-1), y, ay(1)])
+}
+
+#[inline]
+fn gather(src: &[f32], w: usize, cols: [usize; 3], rows: [usize; 3]) -> [[f32; 3]; 3] {
+    let mut r = [[0.0f32; 3]; 3];
+    for (j, &ry) in rows.iter().enumerate() {
+        for (i, &cx) in cols.iter().enumerate() {
+            r[j][i] = src[ry * w + cx];
+        }
+    }
+    r
+}
+
+/// Sediment an edge node loses across drain edges: `s·(1 − (1 − c_x)(1 − c_y))` with the
+/// outward Courant numbers `c`.
+#[inline]
+fn drain_loss(c: &Consts, x: usize, y: usize, s: f32, ax: f32, ay: f32) -> f64 {
+    use super::EdgeMode::Drain;
+    let e = &c.edges;
+    let mut cx = 0.0f32;
+    let mut cy = 0.0f32;
+    if x == 0 && e.left == Drain {
+        cx += pos(-ax);
+    }
+    if x + 1 == c.w && e.right == Drain {
+        cx += pos(ax);
+    }
+    if y == 0 && e.top == Drain {
+        cy += pos(-ay);
+    }
+    if y + 1 == c.h && e.bottom == Drain {
+        cy += pos(ay);
+    }
+    let (cx, cy) = (cx.min(1.0), cy.min(1.0));
+    (s as f64) * (1.0 - (1.0 - cx as f64) * (1.0 - cy as f64))
+}
+
+/// Semi-Lagrangian transport of row `y` from `src` into `out`, tracing by `sign·(u, v)·Δt`
+/// (`sign = 1`: backward, the usual pass; `−1`: MacCormack's forward pass). Returns the
+/// sediment lost across drain edges (only booked for `sign = 1`).
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn advect_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], sign: f32, out: &mut [f32]) -> f64 {
+    let w = c.w;
+    let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
+    let k = c.courant * sign;
+    let mut lost = 0.0f64;
+    let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
+    if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
+        let m = w - 2;
+        let (u0, u1, u2) = tri(src, yu, w);
+        let (c0, c1, c2) = tri(src, y, w);
+        let (d0, d1, d2) = tri(src, yd, w);
+        let (uu, vv) = (mid(u, y, w), mid(v, y, w));
+        let o = &mut out[1..m + 1];
+        for i in 0..m {
+            let (ax, ay) = (uu[i] * k, vv[i] * k);
+            let r = [[u0[i], u1[i], u2[i]], [c0[i], c1[i], c2[i]], [d0[i], d1[i], d2[i]]];
+            o[i] = filter3(r, taps(ax), taps(ay));
+        }
+        for x in [0, w - 1] {
+            lost += advect_generic(c, x, y, src, u, v, k, sign, out);
+        }
+    } else {
+        for x in 0..w {
+            lost += advect_generic(c, x, y, src, u, v, k, sign, out);
+        }
+    }
+    lost
+}
+
+#[allow(clippy::too_many_arguments)]
+#[inline]
+fn advect_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f32], k: f32, sign: f32, out: &mut [f32]) -> f64 {
+    let i = y * c.w + x;
+    let (ax, ay) = (u[i] * k, v[i] * k);
+    let (cols, rows) = stencil(c, x, y);
+    let r = gather(src, c.w, cols, rows);
+    out[x] = filter3(r, taps(ax), taps(ay));
+    if sign > 0.0 { drain_loss(c, x, y, src[i], ax, ay) } else { 0.0 }
+}
+
+/// MacCormack correction for row `y`: `ŝ` = `s2` (backward pass of `s1`), forward-trace `ŝ`,
+/// combine and clamp to the range of the 2×2 `s1` nodes of the backward sample.
+#[allow(clippy::too_many_arguments)]
+#[inline(always)]
+fn maccormack_row<const GENERIC: bool>(c: &Consts, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) {
+    let w = c.w;
+    let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
+    let k = c.courant;
+    let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
+    if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
+        let m = w - 2;
+        let (a0, a1, a2) = tri(s1, yu, w);
+        let (b0, b1, b2) = tri(s1, y, w);
+        let (e0, e1, e2) = tri(s1, yd, w);
+        let (p0, p1, p2) = tri(s2, yu, w);
+        let (q0, q1, q2) = tri(s2, y, w);
+        let (r0_, r1_, r2_) = tri(s2, yd, w);
+        let (uu, vv) = (mid(u, y, w), mid(v, y, w));
+        let o = &mut out[1..m + 1];
+        for i in 0..m {
+            let (ax, ay) = (uu[i] * k, vv[i] * k);
+            let rs = [[a0[i], a1[i], a2[i]], [b0[i], b1[i], b2[i]], [e0[i], e1[i], e2[i]]];
+            let rh = [[p0[i], p1[i], p2[i]], [q0[i], q1[i], q2[i]], [r0_[i], r1_[i], r2_[i]]];
+            o[i] = maccormack_cell(rs, rh, ax, ay);
+        }
+        for x in [0, w - 1] {
+            out[x] = maccormack_generic(c, x, y, s1, s2, u, v);
+        }
+    } else {
+        for (x, o) in out.iter_mut().enumerate() {
+            *o = maccormack_generic(c, x, y, s1, s2, u, v);
+        }
+    }
+}
+
+#[inline(always)]
+fn maccormack_cell(rs: [[f32; 3]; 3], rh: [[f32; 3]; 3], ax: f32, ay: f32) -> f32 {
+    // Forward trace of ŝ: displacement +a, i.e. taps of −a.
+    let fwd = filter3(rh, taps(-ax), taps(-ay));
+    let corrected = rh[1][1] + 0.5 * (rs[1][1] - fwd);
+    let (lo, hi) = cell_range(rs, ax, ay);
+    fmin(fmax(corrected, lo), hi)
+}
+
+fn maccormack_generic(c: &Consts, x: usize, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32]) -> f32 {
+    let i = y * c.w + x;
+    let (ax, ay) = (u[i] * c.courant, v[i] * c.courant);
+    let (cols, rows) = stencil(c, x, y);
+    maccormack_cell(gather(s1, c.w, cols, rows), gather(s2, c.w, cols, rows), ax, ay)
+}
+
+// Conservative forward remap. A node with displacement `a` (cells, |a| ≤ 1) sends the shares
+// `pos(−a)`, `1 − |a|`, `pos(a)` of its sediment to the columns x−1, x, x+1 (rows likewise). A
+// receiver gathers from its 3×3 neighbourhood: from its left neighbour the share `pos(a_left)`,
+// from itself `1 − |a|`, from its right neighbour `pos(−a_right)`, and the products for rows.
+
+/// Shares (x−1, x, x+1) of one displacement, clamped like [`taps`].
+#[inline(always)]
+fn shares(a: f32) -> [f32; 3] {
+    let a = fmin(fmax(a, -1.0), 1.0);
+    [pos(-a), 1.0 - a.abs(), pos(a)]
+}
+
+/// What the node at the centre of a 3×3 neighbourhood receives: `Σ s·wx·wy` over the
+/// neighbours (`[row][col]`), with `wx`, `wy` the shares each neighbour sends towards the centre.
+#[inline(always)]
+fn remap_cell(s: [[f32; 3]; 3], wx: [[f32; 3]; 3], wy: [[f32; 3]; 3]) -> f32 {
+    let mut acc = 0.0f32;
+    for j in 0..3 {
+        for i in 0..3 {
+            acc += s[j][i] * wx[j][i] * wy[j][i];
+        }
+    }
+    acc
+}
+
+#[inline(always)]
+fn remap_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+    let w = c.w;
+    let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
+    let k = c.courant;
+    let mut lost = 0.0f64;
+    let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
+    if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
+        let m = w - 2;
+        let (s0, s1, s2) = (tri(src, yu, w), tri(src, y, w), tri(src, yd, w));
+        let (u0, u1, u2) = (tri(u, yu, w), tri(u, y, w), tri(u, yd, w));
+        let (v0, v1, v2) = (tri(v, yu, w), tri(v, y, w), tri(v, yd, w));
+        let o = &mut out[1..m + 1];
+        for i in 0..m {
+            // Share each neighbour sends towards the centre: the left column its "+1" share …
+            let xs = |t: (&[f32], &[f32], &[f32])| [shares(t.0[i] * k)[2], shares(t.1[i] * k)[1], shares(t.2[i] * k)[0]];
+            let ys = |t: (&[f32], &[f32], &[f32]), r: usize| [shares(t.0[i] * k)[r], shares(t.1[i] * k)[r], shares(t.2[i] * k)[r]];
+            let s = [[s0.0[i], s0.1[i], s0.2[i]], [s1.0[i], s1.1[i], s1.2[i]], [s2.0[i], s2.1[i], s2.2[i]]];
+            let wx = [xs(u0), xs(u1), xs(u2)];
+            let wy = [ys(v0, 2), ys(v1, 1), ys(v2, 0)];
+            o[i] = remap_cell(s, wx, wy);
+        }
+        for x in [0, w - 1] {
+            lost += remap_generic(c, x, y, src, u, v, out);
+        }
+    } else {
+        for x in 0..w {
+            lost += remap_generic(c, x, y, src, u, v, out);
+        }
+    }
+    lost
+}
+
+/// The shares a node at `pos` (column or row index of an axis of length `n`) sends to its
+/// −1, 0, +1 neighbours along that axis, with what would cross a wall kept in the node.
+#[inline]
+fn shares_at(a: f32, pos: usize, n: usize, lo_wall: bool, hi_wall: bool) -> [f32; 3] {
+    let mut sh = shares(a);
+    if pos == 0 && lo_wall {
+        sh[1] += sh[0];
+        sh[0] = 0.0;
+    }
+    if pos + 1 == n && hi_wall {
+        sh[1] += sh[2];
+        sh[2] = 0.0;
+    }
+    sh
+}
+
+/// Forward remap at one node with full boundary handling. Returns the sediment this node sends
+/// across drain edges.
+fn remap_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+    use super::EdgeMode::Wall;
+    let (w, h, k, e) = (c.w, c.h, c.courant, &c.edges);
+    let (lw, rw, tw, bw) = (e.left == Wall, e.right == Wall, e.top == Wall, e.bottom == Wall);
+    let mut s = [[0.0f32; 3]; 3];
+    let mut wx = [[0.0f32; 3]; 3];
+    let mut wy = [[0.0f32; 3]; 3];
+    for (j, dy) in (-1isize..=1).enumerate() {
+        for (i, dx) in (-1isize..=1).enumerate() {
+            if let Nb::In(o) = e.node(x, y, dx, dy, w, h) {
+                let (ox, oy) = (o % w, o / w);
+                s[j][i] = src[o];
+                // The neighbour at column offset dx sends its share for offset −dx to us.
+                wx[j][i] = shares_at(u[o] * k, ox, w, lw, rw)[(1 - dx) as usize];
+                wy[j][i] = shares_at(v[o] * k, oy, h, tw, bw)[(1 - dy) as usize];
+            }
+        }
+    }
+    out[x] = remap_cell(s, wx, wy);
+    // This node's own shares that cross a drain edge leave the map.
+    let i = y * w + x;
+    let (sx, sy) = (shares_at(u[i] * k, x, w, lw, rw), shares_at(v[i] * k, y, h, tw, bw));
+    let gone = |sh: [f32; 3], lo: Nb, hi: Nb| {
+        let mut g = 0.0f64;
+        if lo == Nb::Out {
+            g += sh[0] as f64;
+        }
+        if hi == Nb::Out {
+            g += sh[2] as f64;
+        }
+        g.min(1.0)
+    };
+    let gx = gone(sx, e.col(x, -1, w), e.col(x, 1, w));
+    let gy = gone(sy, e.row(y, -1, h), e.row(y, 1, h));
+    src[i] as f64 * (1.0 - (1.0 - gx) * (1.0 - gy))
+}
+
+// ---------------------------------------------------------------------------------------------
+
 impl Simulation for PipeJob {
-    fn step(&mut self) {}
-    fn progress(&self) -> Progress { Progress::default() }
-    fn heightmap(&self) -> &Heightmap { &self.hm }
-    fn ledger(&self) -> Ledger { Ledger::default() }
-    fn maps(&self) -> &ErosionMaps { &self.maps }
-    fn fields(&self) -> Fields { Fields::default() }
-    fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) { f(&mut self.hm) }
+    fn step(&mut self) {
+        if self.done < self.params.steps as u64 {
+            self.advance();
+        }
+    }
+
+    fn progress(&self) -> Progress {
+        Progress { done: self.done, total: self.params.steps as u64 }
+    }
+
+    fn heightmap(&self) -> &Heightmap {
+        &self.hm
+    }
+
+    fn ledger(&self) -> Ledger {
+        Ledger {
+            eroded: self.eroded,
+            deposited: self.deposited,
+            lost_at_border: self.lost,
+            clamped: self.clamped,
+            uplift: 0.0,
+            suspended: self.suspended,
+            volume_before: self.volume_before,
+            volume_after: self.hm.sum(),
+        }
+    }
+
+    fn maps(&self) -> &ErosionMaps {
+        &self.maps
+    }
+
+    fn fields(&self) -> Fields {
+        Fields {
+            water: Some(self.d.clone()),
+            velocity: Some(self.u.iter().zip(&self.v).map(|(&a, &b)| [a, b]).collect()),
+            sediment: Some(self.s.clone()),
+            flow: None,
+            flow_volume: None,
+        }
+    }
+
+    /// Applies the edit and rebases `volume_before` by its Σh change. Edits that change the
+    /// map's size or cell size, or leave non-finite heights, are undone.
+    fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
+        let backup = self.hm.clone();
+        let before = backup.sum();
+        f(&mut self.hm);
+        let same = self.hm.width == backup.width
+            && self.hm.height == backup.height
+            && self.hm.cell_size == backup.cell_size
+            && self.hm.data.len() == backup.data.len();
+        if !same || !self.hm.all_finite() {
+            self.hm = backup;
+            return;
+        }
+        self.volume_before += self.hm.sum() - before;
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::super::{Boundary, EdgeMode};
+    use super::*;
+
+    fn bumpy(w: usize, h: usize) -> Heightmap {
+        Heightmap::from_fn(w, h, 1.0, |x, y| {
+            let (fx, fy) = (x as f32, y as f32);
+            let n = crate::core::rng::unit_f32(crate::core::rng::hash2(x as i64, y as i64, 3));
+            8.0 + 3.0 * (fx * 0.3).sin() * (fy * 0.2).cos() + 0.05 * fx + n
+        })
+        .unwrap()
+    }
+
+    fn job(hm: Heightmap, p: PipeParams, b: Boundary) -> PipeJob {
+        PipeJob::new(hm, p, JobInputs { boundary: b, ..Default::default() }).unwrap()
+    }
+
+    #[test]
+    fn bad_parameters_are_refused() {
+        let hm = Heightmap::new(8, 8, 1.0).unwrap();
+        let bad = [
+            PipeParams { dt: 0.0, ..Default::default() },
+            PipeParams { dt: f32::NAN, ..Default::default() },
+            PipeParams { pipe_area: -1.0, ..Default::default() },
+            PipeParams { pipe_length: f32::INFINITY, ..Default::default() },
+            PipeParams { cell_size: Some(0.0), ..Default::default() },
+            PipeParams { rain: -0.1, ..Default::default() },
+            PipeParams { rain_map: Some(vec![0.0; 3]), ..Default::default() },
+            PipeParams { rain_map: Some(vec![f32::NAN; 64]), ..Default::default() },
+            PipeParams { erosion: 2.0, ..Default::default() },
+            PipeParams { evaporation: 20.0, dt: 0.1, ..Default::default() },
+            PipeParams { thermal_every: 0, ..Default::default() },
+            PipeParams { thermal: Some(ThermalParams { rate: 9.0, ..Default::default() }), ..Default::default() },
+            PipeParams { sources: vec![RiverSource { x: 8.5, y: 1.0, radius: 1.0, intensity: 1.0 }], ..Default::default() },
+            PipeParams { sources: vec![RiverSource { x: 1.0, y: 1.0, radius: 1.0, intensity: -1.0 }], ..Default::default() },
+        ];
+        for p in bad {
+            assert!(PipeJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(), "{p:?}");
+        }
+        let hard = JobInputs { hardness: Some(vec![-1.0; 64]), ..Default::default() };
+        assert!(PipeJob::new(hm.clone(), PipeParams::default(), hard).is_err());
+        assert!(PipeJob::new(hm, PipeParams::default(), JobInputs::default()).is_ok());
+    }
+
+    #[test]
+    fn still_water_on_flat_ground_stays_still() {
+        let hm = Heightmap::filled(12, 10, 1.0, 5.0).unwrap();
+        let p = PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(vec![0.1; 120]), ..Default::default() };
+        let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
+        for _ in 0..20 {
+            j.step();
+        }
+        assert!(j.fl.iter().chain(&j.fr).chain(&j.ft).chain(&j.fb).all(|&f| f == 0.0));
+        assert!(j.u.iter().chain(&j.v).all(|&v| v == 0.0));
+        // Min tilt erodes nothing without motion.
+        assert!(j.hm.data.iter().all(|&b| b == 5.0));
+        let expect = 0.1 * 0.1 * 21.0;
+        assert!(j.d.iter().all(|&d| (d - expect).abs() < 1e-5), "{}", j.d[0]);
+    }
+
+    #[test]
+    fn k_scaling_never_drains_more_than_the_cell_holds() {
+        // A tall water column on a flat wall-bounded floor.
+        let hm = Heightmap::filled(9, 9, 1.0, 0.0).unwrap();
+        let mut rain = vec![0.0; 81];
+        rain[40] = 500.0;
+        let p = PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(rain), steps: 1, dt: 0.5, ..Default::default() };
+        let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
+        j.params.rain_map = None;
+        j.water_in = None;
+        j.c.rain_dt = 0.0;
+        j.water_in_sum = 0.0;
+        for _ in 0..50 {
+            j.advance();
+            assert!(j.d.iter().all(|&d| d >= 0.0 && d.is_finite()));
+            let wb = j.water_budget();
+            assert!(wb.error().abs() < 1e-3 * wb.rain, "{wb:?}");
+        }
+        // The column spread out.
+        assert!(j.d[40] < 250.0 && j.d[0] > 0.0);
+    }
+
+    #[test]
+    fn water_books_close_with_drains_and_walls() {
+        for mode in [EdgeMode::Drain, EdgeMode::Wall, EdgeMode::Wrap] {
+            let mut j = job(bumpy(24, 20), PipeParams { rain: 0.05, ..Default::default() }, Boundary::all(mode));
+            for _ in 0..60 {
+                j.step();
+            }
+            let wb = j.water_budget();
+            assert!(wb.error().abs() < 1e-4 * wb.rain, "{mode:?}: {wb:?}");
+            assert!(wb.evaporated > 0.0);
+            assert_eq!(wb.drained > 0.0, mode == EdgeMode::Drain, "{mode:?}: {wb:?}");
+        }
+    }
+
+    #[test]
+    fn fast_paths_match_the_boundary_aware_path_bit_for_bit() {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+            for b in [
+                Boundary::all(EdgeMode::Drain),
+                Boundary::all(EdgeMode::Wrap),
+                Boundary { left: EdgeMode::Wall, right: EdgeMode::Drain, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
+            ] {
+                let p = PipeParams { rain: 0.05, advection: adv, max_depth: 0.05, ..Default::default() };
+                let mut j = job(bumpy(17, 13), p, b);
+                for _ in 0..15 {
+                    j.step();
+                }
+                // One more step both ways from the same state.
+                let c = j.c;
+                let w = c.w;
+                let (mut fl, mut fr, mut ft, mut fb) = (j.fl.clone(), j.fr.clone(), j.ft.clone(), j.fb.clone());
+                for y in 0..c.h {
+                    let r = y * w..(y + 1) * w;
+                    flux_row::<true>(&c, y, &j.hm.data, &j.d, &mut fl[r.clone()], &mut fr[r.clone()], &mut ft[r.clone()], &mut fb[r]);
+                }
+                j.sweep_flux();
+                assert_eq!((&fl, &fr, &ft, &fb), (&j.fl, &j.fr, &j.ft, &j.fb));
+                let n = c.w * c.h;
+                let (mut bn, mut d, mut u, mut v, mut s1) = (vec![0.0; n], j.d.clone(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                let (mut er, mut dep, mut tmp) = (vec![0.0; n], vec![0.0; n], vec![0.0; w]);
+                {
+                    let inp = BIn { b: &j.hm.data, s: &j.s, fl: &j.fl, fr: &j.fr, ft: &j.ft, fb: &j.fb, hard: None, water_in: None };
+                    for y in 0..c.h {
+                        let r = y * w..(y + 1) * w;
+                        let out = BOut { b: &mut bn[r.clone()], d: &mut d[r.clone()], u: &mut u[r.clone()], v: &mut v[r.clone()], s1: &mut s1[r.clone()] };
+                        water_row::<true>(&c, y, &inp, out, &mut tmp, &mut er[r.clone()], &mut dep[r]);
+                    }
+                }
+                j.sweep_water_erosion();
+                assert_eq!((&bn, &d, &u, &v, &s1), (&j.b_new, &j.d, &j.u, &j.v, &j.s1));
+                let mut s_ref = vec![0.0; n];
+                let mut s2_ref = vec![0.0; n];
+                for y in 0..c.h {
+                    let r = y * w..(y + 1) * w;
+                    advect_row::<true>(&c, y, &j.s1, &j.u, &j.v, 1.0, &mut s2_ref[r]);
+                }
+                if adv == Advection::MacCormack {
+                    for y in 0..c.h {
+                        let r = y * w..(y + 1) * w;
+                        maccormack_row::<true>(&c, y, &j.s1, &s2_ref, &j.u, &j.v, &mut s_ref[r]);
+                    }
+                    j.sweep_maccormack();
+                } else if adv == Advection::Conservative {
+                    for y in 0..c.h {
+                        let r = y * w..(y + 1) * w;
+                        remap_row::<true>(&c, y, &j.s1, &j.u, &j.v, &mut s_ref[r]);
+                    }
+                    j.sweep_conservative();
+                } else {
+                    s_ref = s2_ref;
+                    j.sweep_semi_lagrangian();
+                }
+                assert!(s_ref.iter().zip(&j.s).all(|(a, b)| a.to_bits() == b.to_bits()), "{adv:?} {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn transport_at_courant_one_shifts_by_exactly_one_cell() {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+            let hm = Heightmap::new(16, 8, 1.0).unwrap();
+            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
+            for (i, s) in j.s1.iter_mut().enumerate() {
+                *s = ((i % 16) * 3 % 7) as f32;
+            }
+            let vmax = j.c.vmax;
+            j.u.iter_mut().for_each(|u| *u = vmax);
+            j.v.iter_mut().for_each(|v| *v = 0.0);
+            match adv {
+                Advection::SemiLagrangian => j.sweep_semi_lagrangian(),
+                Advection::MacCormack => j.sweep_maccormack(),
+                Advection::Conservative => j.sweep_conservative(),
+            };
+            for y in 0..8 {
+                for x in 0..16 {
+                    assert_eq!(j.s[y * 16 + x], j.s1[y * 16 + (x + 15) % 16], "{adv:?} ({x},{y})");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn maccormack_is_sharper_than_semi_lagrangian_and_stays_bounded() {
+        // A step profile moved half a cell per step for 10 steps on a torus.
+        let mut spread = Vec::new();
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack] {
+            let hm = Heightmap::new(32, 4, 1.0).unwrap();
+            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
+            for (i, s) in j.s.iter_mut().enumerate() {
+                *s = if (i % 32) < 8 { 1.0 } else { 0.0 };
+            }
+            let half = 0.5 * j.c.vmax;
+            j.u.iter_mut().for_each(|u| *u = half);
+            for _ in 0..10 {
+                j.s1.copy_from_slice(&j.s);
+                match adv {
+                    Advection::SemiLagrangian => j.sweep_semi_lagrangian(),
+                    Advection::MacCormack => j.sweep_maccormack(),
+                    Advection::Conservative => j.sweep_conservative(),
+                };
+                assert!(j.s.iter().all(|&v| (0.0..=1.0).contains(&v)), "{adv:?}");
+            }
+            // Width of the transition zone (values strictly between 0.05 and 0.95).
+            spread.push(j.s[..32].iter().filter(|&&v| v > 0.05 && v < 0.95).count());
+        }
+        assert!(spread[1] < spread[0], "MacCormack {} vs semi-Lagrangian {}", spread[1], spread[0]);
+    }
+
+    #[test]
+    fn rain_on_a_slope_erodes_and_books_close() {
+        let hm = Heightmap::from_fn(32, 24, 1.0, |x, y| 20.0 - 0.4 * x as f32 + 0.3 * ((y as f32) * 0.7).sin()).unwrap();
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+            for mode in [EdgeMode::Drain, EdgeMode::Wall] {
+                let mut j = job(hm.clone(), PipeParams { advection: adv, rain: 0.05, ..Default::default() }, Boundary::all(mode));
+                for _ in 0..100 {
+                    j.step();
+                }
+                let l = j.ledger();
+                assert!(l.eroded > 0.0 && l.closes(1e-4), "{adv:?} {mode:?}: {l:?}");
+                assert!(j.s.iter().all(|&s| s >= 0.0) && j.d.iter().all(|&d| d >= 0.0));
+                assert_eq!(l.lost_at_border > 0.0, mode == EdgeMode::Drain, "{l:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn every_simd_tier_gives_the_same_bits() {
+        use std::sync::atomic::Ordering;
+        let tier = &crate::core::erosion::thermal::SIMD_TIER;
+        let hm = bumpy(45, 38);
+        let n = hm.len();
+        let hard: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();
+        let rain: Vec<f32> = (0..n).map(|i| 0.01 + (i % 5) as f32 * 0.01).collect();
+        let mut results = Vec::new();
+        for t in [2u8, 1, 0] {
+            tier.store(t, Ordering::Relaxed);
+            let mut out = Vec::new();
+            for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+                let p = PipeParams {
+                    advection: adv,
+                    rain_map: Some(rain.clone()),
+                    max_depth: 0.02,
+                    thermal: Some(ThermalParams { iterations: 2, talus_angle: 20.0, ..Default::default() }),
+                    ..Default::default()
+                };
+                let inputs = JobInputs { hardness: Some(hard.clone()), boundary: Boundary::all(EdgeMode::Drain), seed: 0 };
+                let mut j = PipeJob::new(hm.clone(), p, inputs).unwrap();
+                for _ in 0..25 {
+                    j.step();
+                }
+                let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
+                out.push((bits(&j.hm.data), bits(&j.d), bits(&j.s), bits(&j.u), bits(&j.maps.eroded), j.ledger()));
+            }
+            results.push(out);
+        }
+        tier.store(2, Ordering::Relaxed);
+        assert!(results[0] == results[1] && results[1] == results[2]);
+    }
+
+    #[test]
+    fn conservative_remap_conserves_sediment_up_to_rounding() {
+        // Random sediment and random velocities up to the CFL limit, every kind of edge.
+        for b in [
+            Boundary::all(EdgeMode::Wall),
+            Boundary::all(EdgeMode::Wrap),
+            Boundary::all(EdgeMode::Drain),
+            Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
+        ] {
+            for (w, h) in [(23, 19), (1, 7), (2, 2)] {
+                let hm = Heightmap::new(w, h, 1.0).unwrap();
+                let mut j = job(hm, PipeParams { advection: Advection::Conservative, ..Default::default() }, b);
+                let r = |i: usize, k: u64| crate::core::rng::unit_f32(crate::core::rng::hash2(i as i64, 0, k));
+                let vmax = j.c.vmax;
+                for i in 0..w * h {
+                    j.s1[i] = r(i, 1);
+                    j.u[i] = (2.0 * r(i, 2) - 1.0) * vmax;
+                    j.v[i] = (2.0 * r(i, 3) - 1.0) * vmax;
+                }
+                let before = sum_f64(&j.s1);
+                let (after, lost) = j.sweep_conservative();
+                assert!((before - after - lost).abs() < 1e-5 * before, "{b:?} {w}x{h}: {before} → {after} + {lost}");
+                if b.left != EdgeMode::Drain && b.top != EdgeMode::Drain {
+                    assert_eq!(lost, 0.0, "{b:?}");
+                } else if w > 2 {
+                    assert!(lost > 0.0, "{b:?}");
+                }
+                assert!(j.s.iter().all(|&v| v >= 0.0));
+            }
+        }
+    }
+
+    #[test]
+    fn sources_cover_their_disc_or_the_nearest_node() {
+        let mut r = vec![0.0; 100];
+        add_source(&mut r, 10, 10, &RiverSource { x: 4.0, y: 5.0, radius: 1.0, intensity: 2.0 });
+        assert_eq!(r.iter().filter(|&&v| v == 2.0).count(), 5);
+        let mut r = vec![0.0; 100];
+        add_source(&mut r, 10, 10, &RiverSource { x: 4.4, y: 5.6, radius: 0.1, intensity: 3.0 });
+        assert_eq!(r[6 * 10 + 4], 3.0);
+        assert_eq!(r.iter().filter(|&&v| v > 0.0).count(), 1);
+    }
 }

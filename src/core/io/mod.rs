@@ -1,2 +1,4 @@
-//! File formats. One file per format.
+//! File formats, one file per format, and the atomic writer they share.
+pub mod atomic;
 pub mod bhef;
+pub mod preview;

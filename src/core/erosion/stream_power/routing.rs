@@ -1,0 +1,927 @@
+//! Flow routing for the stream-power model: D8 receivers, the Braun & Willett stack, drainage
+//! area, and lake (depression) routing through a basin graph after Cordonnier, Bovy & Braun 2019.
+//!
+//! ## Receivers (D8)
+//! Each node's receiver is its steepest-descent neighbour among the eight around it, the slope to
+//! a diagonal neighbour being measured over `√2·Δx`. Only strictly lower neighbours count; ties go
+//! to the first in the fixed order NW, N, NE, W, E, SW, S, SE. Nodes on a `Drain` edge are
+//! *outlets* (base level): they are their own receiver whatever their neighbours. `Wall` edges
+//! have no neighbours beyond them; `Wrap` (on both sides of an axis) makes the opposite edge the
+//! neighbour. A non-outlet node with no lower neighbour is a *pit*.
+//!
+//! ## Stack and drainage area
+//! The donors of every node are gathered into a CSR table (donor counts, prefix sums, fill), then
+//! a depth-first walk from every root (outlets and pits, in index order) writes the *stack*: every
+//! node appears after its receiver. Each root's tree is one contiguous *segment* of the stack.
+//! Drainage area (in nodes, every node contributing itself) is summed in reverse stack order:
+//! `A_r += A_i` for every `i` with receiver `r` — O(n), and exact because counts are integers.
+//!
+//! ## Lakes: the basin graph
+//! When pits exist, every root's tree is a *basin*; all outlet basins together form the "outside"
+//! node 0 of a graph whose other nodes are the pit basins. Two basins are linked by their lowest
+//! *pass*: over every pair of neighbouring nodes `(i, j)` with `i` in one basin and `j` in the
+//! other, the smallest `e = max(h_i, h_j)` (ties by node index). Kruskal's algorithm gives the
+//! minimum spanning tree of that graph; oriented away from node 0 it tells each pit basin `b`
+//! where it overflows (its pass `(i_b, j_b)`, `i_b` inside `b`) and its water level
+//!
+//! ```text
+//! L_b = max(e_b, L_parent(b)),   L_0 = −∞,
+//! ```
+//!
+//! which is exactly the level a priority flood would fill it to (the minimax path height to the
+//! outside). Flow is then rerouted by *carving*: the receiver path from `i_b` down to the pit is
+//! reversed, and `i_b` sends its water to `j_b`, so every receiver stays a neighbour and every node
+//! drains to an outlet. Nodes of `b` lower than `L_b` are *lake nodes*; the stream-power law does
+//! not erode them, and the model may fill them with sediment (see `Trap`).
+//!
+//! A map with no `Drain` edge has no outlet: its lowest pit (ties by index) becomes the *terminal*
+//! basin, which plays the role of node 0 and keeps everything that reaches it (an endorheic basin).
+
+use rayon::prelude::*;
+
+use super::super::{Boundary, EdgeMode, Side};
+
+/// Marker for "no value" in `u32` node tables.
+pub(crate) const NONE: u32 = u32::MAX;
+
+/// Grid shape and wrapping, with neighbour lookups.
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Grid {
+    pub w: usize,
+    pub h: usize,
+    pub wrap_x: bool,
+    pub wrap_y: bool,
+}
+
+impl Grid {
+    #[inline]
+    pub fn xm(&self, x: usize) -> Option<usize> {
+        if x > 0 {
+            Some(x - 1)
+        } else if self.wrap_x {
+            Some(self.w - 1)
+        } else {
+            None
+        }
+    }
+    #[inline]
+    pub fn xp(&self, x: usize) -> Option<usize> {
+        if x + 1 < self.w {
+            Some(x + 1)
+        } else if self.wrap_x {
+            Some(0)
+        } else {
+            None
+        }
+    }
+    #[inline]
+    pub fn ym(&self, y: usize) -> Option<usize> {
+        if y > 0 {
+            Some(y - 1)
+        } else if self.wrap_y {
+            Some(self.h - 1)
+        } else {
+            None
+        }
+    }
+    #[inline]
+    pub fn yp(&self, y: usize) -> Option<usize> {
+        if y + 1 < self.h {
+            Some(y + 1)
+        } else if self.wrap_y {
+            Some(0)
+        } else {
+            None
+        }
+    }
+
+    /// Calls `f(j, diagonal)` for each of the (up to 8) neighbours of node `(x, y)`, in the fixed
+    /// D8 order. On a wrapped axis of length 1 or 2 a neighbour can repeat or be the node itself.
+    #[inline]
+    pub fn for_neighbours(&self, x: usize, y: usize, mut f: impl FnMut(usize, bool)) {
+        let w = self.w;
+        let (xm, xp) = (self.xm(x), self.xp(x));
+        if let Some(ym) = self.ym(y) {
+            if let Some(xm) = xm {
+                f(ym * w + xm, true);
+            }
+            f(ym * w + x, false);
+            if let Some(xp) = xp {
+                f(ym * w + xp, true);
+            }
+        }
+        if let Some(xm) = xm {
+            f(y * w + xm, false);
+        }
+        if let Some(xp) = xp {
+            f(y * w + xp, false);
+        }
+        if let Some(yp) = self.yp(y) {
+            if let Some(xm) = xm {
+                f(yp * w + xm, true);
+            }
+            f(yp * w + x, false);
+            if let Some(xp) = xp {
+                f(yp * w + xp, true);
+            }
+        }
+    }
+}
+
+/// Per-node outlet flags (1 = on a `Drain` edge) for a `w × h` map.
+pub(crate) fn outlet_mask(w: usize, h: usize, b: &Boundary) -> Vec<u8> {
+    let l = b.effective(Side::Left) == EdgeMode::Drain;
+    let r = b.effective(Side::Right) == EdgeMode::Drain;
+    let t = b.effective(Side::Top) == EdgeMode::Drain;
+    let bo = b.effective(Side::Bottom) == EdgeMode::Drain;
+    let mut m = vec![0u8; w * h];
+    for y in 0..h {
+        for x in 0..w {
+            let on = (l && x == 0) || (r && x + 1 == w) || (t && y == 0) || (bo && y + 1 == h);
+            m[y * w + x] = on as u8;
+        }
+    }
+    m
+}
+
+/// A lake that traps sediment: the overflow node of one pit basin (or the terminal basin of a map
+/// without outlets), its water level and its lake nodes (`lake_nodes[start..end]`).
+#[derive(Clone, Copy, Debug)]
+pub(crate) struct Trap {
+    /// The node through which the basin overflows (the pass node `i_b`, or the terminal root).
+    pub node: u32,
+    /// Water level `L_b` (metres); `+∞` for the terminal basin.
+    pub level: f32,
+    /// Volume below the level, `Σ (L_b − h_k)` over the lake nodes (metre·nodes); `+∞` for the
+    /// terminal basin.
+    pub capacity: f64,
+    pub start: u32,
+    pub end: u32,
+}
+
+/// Receivers, stack, drainage area and lakes of one heightmap, with scratch reused across calls.
+pub(crate) struct Router {
+    pub grid: Grid,
+    pub outlet: Vec<u8>,
+    pub n_outlets: usize,
+    /// Receiver of each node (itself for roots).
+    pub rcv: Vec<u32>,
+    /// 1 where the receiver is a diagonal neighbour.
+    pub diag: Vec<u8>,
+    /// Nodes ordered so every node comes after its receiver.
+    pub stack: Vec<u32>,
+    /// Drainage area in nodes.
+    pub area: Vec<u32>,
+    /// Lake level of lake nodes, `−∞` elsewhere.
+    pub lake_level: Vec<f32>,
+    /// Trap index of each trap node, `NONE` elsewhere.
+    pub trap_of: Vec<u32>,
+    pub traps: Vec<Trap>,
+    pub lake_nodes: Vec<u32>,
+    /// Pits found by the last routing (before rerouting).
+    pub pits: usize,
+    // scratch
+    /// 1 for nodes on the map's edge (neighbours need the general lookup).
+    border: Vec<u8>,
+    roots: Vec<u32>,
+    /// Bounds of the stack segments, one per root: segment `s` is `stack[seg[s]..seg[s + 1]]`
+    /// and holds that root's whole tree.
+    pub seg: Vec<u32>,
+    /// Pit-basin id of nodes in pit basins, 0 elsewhere (reset after use).
+    label: Vec<u32>,
+    /// Flags the carved path of a basin while its nodes are reordered (reset after use).
+    on_path: Vec<u8>,
+    path: Vec<u32>,
+    new_stack: Vec<u32>,
+    new_seg: Vec<u32>,
+    /// Segment of every node (written only when there are pits).
+    seg_of_node: Vec<u32>,
+    edges: Vec<Edge>,
+    local: Vec<Edge>,
+}
+
+/// A candidate pass between basins `lo < hi` (super ids): `a` lies in `hi`, `b` in `lo`.
+#[derive(Clone, Copy, Debug)]
+struct Edge {
+    e: f32,
+    lo: u32,
+    hi: u32,
+    a: u32,
+    b: u32,
+}
+
+fn cmp_edge(x: &Edge, y: &Edge) -> std::cmp::Ordering {
+    x.e.total_cmp(&y.e)
+        .then(x.lo.cmp(&y.lo))
+        .then(x.hi.cmp(&y.hi))
+        .then(x.a.cmp(&y.a))
+        .then(x.b.cmp(&y.b))
+}
+
+impl Router {
+    pub fn new(w: usize, h: usize, boundary: &Boundary) -> Self {
+        let n = w * h;
+        let outlet = outlet_mask(w, h, boundary);
+        let n_outlets = outlet.iter().filter(|&&o| o != 0).count();
+        Self {
+            grid: Grid { w, h, wrap_x: boundary.wrap_x(), wrap_y: boundary.wrap_y() },
+            outlet,
+            n_outlets,
+            rcv: vec![0; n],
+            diag: vec![0; n],
+            stack: Vec::with_capacity(n),
+            area: vec![1; n],
+            lake_level: vec![f32::NEG_INFINITY; n],
+            trap_of: vec![NONE; n],
+            traps: Vec::new(),
+            lake_nodes: Vec::new(),
+            pits: 0,
+            border: (0..n).map(|i| (i % w == 0 || i % w + 1 == w || i < w || i + w >= n) as u8).collect(),
+            roots: Vec::new(),
+            seg: Vec::new(),
+            label: vec![0; n],
+            on_path: vec![0; n],
+            path: Vec::new(),
+            new_stack: Vec::with_capacity(n),
+            new_seg: Vec::new(),
+            seg_of_node: vec![0; n],
+            edges: Vec::new(),
+            local: Vec::new(),
+        }
+    }
+
+    /// Routes flow over `h`: receivers, lakes, stack and drainage area.
+    pub fn route(&mut self, h: &[f32]) {
+        self.route_without_area(h);
+        self.accumulate();
+    }
+
+    /// Everything [`Self::route`] does but the drainage area, for callers that accumulate it
+    /// themselves (the model does, fused with incision).
+    pub fn route_without_area(&mut self, h: &[f32]) {
+        debug_assert_eq!(h.len(), self.rcv.len());
+        self.clear_lakes();
+        self.pits = self.receivers(h);
+        self.build_stack(self.pits > 0);
+        if self.pits > 0 {
+            self.resolve_lakes(h);
+        }
+    }
+
+    #[inline(never)]
+    fn clear_lakes(&mut self) {
+        for t in &self.traps {
+            self.trap_of[t.node as usize] = NONE;
+        }
+        for &k in &self.lake_nodes {
+            self.lake_level[k as usize] = f32::NEG_INFINITY;
+        }
+        self.traps.clear();
+        self.lake_nodes.clear();
+    }
+
+    /// D8 steepest-descent receivers, rows in parallel. Returns the number of pits.
+    #[inline(never)]
+    fn receivers(&mut self, h: &[f32]) -> usize {
+        let g = self.grid;
+        let w = g.w;
+        let outlet = &self.outlet;
+        self.rcv
+            .par_chunks_mut(w)
+            .zip(self.diag.par_chunks_mut(w))
+            .enumerate()
+            .map(|(y, (rrow, drow))| receivers_row(&g, outlet, h, y, rrow, drow))
+            .sum()
+    }
+
+    /// The depth-first stack from every root (index order): roots in parallel chunks, each
+    /// walking its trees (the donors of `v` are the neighbours whose receiver is `v`, pushed in
+    /// the fixed D8 order), chunks concatenated in order. Fills `seg` with the segment bounds
+    /// (one per root) and, when `label_segments`, `seg_of_node` with every node's segment.
+    #[inline(never)]
+    fn build_stack(&mut self, label_segments: bool) {
+        let n = self.rcv.len();
+        let (g, rcv, border) = (self.grid, &self.rcv, &self.border);
+        self.roots.clear();
+        self.roots.par_extend((0..n as u32).into_par_iter().filter(|&i| rcv[i as usize] == i));
+        let w = g.w as isize;
+        let offs: [isize; 8] = [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1];
+        let seg_of_node = Shared::new(&mut self.seg_of_node);
+        let chunks: Vec<(Vec<u32>, Vec<u32>)> = self
+            .roots
+            .par_chunks(ROOT_CHUNK)
+            .enumerate()
+            .map(|(c, roots)| {
+                let mut out = Vec::new();
+                let mut starts = Vec::with_capacity(roots.len());
+                let mut dfs = Vec::new();
+                let mut near = [0usize; 8];
+                for (k, &root) in roots.iter().enumerate() {
+                    starts.push(out.len() as u32);
+                    let s = (c * ROOT_CHUNK + k) as u32;
+                    dfs.push(root);
+                    while let Some(v) = dfs.pop() {
+                        out.push(v);
+                        let vi = v as usize;
+                        if label_segments {
+                            // SAFETY: every node lies in exactly one root's tree, and each root
+                            // is walked by exactly one task, so no two tasks write the same entry.
+                            unsafe { seg_of_node.write(vi, s) };
+                        }
+                        if border[vi] == 0 {
+                            // Interior node: all eight neighbours exist at fixed offsets.
+                            for o in offs {
+                                let u = (vi as isize + o) as usize;
+                                if rcv[u] == v {
+                                    dfs.push(u as u32);
+                                }
+                            }
+                        } else {
+                            // Border node: wraps may repeat a neighbour (or give the node
+                            // itself) on axes of length 1 or 2; take each once, never itself.
+                            let mut m = 0;
+                            g.for_neighbours(vi % g.w, vi / g.w, |u, _| {
+                                if u != vi && rcv[u] == v && !near[..m].contains(&u) {
+                                    near[m] = u;
+                                    m += 1;
+                                }
+                            });
+                            dfs.extend(near[..m].iter().map(|&u| u as u32));
+                        }
+                    }
+                }
+                (out, starts)
+            })
+            .collect();
+        self.stack.clear();
+        self.seg.clear();
+        for (out, starts) in chunks {
+            let base = self.stack.len() as u32;
+            self.seg.extend(starts.iter().map(|s| s + base));
+            self.stack.extend_from_slice(&out);
+        }
+        self.seg.push(self.stack.len() as u32);
+    }
+
+    /// Drainage area in nodes: reverse stack order within each segment, segments in parallel.
+    #[inline(never)]
+    fn accumulate(&mut self) {
+        let (rcv, stack, seg) = (&self.rcv, &self.stack, &self.seg);
+        let area = Shared::new(&mut self.area);
+        (0..seg.len() - 1).into_par_iter().for_each(|s| {
+            let nodes = &stack[seg[s] as usize..seg[s + 1] as usize];
+            // SAFETY: a segment holds whole trees (every node with its receiver), segments are
+            // disjoint, and each is handled by one task: the entries touched here (nodes of the
+            // segment) are touched by no other task.
+            unsafe {
+                for &v in nodes {
+                    area.write(v as usize, 1);
+                }
+                for &v in nodes.iter().rev() {
+                    let i = v as usize;
+                    let r = rcv[i] as usize;
+                    if r != i {
+                        area.write(r, area.read(r) + area.read(i));
+                    }
+                }
+            }
+        });
+    }
+
+    /// Basin graph, minimum spanning tree, lake levels, traps, carving and the new stack (module
+    /// doc). Work is proportional to the nodes of pit basins, plus one copy of the stack.
+    #[inline(never)]
+    fn resolve_lakes(&mut self, h: &[f32]) {
+        let nseg = self.roots.len();
+        // Terminal basin when there is no outlet: the lowest root (ties: lowest index).
+        let terminal = if self.n_outlets == 0 {
+            let mut best = 0usize;
+            for s in 1..nseg {
+                if h[self.roots[s] as usize] < h[self.roots[best] as usize] {
+                    best = s;
+                }
+            }
+            Some(best)
+        } else {
+            None
+        };
+        let is_outside = |s: usize| self.outlet[self.roots[s] as usize] != 0 || Some(s) == terminal;
+        // Ids: 0 = outside (all outlet basins, or the terminal basin), 1.. = pit basins, labelled
+        // on their nodes.
+        let mut seg_of = vec![0u32; 1];
+        for s in 0..nseg {
+            if !is_outside(s) {
+                let p = seg_of.len() as u32;
+                seg_of.push(s as u32);
+                for &v in &self.stack[self.seg[s] as usize..self.seg[s + 1] as usize] {
+                    self.label[v as usize] = p;
+                }
+            }
+        }
+        let nb = seg_of.len();
+        // Lowest pass from every pit basin to each lower-numbered neighbour basin (the pass to a
+        // higher-numbered one is found from that side: the set of node pairs is the same).
+        let g = self.grid;
+        self.edges.clear();
+        for p in 1..nb {
+            let s = seg_of[p] as usize;
+            let (a, b) = (self.seg[s] as usize, self.seg[s + 1] as usize);
+            self.local.clear();
+            let (label, local) = (&self.label, &mut self.local);
+            for &v in &self.stack[a..b] {
+                let i = v as usize;
+                let hi = h[i];
+                g.for_neighbours(i % g.w, i / g.w, |j, _| {
+                    let o = label[j];
+                    if (o as usize) < p {
+                        local.push(Edge { e: hi.max(h[j]), lo: o, hi: p as u32, a: v, b: j as u32 });
+                    }
+                });
+            }
+            self.local.sort_unstable_by(|x, y| x.lo.cmp(&y.lo).then_with(|| cmp_edge(x, y)));
+            let mut last = NONE;
+            for e in &self.local {
+                if e.lo != last {
+                    self.edges.push(*e);
+                    last = e.lo;
+                }
+            }
+        }
+        // Kruskal.
+        self.edges.sort_unstable_by(cmp_edge);
+        let mut uf = UnionFind::new(nb);
+        let mut tree: Vec<Edge> = Vec::with_capacity(nb.saturating_sub(1));
+        for e in &self.edges {
+            if uf.union(e.lo as usize, e.hi as usize) {
+                tree.push(*e);
+                if tree.len() + 1 == nb {
+                    break;
+                }
+            }
+        }
+        // Orient from 0: CSR adjacency of the tree, then breadth-first (parents before children).
+        // Each pit basin also learns the outside segment it finally drains into (`home`).
+        let mut deg = vec![0u32; nb + 1];
+        for e in &tree {
+            deg[e.lo as usize + 1] += 1;
+            deg[e.hi as usize + 1] += 1;
+        }
+        for k in 0..nb {
+            deg[k + 1] += deg[k];
+        }
+        let mut cur = deg.clone();
+        let mut adj = vec![0u32; 2 * tree.len()];
+        for (t, e) in tree.iter().enumerate() {
+            for end in [e.lo, e.hi] {
+                adj[cur[end as usize] as usize] = t as u32;
+                cur[end as usize] += 1;
+            }
+        }
+        let mut level = vec![f32::NEG_INFINITY; nb];
+        let mut pass = vec![(NONE, NONE); nb];
+        let mut home = vec![NONE; nb];
+        let mut seen = vec![false; nb];
+        let mut order = Vec::with_capacity(nb);
+        order.push(0u32);
+        seen[0] = true;
+        let mut qi = 0;
+        while qi < order.len() {
+            let u = order[qi] as usize;
+            qi += 1;
+            for &t in &adj[deg[u] as usize..deg[u + 1] as usize] {
+                let e = tree[t as usize];
+                // The child and its pass node on each side.
+                let (c, ic, jp) = if e.lo as usize == u { (e.hi, e.a, e.b) } else { (e.lo, e.b, e.a) };
+                let c = c as usize;
+                if seen[c] {
+                    continue;
+                }
+                seen[c] = true;
+                level[c] = if u == 0 { e.e } else { e.e.max(level[u]) };
+                pass[c] = (ic, jp);
+                home[c] = if u == 0 { self.seg_of_node[jp as usize] } else { home[u] };
+                order.push(c as u32);
+            }
+        }
+        // Pit basins grouped by home segment, in breadth-first order within a group.
+        let mut first = vec![0u32; nseg + 1];
+        for &c in &order[1..] {
+            first[home[c as usize] as usize + 1] += 1;
+        }
+        for s in 0..nseg {
+            first[s + 1] += first[s];
+        }
+        let mut fill = first.clone();
+        let mut grouped = vec![0u32; order.len() - 1];
+        for &c in &order[1..] {
+            let hs = home[c as usize] as usize;
+            grouped[fill[hs] as usize] = c;
+            fill[hs] += 1;
+        }
+        // The new stack, one segment per outside root: its old segment, then each of its pit
+        // basins (after their parents): the carved path first (outflow node down to the pit),
+        // then the basin's other nodes in their old order (their receivers are unchanged and come
+        // earlier in that order, or lie on the path).
+        self.new_stack.clear();
+        self.new_seg.clear();
+        for s in 0..nseg {
+            if !is_outside(s) {
+                continue;
+            }
+            self.new_seg.push(self.new_stack.len() as u32);
+            self.new_stack.extend_from_slice(&self.stack[self.seg[s] as usize..self.seg[s + 1] as usize]);
+            for &p in &grouped[first[s] as usize..first[s + 1] as usize] {
+                let p = p as usize;
+                let (ic, jp) = pass[p];
+                let ps = seg_of[p] as usize;
+                let nodes = &self.stack[self.seg[ps] as usize..self.seg[ps + 1] as usize];
+                let lev = level[p];
+                // Lake nodes and the trap.
+                let start = self.lake_nodes.len() as u32;
+                let mut cap = 0.0f64;
+                for &v in nodes {
+                    let hv = h[v as usize];
+                    if hv < lev {
+                        cap += lev as f64 - hv as f64;
+                        self.lake_level[v as usize] = lev;
+                        self.lake_nodes.push(v);
+                    }
+                }
+                let end = self.lake_nodes.len() as u32;
+                self.trap_of[ic as usize] = self.traps.len() as u32;
+                self.traps.push(Trap { node: ic, level: lev, capacity: cap, start, end });
+                // Carve: reverse the receiver path ic → … → pit and send ic to jp.
+                self.path.clear();
+                let mut prev = jp as usize;
+                let mut at = ic as usize;
+                loop {
+                    let next = self.rcv[at] as usize;
+                    self.rcv[at] = prev as u32;
+                    self.diag[at] = is_diag(&g, at, prev) as u8;
+                    self.path.push(at as u32);
+                    self.on_path[at] = 1;
+                    if next == at {
+                        break;
+                    }
+                    prev = at;
+                    at = next;
+                }
+                self.new_stack.extend_from_slice(&self.path);
+                for &v in nodes {
+                    if self.on_path[v as usize] == 0 {
+                        self.new_stack.push(v);
+                    }
+                    self.label[v as usize] = 0;
+                }
+                for &v in &self.path {
+                    self.on_path[v as usize] = 0;
+                }
+            }
+        }
+        // Basins the spanning tree did not reach (impossible on a connected grid) keep their pit
+        // as a root rather than being dropped from the stack.
+        for p in 1..nb {
+            if !seen[p] {
+                let s = seg_of[p] as usize;
+                self.new_seg.push(self.new_stack.len() as u32);
+                for &v in &self.stack[self.seg[s] as usize..self.seg[s + 1] as usize] {
+                    self.label[v as usize] = 0;
+                    self.new_stack.push(v);
+                }
+            }
+        }
+        self.new_seg.push(self.new_stack.len() as u32);
+        if let Some(t) = terminal {
+            // The terminal basin keeps whatever reaches its root, filled from the bottom over all
+            // its nodes; their lake level stays −∞: they erode normally and hold no standing water.
+            let root = self.roots[t];
+            let start = self.lake_nodes.len() as u32;
+            let (a, b) = (self.seg[t] as usize, self.seg[t + 1] as usize);
+            self.lake_nodes.extend_from_slice(&self.stack[a..b]);
+            let end = self.lake_nodes.len() as u32;
+            self.trap_of[root as usize] = self.traps.len() as u32;
+            self.traps.push(Trap { node: root, level: f32::INFINITY, capacity: f64::INFINITY, start, end });
+        }
+        std::mem::swap(&mut self.stack, &mut self.new_stack);
+        std::mem::swap(&mut self.seg, &mut self.new_seg);
+    }
+}
+
+/// Roots walked per parallel task when building the stack.
+const ROOT_CHUNK: usize = 64;
+
+/// A raw view of a slice that parallel tasks may write through, each task touching its own
+/// disjoint set of entries (every use states why the sets are disjoint).
+#[derive(Clone, Copy)]
+pub(crate) struct Shared<T> {
+    ptr: *mut T,
+    len: usize,
+}
+
+// SAFETY: `Shared` is only used for disjoint per-task access (see the uses); T itself is Send.
+unsafe impl<T: Send> Send for Shared<T> {}
+unsafe impl<T: Send> Sync for Shared<T> {}
+
+impl<T: Copy> Shared<T> {
+    pub fn new(v: &mut [T]) -> Self {
+        Self { ptr: v.as_mut_ptr(), len: v.len() }
+    }
+    /// # Safety
+    /// `i < len`, and no other task accesses entry `i` concurrently.
+    #[inline]
+    pub unsafe fn read(&self, i: usize) -> T {
+        debug_assert!(i < self.len);
+        unsafe { *self.ptr.add(i) }
+    }
+    /// # Safety
+    /// `i < len`, and no other task accesses entry `i` concurrently.
+    #[inline]
+    pub unsafe fn write(&self, i: usize, v: T) {
+        debug_assert!(i < self.len);
+        unsafe { *self.ptr.add(i) = v }
+    }
+    /// # Safety
+    /// The range is in bounds and no other task accesses it concurrently.
+    #[inline]
+    pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
+        debug_assert!(start <= end && end <= self.len);
+        unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
+    }
+}
+
+/// True when `j` is a diagonal neighbour of `i`.
+#[inline]
+fn is_diag(g: &Grid, i: usize, j: usize) -> bool {
+    i % g.w != j % g.w && i / g.w != j / g.w
+}
+
+/// Receivers of row `y`. Returns the number of pits in the row.
+#[inline(never)]
+fn receivers_row(g: &Grid, outlet: &[u8], h: &[f32], y: usize, rrow: &mut [u32], drow: &mut [u8]) -> usize {
+    let w = g.w;
+    let base = y * w;
+    let orow = &outlet[base..base + w];
+    let mut pits = 0;
+    // Interior fast path: both neighbour rows exist and 1 ≤ x ≤ w − 2, so the 3×3 window is
+    // three `windows(3)` of the rows and no index can leave them.
+    if let (Some(ym), Some(yp), true) = (g.ym(y), g.yp(y), w >= 3) {
+        let up = &h[ym * w..ym * w + w];
+        let cur = &h[base..base + w];
+        let dn = &h[yp * w..yp * w + w];
+        // Candidate k, in the D8 order, is node `rows[k] + x + cols[k] − 1`.
+        let rows = [ym * w, ym * w, ym * w, base, base, yp * w, yp * w, yp * w];
+        const COLS: [usize; 8] = [0, 1, 2, 0, 2, 0, 1, 2];
+        let wins = up.windows(3).zip(cur.windows(3)).zip(dn.windows(3));
+        let outs = rrow[1..w - 1].iter_mut().zip(drow[1..w - 1].iter_mut()).zip(&orow[1..w - 1]);
+        for (x, (((u, c), d), ((r, dg), &o))) in (1..w - 1).zip(wins.zip(outs)) {
+            let i = base + x;
+            if o != 0 {
+                *r = i as u32;
+                *dg = 0;
+                continue;
+            }
+            let hi = c[1];
+            const D: f32 = std::f32::consts::FRAC_1_SQRT_2;
+            let drops = [
+                (hi - u[0]) * D,
+                hi - u[1],
+                (hi - u[2]) * D,
+                hi - c[0],
+                hi - c[2],
+                (hi - d[0]) * D,
+                hi - d[1],
+                (hi - d[2]) * D,
+            ];
+            let mut best = 0.0f32;
+            let mut k = 8usize;
+            for (j, &s) in drops.iter().enumerate() {
+                if s > best {
+                    best = s;
+                    k = j;
+                }
+            }
+            if k == 8 {
+                *r = i as u32;
+                *dg = 0;
+                pits += 1;
+            } else {
+                *r = (rows[k] + x + COLS[k] - 1) as u32;
+                *dg = (k == 0 || k == 2 || k == 5 || k == 7) as u8;
+            }
+        }
+        for x in [0, w - 1] {
+            pits += receiver_generic(g, orow[x] != 0, h, x, y, &mut rrow[x], &mut drow[x]);
+        }
+    } else {
+        for x in 0..w {
+            pits += receiver_generic(g, orow[x] != 0, h, x, y, &mut rrow[x], &mut drow[x]);
+        }
+    }
+    pits
+}
+
+/// Receiver of one node through the general neighbour lookup (borders, wraps, tiny maps).
+/// Returns 1 for a pit.
+fn receiver_generic(g: &Grid, outlet: bool, h: &[f32], x: usize, y: usize, r: &mut u32, dg: &mut u8) -> usize {
+    const D: f32 = std::f32::consts::FRAC_1_SQRT_2;
+    let i = y * g.w + x;
+    *r = i as u32;
+    *dg = 0;
+    if outlet {
+        return 0;
+    }
+    let hi = h[i];
+    let mut best = 0.0f32;
+    g.for_neighbours(x, y, |j, diag| {
+        let drop = hi - h[j];
+        let s = if diag { drop * D } else { drop };
+        if s > best {
+            best = s;
+            *r = j as u32;
+            *dg = diag as u8;
+        }
+    });
+    (*r as usize == i) as usize
+}
+
+/// Union–find with path halving and union by size.
+struct UnionFind {
+    parent: Vec<u32>,
+    size: Vec<u32>,
+}
+
+impl UnionFind {
+    fn new(n: usize) -> Self {
+        Self { parent: (0..n as u32).collect(), size: vec![1; n] }
+    }
+    fn find(&mut self, mut x: usize) -> usize {
+        while self.parent[x] as usize != x {
+            let p = self.parent[x] as usize;
+            self.parent[x] = self.parent[p];
+            x = self.parent[x] as usize;
+        }
+        x
+    }
+    /// Joins the sets of `a` and `b`; false when they were already one.
+    fn union(&mut self, a: usize, b: usize) -> bool {
+        let (mut ra, mut rb) = (self.find(a), self.find(b));
+        if ra == rb {
+            return false;
+        }
+        if self.size[ra] < self.size[rb] {
+            std::mem::swap(&mut ra, &mut rb);
+        }
+        self.parent[rb] = ra as u32;
+        self.size[ra] += self.size[rb];
+        true
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn router(w: usize, h: usize, data: &[f32], b: Boundary) -> Router {
+        let mut r = Router::new(w, h, &b);
+        r.route(data);
+        r
+    }
+
+    /// Follows receivers from `i` to its root, failing on a cycle.
+    fn root_of(r: &Router, mut i: usize) -> usize {
+        for _ in 0..=r.rcv.len() {
+            let n = r.rcv[i] as usize;
+            if n == i {
+                return i;
+            }
+            i = n;
+        }
+        panic!("receiver cycle");
+    }
+
+    #[test]
+    fn plane_drains_straight_to_the_low_edge() {
+        // h = x on a 6×4 map, only the left edge drains.
+        let (w, h) = (6, 4);
+        let data: Vec<f32> = (0..w * h).map(|i| (i % w) as f32).collect();
+        let b = Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
+        let r = router(w, h, &data, b);
+        assert_eq!(r.pits, 0);
+        for i in 0..w * h {
+            let x = i % w;
+            if x == 0 {
+                assert_eq!(r.rcv[i] as usize, i);
+                assert_eq!(r.area[i] as usize, w);
+            } else {
+                assert_eq!(r.rcv[i] as usize, i - 1, "node {i}");
+                assert_eq!(r.diag[i], 0);
+                assert_eq!(r.area[i] as usize, w - x);
+            }
+        }
+        // Stack: receiver before donor.
+        let mut pos = vec![0; w * h];
+        for (k, &v) in r.stack.iter().enumerate() {
+            pos[v as usize] = k;
+        }
+        for i in 0..w * h {
+            assert!(pos[r.rcv[i] as usize] <= pos[i]);
+        }
+    }
+
+    #[test]
+    fn diagonal_is_measured_over_root_two() {
+        // Centre 10, straight neighbour 8 (drop 2), diagonal 7 (drop 3/√2 ≈ 2.12): diagonal wins;
+        // with the diagonal at 7.5 (drop 1.77) the straight one wins.
+        let b = Boundary::all(EdgeMode::Drain);
+        let mut d = vec![20.0f32; 9];
+        d[4] = 10.0;
+        d[5] = 8.0;
+        d[0] = 7.0;
+        let r = router(3, 3, &d, b);
+        assert_eq!((r.rcv[4], r.diag[4]), (0, 1));
+        d[0] = 7.5;
+        let r = router(3, 3, &d, b);
+        assert_eq!((r.rcv[4], r.diag[4]), (5, 0));
+    }
+
+    #[test]
+    fn pit_is_routed_over_its_pass_and_gets_a_lake_level() {
+        // 5×5, drains on all sides; a bowl with rim 5 and a pit of 1 at the centre, one low rim
+        // node at 3 on the right.
+        let b = Boundary::all(EdgeMode::Drain);
+        let mut d = vec![0.0f32; 25];
+        for y in 1..4 {
+            for x in 1..4 {
+                d[y * 5 + x] = 5.0;
+            }
+        }
+        d[12] = 1.0;
+        d[13] = 3.0; // (3, 2): the pass into the right edge
+        let r = router(5, 5, &d, b);
+        assert_eq!(r.pits, 1);
+        for i in 0..25 {
+            let root = root_of(&r, i);
+            assert_eq!(r.outlet[root], 1, "node {i} ends at a non-outlet");
+        }
+        // The pit lies below the level of its pass (3, the lower of the two rim heights... the
+        // pass e = max(h_i, h_j) = max(3, 0) = 3).
+        assert_eq!(r.lake_level[12], 3.0);
+        assert_eq!(r.traps.len(), 1);
+        assert!((r.traps[0].capacity - 2.0).abs() < 1e-12);
+        let total: u32 = (0..25).filter(|&i| r.outlet[i] == 1).map(|i| r.area[i]).sum();
+        assert_eq!(total, 25);
+    }
+
+    #[test]
+    fn nested_pits_take_the_higher_level() {
+        // 1-D 7×1: [0, 9, 2, 6, 1, 8, 9], drain on the left only. Basin of node 4 (h=1) overflows
+        // over 6 into basin of node 2 (h=2), which overflows over 9 to the outlet: both levels 9.
+        let b = Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
+        let d = [0.0f32, 9.0, 2.0, 6.0, 1.0, 8.0, 9.0];
+        let r = router(7, 1, &d, b);
+        assert_eq!(r.pits, 2);
+        assert_eq!(r.lake_level[2], 9.0);
+        assert_eq!(r.lake_level[4], 9.0);
+        assert_eq!(r.lake_level[3], 9.0);
+        for i in 0..7 {
+            assert_eq!(root_of(&r, i), 0);
+        }
+        assert_eq!(r.area[0], 7);
+    }
+
+    #[test]
+    fn closed_map_drains_to_its_lowest_pit() {
+        let b = Boundary::all(EdgeMode::Wall);
+        let d = [3.0f32, 1.0, 4.0, 1.5, 5.0, 0.5, 2.0, 6.0, 0.7];
+        let r = router(3, 3, &d, b);
+        for i in 0..9 {
+            assert_eq!(root_of(&r, i), 5);
+        }
+        assert_eq!(r.area[5], 9);
+        assert_eq!(r.traps.iter().filter(|t| t.capacity.is_infinite()).count(), 1);
+    }
+
+    #[test]
+    fn wrap_links_opposite_edges() {
+        // 4×3, x wraps, top/bottom drain; node (0,1) is lowest among its row via the wrap.
+        let b = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Drain };
+        let mut d = vec![10.0f32; 12];
+        d[4] = 5.0; // (0,1)
+        d[7] = 1.0; // (3,1): west neighbour of (0,1) through the wrap
+        for x in 0..4 {
+            d[x] = 9.0;
+            d[8 + x] = 9.0;
+        }
+        d[3] = 0.0; // (3,0): where (3,1) drains
+        let r = router(4, 3, &d, b);
+        assert_eq!(r.pits, 0);
+        assert_eq!(r.rcv[4], 7);
+        assert_eq!(r.rcv[7], 3);
+        // Made a pit again, (3,1) overflows over its lowest pass and still reaches a drain row.
+        d[3] = 9.0;
+        let r = router(4, 3, &d, b);
+        assert_eq!(r.pits, 1);
+        let root = root_of(&r, 4);
+        assert_eq!(r.outlet[root], 1);
+    }
+}

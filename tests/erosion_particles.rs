@@ -1,0 +1,373 @@
+//! Integration tests of the particle erosion models: droplet (SPEC §2a) and snowball (SPEC §2b).
+//!
+//! Books close, results are bit-identical at 1 and 2 threads, the parallel tile scheme erodes like
+//! the serial classic, and random parameters inside their ranges never produce NaN/Inf.
+
+use std::sync::atomic::AtomicBool;
+
+use proptest::prelude::*;
+use talus::core::erosion::droplet::{DropletJob, DropletParams};
+use talus::core::erosion::snowball::{SnowballJob, SnowballParams};
+use talus::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd, Simulation};
+use talus::core::Heightmap;
+
+/// A hilly test terrain: a tilted bowl plus a few octaves of sines (deterministic, no RNG).
+fn hills(w: usize, h: usize) -> Heightmap {
+    Heightmap::from_fn(w, h, 1.0, |x, y| {
+        let (fx, fy) = (x as f32, y as f32);
+        let mut v = 0.0;
+        let mut amp = 8.0;
+        let mut f = 0.05;
+        for o in 0..4 {
+            v += amp * ((fx * f + o as f32 * 1.3).sin() * (fy * f * 1.1 + o as f32 * 0.7).cos());
+            amp *= 0.5;
+            f *= 2.03;
+        }
+        let (cx, cy) = (fx - w as f32 * 0.5, fy - h as f32 * 0.5);
+        v + 0.002 * (cx * cx + cy * cy) + 0.05 * fx
+    })
+    .unwrap()
+}
+
+fn island(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| {
+        let c = n as f32 / 2.0;
+        let d = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() / c;
+        let bumps = 0.8 * (x as f32 * 0.31).sin() * (y as f32 * 0.23).cos() + 0.4 * (x as f32 * 0.9 + y as f32 * 0.7).sin();
+        ((1.0 - d) * 15.0 + bumps).max(0.0)
+    })
+    .unwrap()
+}
+
+fn run_to_end(sim: &mut dyn Simulation) {
+    let cancel = AtomicBool::new(false);
+    assert_eq!(erosion::run(sim, &cancel, |_| {}), RunEnd::Finished);
+}
+
+fn droplet(hm: Heightmap, p: DropletParams, b: Boundary, seed: u64) -> DropletJob {
+    DropletJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None }).unwrap()
+}
+
+fn snowball(hm: Heightmap, p: SnowballParams, b: Boundary, seed: u64) -> SnowballJob {
+    SnowballJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None }).unwrap()
+}
+
+fn pearson(a: &[f32], b: &[f32]) -> f64 {
+    let n = a.len() as f64;
+    let ma = a.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let mb = b.iter().map(|&v| v as f64).sum::<f64>() / n;
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (&x, &y) in a.iter().zip(b) {
+        let (dx, dy) = (x as f64 - ma, y as f64 - mb);
+        sab += dx * dy;
+        saa += dx * dx;
+        sbb += dy * dy;
+    }
+    sab / (saa * sbb).sqrt().max(1e-300)
+}
+
+fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn droplet_ledger_closes_for_every_boundary_and_option() {
+    let mixed = Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap };
+    let boundaries = [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap), mixed];
+    for (k, b) in boundaries.into_iter().enumerate() {
+        for parallel in [false, true] {
+            let p = DropletParams {
+                droplets: 1500,
+                radius: 3.0,
+                max_lifetime: 80,
+                parallel,
+                batch: 512,
+                min_height: if k == 1 { Some(-2.0) } else { None },
+                blur_changes: if k == 3 { Some(1.2) } else { None },
+                ..Default::default()
+            };
+            let mut j = droplet(hills(64, 48), p, b, 5);
+            run_to_end(&mut j);
+            let l = j.ledger();
+            assert!(l.eroded > 1.0, "{b:?}: {l:?}");
+            assert!(l.closes(1e-4), "{b:?} parallel={parallel}: terrain {} material {} of {}", l.terrain_error(), l.material_error(), l.moved());
+            if b == Boundary::all(EdgeMode::Wall) || b == Boundary::all(EdgeMode::Wrap) {
+                assert_eq!(l.lost_at_border, 0.0);
+            }
+            if b == Boundary::default() {
+                assert!(l.lost_at_border > 0.0);
+            }
+            assert!(j.heightmap().all_finite());
+        }
+    }
+}
+
+#[test]
+fn snowball_ledger_closes_for_every_boundary() {
+    for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
+        for parallel in [false, true] {
+            let p = SnowballParams { snowballs: 3000, batch: 1024, parallel, ..Default::default() };
+            let mut j = snowball(island(64), p, b, 9);
+            run_to_end(&mut j);
+            let l = j.ledger();
+            assert!(l.eroded > 0.1, "{l:?}");
+            assert!(l.closes(1e-4), "{b:?} parallel={parallel}: terrain {} material {} of {}", l.terrain_error(), l.material_error(), l.moved());
+        }
+    }
+}
+
+#[test]
+fn droplet_results_do_not_depend_on_the_thread_count() {
+    for parallel in [true, false] {
+        let p = DropletParams { droplets: 2000, radius: 3.0, max_lifetime: 60, parallel, batch: 700, ..Default::default() };
+        let go = || {
+            let mut j = droplet(hills(80, 80), p.clone(), Boundary::default(), 42);
+            run_to_end(&mut j);
+            let f = j.fields();
+            (bits(&j.heightmap().data), bits(&f.flow.unwrap()), bits(&f.flow_volume.unwrap()), j.ledger())
+        };
+        let one = in_pool(1, go);
+        let two = in_pool(2, go);
+        let three = in_pool(3, go);
+        assert!(one.0 == two.0 && one.0 == three.0, "heights differ (parallel={parallel})");
+        assert!(one.1 == two.1 && one.2 == two.2, "flow differs");
+        assert_eq!(one.3, two.3);
+    }
+}
+
+#[test]
+fn snowball_results_do_not_depend_on_the_thread_count() {
+    let p = SnowballParams { snowballs: 3000, batch: 1000, ..Default::default() };
+    let go = || {
+        let mut j = snowball(island(96), p.clone(), Boundary::default(), 3);
+        run_to_end(&mut j);
+        (bits(&j.heightmap().data), bits(&j.fields().flow.unwrap()), j.ledger())
+    };
+    let one = in_pool(1, go);
+    let two = in_pool(2, go);
+    assert!(one.0 == two.0 && one.1 == two.1);
+    assert_eq!(one.2, two.2);
+}
+
+#[test]
+fn serial_droplets_do_not_depend_on_the_batch_size() {
+    let go = |batch| {
+        let p = DropletParams { droplets: 600, radius: 2.0, max_lifetime: 50, parallel: false, batch, ..Default::default() };
+        let mut j = droplet(hills(48, 48), p, Boundary::default(), 1);
+        run_to_end(&mut j);
+        bits(&j.heightmap().data)
+    };
+    assert_eq!(go(1), go(600));
+    assert_eq!(go(7), go(256));
+}
+
+#[test]
+fn parallel_droplets_erode_like_serial_droplets() {
+    let hm = hills(128, 128);
+    let go = |parallel| {
+        let p = DropletParams { droplets: 6000, radius: 3.0, max_lifetime: 60, parallel, batch: 2048, ..Default::default() };
+        let mut j = droplet(hm.clone(), p, Boundary::default(), 77);
+        run_to_end(&mut j);
+        let change: Vec<f32> = j.heightmap().data.iter().zip(&hm.data).map(|(a, b)| a - b).collect();
+        (j.ledger(), change, j.fields().flow.unwrap())
+    };
+    let (ls, cs, fs) = go(false);
+    let (lp, cp, fp) = go(true);
+    let ratio = lp.eroded / ls.eroded;
+    assert!((0.85..=1.15).contains(&ratio), "eroded serial {} parallel {}", ls.eroded, lp.eroded);
+    let rc = pearson(&cs, &cp);
+    let rf = pearson(&fs, &fp);
+    assert!(rc > 0.8, "height-change correlation {rc}");
+    assert!(rf > 0.8, "flow correlation {rf}");
+    // The two modes really do differ in bits (the test compares two different schedules).
+    assert_ne!(bits(&cs), bits(&cp));
+}
+
+#[test]
+fn parallel_snowballs_erode_like_serial_snowballs() {
+    let hm = island(96);
+    let go = |parallel| {
+        let p = SnowballParams { snowballs: 6000, parallel, blur_sigma: 0.0, ..Default::default() };
+        let mut j = snowball(hm.clone(), p, Boundary::default(), 5);
+        run_to_end(&mut j);
+        let change: Vec<f32> = j.heightmap().data.iter().zip(&hm.data).map(|(a, b)| a - b).collect();
+        (j.ledger(), change)
+    };
+    let (ls, cs) = go(false);
+    let (lp, cp) = go(true);
+    let ratio = lp.eroded / ls.eroded;
+    assert!((0.85..=1.15).contains(&ratio), "eroded serial {} parallel {}", ls.eroded, lp.eroded);
+    let rc = pearson(&cs, &cp);
+    assert!(rc > 0.8, "height-change correlation {rc}");
+}
+
+#[test]
+fn flow_map_counts_visits_and_water() {
+    let p = DropletParams { droplets: 500, radius: 2.0, max_lifetime: 40, evaporation: 0.05, ..Default::default() };
+    let mut j = droplet(hills(40, 40), p.clone(), Boundary::all(EdgeMode::Wall), 2);
+    run_to_end(&mut j);
+    let f = j.fields();
+    let flow = f.flow.unwrap();
+    let vol = f.flow_volume.unwrap();
+    // With walls nobody leaves: every droplet makes its start visit plus max_lifetime steps (or
+    // stops early only when its water is gone, which 0.95^40 is not).
+    let visits: f64 = flow.iter().map(|&v| v as f64).sum();
+    assert_eq!(visits, 500.0 * 41.0);
+    let water: f64 = vol.iter().map(|&v| v as f64).sum();
+    let expect: f64 = 500.0 * (0..=40).map(|k| 0.95f64.powi(k)).sum::<f64>();
+    assert!((water - expect).abs() < 1e-3 * expect, "{water} vs {expect}");
+    // Rivers: the busiest nodes see many times the average traffic.
+    let mean = visits / flow.len() as f64;
+    let max = flow.iter().cloned().fold(0.0f32, f32::max) as f64;
+    assert!(max > 5.0 * mean);
+}
+
+#[test]
+fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
+    let inputs = || JobInputs { seed: 4, ..Default::default() };
+    let mut d = erosion::build(hills(40, 40), &ModelParams::Droplet(DropletParams { droplets: 400, batch: 100, ..Default::default() }), inputs()).unwrap();
+    let cancel = AtomicBool::new(false);
+    let mut steps = 0;
+    let end = erosion::run(d.as_mut(), &cancel, |s| {
+        steps += 1;
+        if steps == 2 {
+            cancel.store(true, std::sync::atomic::Ordering::Relaxed);
+        }
+        assert!(s.ledger().closes(1e-4));
+    });
+    assert_eq!(end, RunEnd::Cancelled);
+    assert_eq!(d.progress().done, 200);
+    assert!(d.ledger().closes(1e-4));
+
+    let mut s = erosion::build(island(40), &ModelParams::Snowball(SnowballParams { snowballs: 500, ..Default::default() }), inputs()).unwrap();
+    run_to_end(s.as_mut());
+    assert!(s.is_done() && s.ledger().closes(1e-4));
+    let snap = s.snapshot();
+    assert_eq!(snap.heightmap.len(), 1600);
+    assert!(snap.fields.flow.is_some());
+}
+
+#[test]
+fn params_deserialise_with_defaults_and_round_trip() {
+    let d: DropletParams = serde_json::from_str(r#"{"droplets": 123, "radius": 3.5}"#).unwrap();
+    assert_eq!(d, DropletParams { droplets: 123, radius: 3.5, ..Default::default() });
+    let back: DropletParams = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
+    assert_eq!(back, d);
+    let s: SnowballParams = serde_json::from_str(r#"{"friction": 0.5}"#).unwrap();
+    assert_eq!(s, SnowballParams { friction: 0.5, ..Default::default() });
+    // Seed defaults.
+    let d = DropletParams::default();
+    assert_eq!(
+        (d.inertia, d.min_slope, d.capacity, d.deposition, d.erosion, d.gravity, d.evaporation, d.radius, d.max_lifetime, d.droplets),
+        (0.3, 0.01, 10.0, 0.08, 0.7, 9.81, 0.02, 5.0, 300, 5000)
+    );
+    let s = SnowballParams::default();
+    assert_eq!((s.snowballs, s.max_iterations, s.friction, s.speed), (35_000, 80, 0.7, 0.15));
+}
+
+#[test]
+fn extreme_parameters_inside_their_ranges_stay_finite() {
+    let extremes = [
+        DropletParams { droplets: 40, max_lifetime: 1_000_000, evaporation: 0.5, ..Default::default() },
+        DropletParams { droplets: 40, gravity: 1e6, capacity: 1e6, min_slope: 1e6, initial_speed: 1e6, initial_water: 1e6, erosion: 1.0, deposition: 1.0, radius: 64.0, max_lifetime: 200, ..Default::default() },
+        DropletParams { droplets: 40, inertia: 1.0, evaporation: 1.0, ..Default::default() },
+        DropletParams { droplets: 40, inertia: 0.0, evaporation: 0.0, initial_water: 0.0, initial_speed: 0.0, max_lifetime: 500, ..Default::default() },
+        DropletParams { droplets: 40, min_height: Some(1e20), blur_changes: Some(1000.0), ..Default::default() },
+    ];
+    for p in extremes {
+        for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
+            let mut j = droplet(hills(24, 20), p.clone(), b, 8);
+            run_to_end(&mut j);
+            assert!(j.heightmap().all_finite(), "{p:?}");
+            let l = j.ledger();
+            assert!(l.closes(1e-4), "{p:?} {b:?} {l:?}");
+        }
+    }
+    let extremes = [
+        SnowballParams { snowballs: 40, speed: 1000.0, friction: 1.0, erosion_rate: 1000.0, deposition_rate: 1.0, max_iterations: 2000, offset_radius: 64.0, iteration_scale: 1000.0, blur_sigma: 1000.0, ..Default::default() },
+        SnowballParams { snowballs: 40, speed: 0.0, friction: 0.0, max_iterations: 1_000_000, ..Default::default() },
+    ];
+    for p in extremes {
+        for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
+            let mut j = snowball(island(24), p.clone(), b, 8);
+            run_to_end(&mut j);
+            assert!(j.heightmap().all_finite(), "{p:?}");
+            assert!(j.ledger().closes(1e-4), "{p:?} {b:?} {:?}", j.ledger());
+        }
+    }
+}
+
+fn boundary_strategy() -> impl Strategy<Value = Boundary> {
+    let mode = prop_oneof![Just(EdgeMode::Drain), Just(EdgeMode::Wall), Just(EdgeMode::Wrap)];
+    (mode.clone(), mode.clone(), mode.clone(), mode).prop_map(|(left, right, top, bottom)| Boundary { left, right, top, bottom })
+}
+
+fn terrain_strategy() -> impl Strategy<Value = Heightmap> {
+    (2usize..20, 2usize..20, prop_oneof![Just(1e-3f32), Just(1.0f32), Just(1e3f32)], any::<u64>()).prop_map(|(w, h, scale, s)| {
+        let mut rng = talus::core::rng::SplitMix64::new(s);
+        let data: Vec<f32> = (0..w * h).map(|_| (rng.next_f32() * 2.0 - 1.0) * scale).collect();
+        Heightmap::from_data(w, h, 1.0, data).unwrap()
+    })
+}
+
+/// A value in `[0, hi]`, often at the ends, spread over orders of magnitude.
+fn wide(hi: f32) -> impl Strategy<Value = f32> {
+    prop_oneof![Just(0.0f32), Just(hi), 0.0f32..1.0, (0.0f32..1.0).prop_map(move |t| hi.powf(t))]
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig { cases: 48, ..ProptestConfig::default() })]
+
+    #[test]
+    fn droplet_never_produces_nan(
+        hm in terrain_strategy(),
+        b in boundary_strategy(),
+        inertia in 0.0f32..=1.0, deposition in 0.0f32..=1.0, erosion in 0.0f32..=1.0, evaporation in 0.0f32..=1.0,
+        min_slope in wide(1e6), capacity in wide(1e6), gravity in wide(1e6),
+        water in wide(1e6), speed in wide(1e6),
+        radius in 1.0f32..=64.0, life in 1u32..400,
+        min_height in proptest::option::of(-1e3f32..1e3),
+        blur in proptest::option::of(0.0f32..=20.0),
+        parallel in any::<bool>(), seed in any::<u64>(),
+    ) {
+        let p = DropletParams {
+            droplets: 60, inertia, min_slope, capacity, deposition, erosion, gravity, evaporation, radius,
+            max_lifetime: life, initial_water: water, initial_speed: speed, min_height, blur_changes: blur,
+            parallel, batch: 25,
+        };
+        let mut j = droplet(hm, p, b, seed);
+        run_to_end(&mut j);
+        prop_assert!(j.heightmap().all_finite());
+        let l = j.ledger();
+        prop_assert!(l.eroded.is_finite() && l.deposited.is_finite() && l.lost_at_border.is_finite());
+        prop_assert!(l.closes(1e-4), "{:?}", l);
+        let f = j.fields();
+        prop_assert!(f.flow.unwrap().iter().chain(f.flow_volume.unwrap().iter()).all(|v| v.is_finite()));
+        prop_assert!(j.maps().eroded.iter().chain(&j.maps().deposited).all(|v| v.is_finite() && *v >= 0.0));
+    }
+
+    #[test]
+    fn snowball_never_produces_nan(
+        hm in terrain_strategy(),
+        b in boundary_strategy(),
+        erosion_rate in wide(1000.0), deposition_rate in 0.0f32..=1.0, speed in wide(1000.0),
+        friction in 0.0f32..=1.0, offset_radius in 0.0f32..=64.0, iters in 1u32..400,
+        iteration_scale in wide(1000.0), blur_sigma in wide(1000.0),
+        parallel in any::<bool>(), seed in any::<u64>(),
+    ) {
+        let p = SnowballParams {
+            snowballs: 60, erosion_rate, deposition_rate, speed, friction, offset_radius,
+            max_iterations: iters, iteration_scale, blur_sigma, parallel, batch: 25,
+        };
+        let mut j = snowball(hm, p, b, seed);
+        run_to_end(&mut j);
+        prop_assert!(j.heightmap().all_finite());
+        let l = j.ledger();
+        prop_assert!(l.closes(1e-4), "{:?}", l);
+        prop_assert!(j.maps().eroded.iter().chain(&j.maps().deposited).all(|v| v.is_finite() && *v >= 0.0));
+    }
+}
