@@ -5,6 +5,12 @@
 //! 0.3.1, whose hydrology stage (priority-flood fill + D8 routing + flow accumulation) is the part
 //! of its pipeline closest to our routing; it only runs inside its builder, so we time the builder
 //! with and without rivers and the difference is its hydrology.
+//!
+//! The build machine is shared, so wall times swing with whatever else runs; the
+//! "CPU time" entries time the same step in CPU seconds of the whole process (all threads,
+//! from `/proc/self/stat`, 10 ms ticks over many steps), which other processes do not inflate.
+//! On an idle machine the wall time of a step on 2 threads is below the 1-thread CPU time by
+//! the parallel share of the work (receivers, stack walk, area, incision, transport, diffusion).
 
 use std::hint::black_box;
 use std::time::Duration;

@@ -53,7 +53,8 @@ fn root_of(r: &FlowRouting, mut i: usize) -> Option<usize> {
     None
 }
 
-fn neighbours(w: usize, h: usize, i: usize, j: usize) -> bool {
+/// True when `j` is one of the eight neighbours of `i` on a map `w` wide (no wrapping).
+fn neighbours(w: usize, i: usize, j: usize) -> bool {
     let (xi, yi, xj, yj) = ((i % w) as i64, (i / w) as i64, (j % w) as i64, (j / w) as i64);
     (xi - xj).abs() <= 1 && (yi - yj).abs() <= 1 && i != j
 }
@@ -73,7 +74,7 @@ fn receivers_descend_or_are_outlets_without_pits() {
         if r.outlet[i] == 1 {
             assert_eq!(rc, i);
         } else {
-            assert!(neighbours(hm.width, hm.height, i, rc));
+            assert!(neighbours(hm.width, i, rc));
             assert!(hm.data[rc] < hm.data[i], "node {i} does not descend");
         }
     }
@@ -270,11 +271,17 @@ fn flow_field_is_the_drainage_area_in_nodes() {
     assert_eq!(outlets, (32 * 24) as f32);
 }
 
-fn run_in_pool(threads: usize, hm: &Heightmap, p: &StreamPowerParams, hardness: Option<Vec<f32>>) -> (Vec<u32>, String, Vec<u32>) {
+fn run_in_pool(
+    threads: usize,
+    hm: &Heightmap,
+    p: &StreamPowerParams,
+    hardness: Option<Vec<f32>>,
+    boundary: Boundary,
+) -> (Vec<u32>, String, Vec<u32>) {
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let mut j =
-            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary: Boundary::default(), seed: 4 }).unwrap();
+            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary, seed: 4 }).unwrap();
         run_all(&mut j);
         let bits = j.heightmap().data.iter().map(|v| v.to_bits()).collect();
         let maps = j.maps().eroded.iter().chain(&j.maps().deposited).map(|v| v.to_bits()).collect();
@@ -286,13 +293,16 @@ fn run_in_pool(threads: usize, hm: &Heightmap, p: &StreamPowerParams, hardness: 
 fn same_bits_with_one_and_two_threads() {
     let hm = pitted(96, 80, 21);
     let hard: Vec<f32> = (0..hm.len()).map(|i| 0.5 + unit_f32(hash2(i as i64, 1, 1))).collect();
-    for p in [
-        StreamPowerParams { steps: 4, diffusion: 0.3, ..Default::default() },
-        StreamPowerParams { steps: 3, n: 2.0, ..Default::default() },
+    let wrap = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall };
+    for (p, b) in [
+        (StreamPowerParams { steps: 4, diffusion: 0.3, ..Default::default() }, Boundary::default()),
+        (StreamPowerParams { steps: 3, n: 2.0, ..Default::default() }, Boundary::default()),
+        (StreamPowerParams { steps: 3, diffusion: 1.0, ..Default::default() }, Boundary::all(EdgeMode::Wall)),
+        (StreamPowerParams { steps: 3, m: 0.5, ..Default::default() }, wrap),
     ] {
-        let a = run_in_pool(1, &hm, &p, Some(hard.clone()));
-        let b = run_in_pool(2, &hm, &p, Some(hard.clone()));
-        assert!(a == b, "results differ between 1 and 2 threads for {p:?}");
+        let a = run_in_pool(1, &hm, &p, Some(hard.clone()), b);
+        let c = run_in_pool(2, &hm, &p, Some(hard.clone()), b);
+        assert!(a == c, "results differ between 1 and 2 threads for {p:?} {b:?}");
     }
 }
 
@@ -324,6 +334,26 @@ fn tiny_maps_do_not_panic() {
             run_all(&mut j);
             assert!(j.heightmap().all_finite());
             assert!(j.ledger().closes(1e-4), "{w}x{h} {b:?}: {:?}", j.ledger());
+        }
+    }
+}
+
+#[test]
+fn extreme_heights_and_parameters_stay_finite() {
+    let huge = Heightmap::from_fn(9, 7, 1.0e5, |x, y| if (x + y) % 2 == 0 { 3.0e37 } else { -3.0e37 }).unwrap();
+    let tiny = Heightmap::from_fn(9, 7, 1.0e-3, |x, y| 1.0e-30 * (x * 7 + y * 3 % 5) as f32).unwrap();
+    for hm in [huge, tiny] {
+        for p in [
+            StreamPowerParams { steps: 3, dt: 1.0e7, uplift: 1.0, k: 1.0, m: 2.0, n: 4.0, diffusion: 1.0e6, ..Default::default() },
+            StreamPowerParams { steps: 3, dt: 1.0e7, uplift: 1.0, k: 1.0, m: 0.0, n: 0.25, diffusion: 1.0e6, ..Default::default() },
+        ] {
+            for b in [Boundary::default(), Boundary::all(EdgeMode::Wall)] {
+                let mut j = job(hm.clone(), p.clone(), b);
+                run_all(&mut j);
+                assert!(j.heightmap().all_finite(), "{p:?} {b:?}");
+                let l = j.ledger();
+                assert!(l.eroded.is_finite() && l.deposited.is_finite() && l.lost_at_border.is_finite());
+            }
         }
     }
 }

@@ -25,6 +25,9 @@
 //! A droplet that reaches `max_lifetime` (or whose water falls below 10⁻²⁰ of its initial water) drops
 //! its remaining sediment where it is, so material never vanishes: after any number of whole
 //! batches `Σh_after − Σh_before = deposited − eroded` and `eroded + clamped = deposited + lost`.
+//! Books are kept from the f32 change each node actually received; the carried sediment is f64 and
+//! mirrors them, and the few ulps of a final deposit that f32 heights cannot represent are booked
+//! in `clamped` (signed) instead of vanishing.
 //!
 //! Options: `min_height` (seed 000's drain-valley guard), `blur_changes` (seed 000's smoothing: the
 //! change of a batch is collected separately, blurred with a sum-conserving Gaussian and then
@@ -34,19 +37,29 @@
 //!
 //! ## Parallel scheme
 //! `parallel = false` is the classic algorithm: one droplet after another, each seeing every change
-//! made before it. `parallel = true` runs each batch in *conflict-free tile phases*: the map is cut
-//! into tiles at least `2·M` nodes wide (`M = ⌈radius⌉ + 3` is the farthest node a step can read or
-//! write from the cell it starts in), coloured like a 2×2 checkerboard. In a phase every tile of one
-//! colour advances, in parallel, the droplets that sit in it (in droplet order) until they die or
-//! step out; a droplet that steps out waits for its new tile's phase. Tiles of one colour are at least
-//! `2M` apart, so no two tasks touch the same node, and the result depends only on the tile layout,
-//! which depends only on the map size and radius — never on the thread count. The trade-off: inside a
-//! batch droplets are processed in tile order rather than in index order (a droplet does not see
-//! the work of a later-started droplet in another tile until that tile's phase), which changes
-//! bits but not the physics; no change is ever lost or merged, and the books stay exact. With few
-//! droplets left (≤ 64) or a single tile the rest run serially. Each droplet draws all its random
-//! numbers from `SplitMix64::stream(seed, droplet_index)`, so batching and threads never reorder
-//! its randomness.
+//! made before it. `parallel = true` runs each batch in *conflict-free tile phases*:
+//!
+//! * The map is cut into tiles at least `2·M` nodes wide, `M = ⌈radius⌉ + 3` being the farthest
+//!   node a step reads or writes from the cell it starts in (64 nodes on large maps, so a tile's
+//!   data stays in cache and droplets rarely cross edges), coloured like a 2×2 checkerboard.
+//! * In a phase every tile of one colour advances, in parallel, the droplets standing in it until
+//!   they end or step out; a droplet that steps out is queued on its new tile and continues in
+//!   that tile's phase. Tiles of one colour are at least `2M` apart, so no two tasks ever touch
+//!   the same node: nothing is merged, nothing is lost, the books stay exact.
+//! * Queues are filled in a fixed order (tile order, then the order droplets left their tile), so
+//!   the result depends only on the map size, the radius and the inputs — never on the thread
+//!   count. Each droplet draws its randomness from `SplitMix64::stream(seed, droplet_index)`.
+//! * Trade-off: within a batch droplets are interleaved in tile order instead of index order.
+//!   With many droplets in flight this biases the result — a droplet waiting at a tile edge falls
+//!   behind the ones eroding upstream of it, and pits at tile edges deepen before the water that
+//!   would refill them arrives (measured on 128²: 2.5× the serial erosion at one droplet per 9
+//!   nodes, runaway pits with a whole 2048-droplet batch in flight). A batch therefore runs in sub-batches of one droplet per 32 nodes (see
+//!   `particles::in_flight`), where eroded volume and the erosion pattern match the serial mode
+//!   (integration test: volume within a few %, change-map correlation > 0.9).
+//! * Inside a tile the droplets advance round-robin in windows of 8, one step each per turn, and a
+//!   droplet prefetches what its next step touches when it moves, so cache misses of one droplet
+//!   overlap the work of the others (the per-step cost is memory latency, not arithmetic).
+//! * With ≤ 64 droplets left, or a single tile, the rest run serially in queue order.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
@@ -159,6 +172,24 @@ pub(crate) fn check_hardness(h: &Option<Vec<f32>>, n: usize) -> Result<(), JobEr
         }
     }
     Ok(())
+}
+
+/// Droplets of one tile advanced together, round-robin (see [`Ctx::walk_group`]).
+const WINDOW: usize = 8;
+
+/// A cache hint; never faults, whatever the address.
+#[inline(always)]
+fn prefetch(p: *const f32) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SAFETY: prefetching is a hint and never dereferences the pointer.
+        #[allow(unused_unsafe)]
+        unsafe {
+            std::arch::x86_64::_mm_prefetch::<{ std::arch::x86_64::_MM_HINT_T0 }>(p as *const i8)
+        };
+    }
+    #[cfg(not(target_arch = "x86_64"))]
+    let _ = p;
 }
 
 /// Sub-cell positions per axis for which erosion brushes are precomputed.
@@ -277,106 +308,168 @@ struct Ctx<'a> {
 }
 
 impl Ctx<'_> {
-    /// Runs droplet `d` until it dies or (with `rect`) steps out of that tile.
+    /// Runs droplet `d` to its end (the classic serial algorithm).
     ///
     /// # Safety
-    /// `self.raw` points at live maps of `geom.w × geom.h` nodes. With `rect = Some(t)` the droplet
-    /// must start in `t`, and no other thread may touch a node within [`Ctx::margin`] of `t` while
-    /// this runs: every node this function reads or writes lies within that margin of the cell the
-    /// droplet stands on at the start of a step, and it only steps from cells inside `t`. With
-    /// `None` the caller must have exclusive access to the maps.
-    unsafe fn walk(&self, d: &mut Drop, rect: Option<Rect>, b: &mut Books) {
+    /// `self.raw` points at live maps of `geom.w × geom.h` nodes and the caller has exclusive
+    /// access to them.
+    unsafe fn walk(&self, d: &mut Drop, b: &mut Books) {
+        while unsafe { self.step(d, None, b) } {}
+    }
+
+    /// Advances the droplets of one tile until each has ended or stepped out of it. They move in
+    /// round-robin windows of [`WINDOW`] droplets, one step each per turn, so the memory accesses
+    /// of one droplet's next step (prefetched when it moves) overlap with the others' work.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`] with `Some(rect)`.
+    unsafe fn walk_group(&self, ds: &mut [Drop], rect: Rect, b: &mut Books) {
+        for w in ds.chunks_mut(WINDOW) {
+            let mut live: u32 = if w.len() == 32 { u32::MAX } else { (1u32 << w.len()) - 1 };
+            while live != 0 {
+                for (i, d) in w.iter_mut().enumerate() {
+                    if live & (1 << i) != 0 && !unsafe { self.step(d, Some(rect), b) } {
+                        live &= !(1 << i);
+                    }
+                }
+            }
+        }
+    }
+
+    /// One step of droplet `d` (SPEC §2a steps 1–7). Returns `false` when the droplet has ended,
+    /// or (with `rect`) when it does not stand in that tile — then it took no step.
+    ///
+    /// # Safety
+    /// `self.raw` points at live maps of `geom.w × geom.h` nodes. With `rect = Some(t)` no other
+    /// thread may touch a node within [`Ctx::margin`] of `t` while this runs: every node a step
+    /// reads or writes lies within that margin of the cell the droplet stands on when it starts,
+    /// and it only starts from cells inside `t`. With `None` the caller must have exclusive access
+    /// to the maps.
+    #[inline(always)]
+    unsafe fn step(&self, d: &mut Drop, rect: Option<Rect>, b: &mut Books) -> bool {
         let g = &self.geom;
         let raw = &self.raw;
-        while d.alive {
-            if d.life >= self.max_life {
-                unsafe { self.settle(d, b) };
-                return;
+        if !d.alive {
+            return false;
+        }
+        if d.life >= self.max_life {
+            unsafe { self.settle(d, b) };
+            return false;
+        }
+        if let Some(t) = rect {
+            let (cx, cy) = g.owner_cell(d.x, d.y);
+            if !t.owns(cx, cy) {
+                return false;
             }
-            if let Some(t) = rect {
-                let (cx, cy) = g.owner_cell(d.x, d.y);
-                if !t.owns(cx, cy) {
-                    return;
-                }
+        }
+        // 1. Height and gradient at the old position.
+        let (idx, u, v) = g.cell(d.x, d.y);
+        let [h00, h10, h01, h11] = unsafe { [raw.h(idx[0]), raw.h(idx[1]), raw.h(idx[2]), raw.h(idx[3])] };
+        let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
+        let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
+        let h_old = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
+        // 2. New direction.
+        let mut dx = d.dx * self.inertia - gx * (1.0 - self.inertia);
+        let mut dy = d.dy * self.inertia - gy * (1.0 - self.inertia);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len < 1e-6 || !len.is_finite() {
+            (dx, dy) = particles::random_unit(&mut d.rng);
+        } else {
+            dx /= len;
+            dy /= len;
+        }
+        // 3. One cell along it; the edges decide what leaving means.
+        let (nx, ny) = match g.confine(d.x + dx, d.y + dy) {
+            particles::Confined::Exit => {
+                b.lost += d.sediment;
+                d.sediment = 0.0;
+                d.alive = false;
+                return false;
             }
-            // 1. Height and gradient at the old position.
-            let (idx, u, v) = g.cell(d.x, d.y);
-            let [h00, h10, h01, h11] = unsafe { [raw.h(idx[0]), raw.h(idx[1]), raw.h(idx[2]), raw.h(idx[3])] };
-            let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
-            let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
-            let h_old = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
-            // 2. New direction.
-            let mut dx = d.dx * self.inertia - gx * (1.0 - self.inertia);
-            let mut dy = d.dy * self.inertia - gy * (1.0 - self.inertia);
-            let len = (dx * dx + dy * dy).sqrt();
-            if len < 1e-6 || !len.is_finite() {
-                (dx, dy) = particles::random_unit(&mut d.rng);
-            } else {
-                dx /= len;
-                dy /= len;
+            particles::Confined::Inside { x, y, flip_x, flip_y } => {
+                if flip_x {
+                    dx = -dx;
+                }
+                if flip_y {
+                    dy = -dy;
+                }
+                (x, y)
             }
-            // 3. One cell along it; the edges decide what leaving means.
-            let (nx, ny) = match g.confine(d.x + dx, d.y + dy) {
-                particles::Confined::Exit => {
-                    b.lost += d.sediment;
-                    d.sediment = 0.0;
-                    d.alive = false;
-                    return;
-                }
-                particles::Confined::Inside { x, y, flip_x, flip_y } => {
-                    if flip_x {
-                        dx = -dx;
-                    }
-                    if flip_y {
-                        dy = -dy;
-                    }
-                    (x, y)
-                }
-            };
-            d.dx = dx;
-            d.dy = dy;
-            // 4. Height difference.
-            let h_new = unsafe { g.sample(raw, nx, ny) };
-            let dh = h_new - h_old;
-            // 5./6. Deposit or erode at the old position.
-            let sed = d.sediment as f32;
-            if dh > 0.0 {
-                let a = sed.min(dh);
+        };
+        d.dx = dx;
+        d.dy = dy;
+        // 4. Height difference.
+        let h_new = unsafe { g.sample(raw, nx, ny) };
+        let dh = h_new - h_old;
+        // 5./6. Deposit or erode at the old position.
+        let sed = d.sediment as f32;
+        if dh > 0.0 {
+            let a = sed.min(dh);
+            if a > 0.0 {
+                let put = unsafe { deposit4(raw, idx, u, v, a) };
+                b.deposited += put;
+                d.sediment -= put;
+            }
+        } else {
+            let cap = ((-dh).max(self.min_slope) * d.speed * d.water * self.capacity).min(1e30);
+            if sed > cap {
+                let a = (sed - cap) * self.deposition;
                 if a > 0.0 {
                     let put = unsafe { deposit4(raw, idx, u, v, a) };
                     b.deposited += put;
                     d.sediment -= put;
                 }
             } else {
-                let cap = ((-dh).max(self.min_slope) * d.speed * d.water * self.capacity).min(1e30);
-                if sed > cap {
-                    let a = (sed - cap) * self.deposition;
-                    if a > 0.0 {
-                        let put = unsafe { deposit4(raw, idx, u, v, a) };
-                        b.deposited += put;
-                        d.sediment -= put;
-                    }
-                } else {
-                    let a = ((cap - sed) * self.erosion).min(-dh);
-                    if a > 0.0 {
-                        let got = unsafe { self.erode(d.x, d.y, a) };
-                        b.eroded += got;
-                        d.sediment += got;
-                    }
+                let a = ((cap - sed) * self.erosion).min(-dh);
+                if a > 0.0 {
+                    let got = unsafe { self.erode(d.x, d.y, a) };
+                    b.eroded += got;
+                    d.sediment += got;
                 }
             }
-            // 7. Speed and water.
-            d.speed = (d.speed * d.speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
-            d.water *= self.keep_water;
-            d.life += 1;
-            d.x = nx;
-            d.y = ny;
-            unsafe { raw.visit(g.nearest(nx, ny), d.water) };
-            if d.water < self.min_water {
-                unsafe { self.settle(d, b) };
-                return;
-            }
         }
+        // 7. Speed and water.
+        d.speed = (d.speed * d.speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
+        d.water *= self.keep_water;
+        d.life += 1;
+        d.x = nx;
+        d.y = ny;
+        unsafe { raw.visit(g.nearest(nx, ny), d.water) };
+        if d.water < self.min_water {
+            unsafe { self.settle(d, b) };
+            return false;
+        }
+        self.prefetch_next(d);
+        true
+    }
+
+    /// Hints the caches with what the droplet's next step will touch: the brush rows around its
+    /// new position (heights and the erosion map) and the cell it is heading for.
+    #[inline(always)]
+    fn prefetch_next(&self, d: &Drop) {
+        let g = &self.geom;
+        let raw = &self.raw;
+        let r = self.brush.reach;
+        let (bx, by) = g.owner_cell(d.x, d.y);
+        let (x0, x1) = (bx.saturating_sub(r), (bx + r + 1).min(g.w - 1));
+        for y in by.saturating_sub(r)..=(by + r + 1).min(g.h - 1) {
+            let (i0, i1) = (y * g.w + x0, y * g.w + x1);
+            prefetch(raw.h.wrapping_add(i0));
+            prefetch(raw.h.wrapping_add(i1));
+            prefetch(raw.ero.wrapping_add(i0));
+            prefetch(raw.ero.wrapping_add(i1));
+        }
+        // The next position is within one cell; its nearest node within −1 ..= +2.
+        let (fx0, fx1) = (bx.saturating_sub(1), (bx + 2).min(g.w - 1));
+        for y in by.saturating_sub(1)..=(by + 2).min(g.h - 1) {
+            let (i0, i1) = (y * g.w + fx0, y * g.w + fx1);
+            prefetch(raw.flow.wrapping_add(i0));
+            prefetch(raw.flow.wrapping_add(i1));
+            prefetch(raw.fvol.wrapping_add(i0));
+            prefetch(raw.fvol.wrapping_add(i1));
+        }
+        prefetch(raw.dep.wrapping_add(by * g.w + bx));
+        prefetch(raw.dep.wrapping_add(((by + 1) * g.w + bx).min(raw.n - 1)));
     }
 
     /// Drops all remaining sediment at the droplet's position and ends it.
@@ -411,26 +504,16 @@ impl Ctx<'_> {
         let mut got = 0.0f64;
         if bx >= r && by >= r && bx + r + 1 < g.w && by + r + 1 < g.h {
             // Fast path: the whole brush is inside; every row is a contiguous run of nodes.
-            let base = (by * g.w + bx) as isize;
-            for row in &var.rows {
-                let start = (base + row.offset) as usize;
-                let ws = &var.weights[row.start..row.start + row.len];
-                // SAFETY: start..start+len lies in the map (checked above: the brush spans
-                // bx−r..=bx+r+1 × by−r..=by+r+1) and within this task's margin.
-                let (hs, es) = unsafe { (raw.h_span(start, row.len), raw.ero_span(start, row.len)) };
-                match unsafe { raw.hard_span(start, row.len) } {
-                    None => {
-                        for ((h, e), &w) in hs.iter_mut().zip(es.iter_mut()).zip(ws) {
-                            got += take(h, e, amount * w, self.floor);
-                        }
-                    }
-                    Some(ks) => {
-                        for (((h, e), &w), &k) in hs.iter_mut().zip(es.iter_mut()).zip(ws).zip(ks) {
-                            got += take(h, e, amount * w * k, self.floor);
-                        }
-                    }
-                }
-            }
+            let base = by * g.w + bx;
+            let guard = self.floor > f32::NEG_INFINITY;
+            // SAFETY (all four): the brush spans bx−r..=bx+r+1 × by−r..=by+r+1, inside the map
+            // (checked above) and within this task's margin.
+            got = match (raw.hard.is_null(), guard) {
+                (true, false) => unsafe { brush_fast::<false, false>(raw, var, base, amount, self.floor) },
+                (true, true) => unsafe { brush_fast::<false, true>(raw, var, base, amount, self.floor) },
+                (false, false) => unsafe { brush_fast::<true, false>(raw, var, base, amount, self.floor) },
+                (false, true) => unsafe { brush_fast::<true, true>(raw, var, base, amount, self.floor) },
+            } as f64;
         } else {
             // Slow path: clip (renormalising over the in-map nodes) or wrap.
             let mut sum = 0.0f32;
@@ -465,6 +548,77 @@ fn take(h: &mut f32, e: &mut f32, want: f32, floor: f32) -> f64 {
     *h = new;
     *e += old - new;
     old as f64 - new as f64
+}
+
+/// Erodes a whole, unclipped brush at flat index `base`; returns the sum of what the nodes lost.
+/// Monomorphised on hardness and the `min_height` guard so the row loops stay branch-free.
+///
+/// # Safety
+/// Every row of `var` placed at `base` lies in the map, and the caller may write those nodes.
+#[inline(always)]
+unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &BrushVariant, base: usize, amount: f32, floor: f32) -> f32 {
+    let mut got = 0.0f32;
+    for row in &var.rows {
+        let start = (base as isize + row.offset) as usize;
+        let ws = &var.weights[row.start..row.start + row.len];
+        let (hs, es) = unsafe { (raw.h_span(start, row.len), raw.ero_span(start, row.len)) };
+        let ks = if HARD { unsafe { raw.hard_span(start, row.len) }.unwrap_or(ws) } else { ws };
+        got += erode_row::<HARD, GUARD>(hs, es, ws, ks, amount, floor);
+    }
+    got
+}
+
+/// One brush row: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))`, which is also added to
+/// its erosion map entry. Returns the sum of the exact f32 changes, accumulated in four lanes
+/// (so the loop vectorises; `ks` is ignored unless `HARD`).
+#[inline(always)]
+fn erode_row<const HARD: bool, const GUARD: bool>(hs: &mut [f32], es: &mut [f32], ws: &[f32], ks: &[f32], a: f32, floor: f32) -> f32 {
+    #[inline(always)]
+    fn one<const HARD: bool, const GUARD: bool>(h: &mut f32, e: &mut f32, w: f32, k: f32, a: f32, floor: f32) -> f32 {
+        let old = *h;
+        let mut t = a * w;
+        if HARD {
+            t *= k;
+        }
+        if GUARD {
+            t = t.min((old - floor).max(0.0));
+        }
+        let new = old - t;
+        *h = new;
+        let d = old - new;
+        *e += d;
+        d
+    }
+    let mut acc = [0.0f32; 4];
+    let mut hc = hs.chunks_exact_mut(4);
+    let mut ec = es.chunks_exact_mut(4);
+    let mut wc = ws.chunks_exact(4);
+    let mut kc = ks.chunks_exact(4);
+    for (((h4, e4), w4), k4) in (&mut hc).zip(&mut ec).zip(&mut wc).zip(&mut kc) {
+        // Whole-lane arrays so the four nodes are computed as one vector.
+        let old: [f32; 4] = [h4[0], h4[1], h4[2], h4[3]];
+        let mut t = [a * w4[0], a * w4[1], a * w4[2], a * w4[3]];
+        if HARD {
+            t = [t[0] * k4[0], t[1] * k4[1], t[2] * k4[2], t[3] * k4[3]];
+        }
+        if GUARD {
+            for l in 0..4 {
+                t[l] = t[l].min((old[l] - floor).max(0.0));
+            }
+        }
+        let new = [old[0] - t[0], old[1] - t[1], old[2] - t[2], old[3] - t[3]];
+        h4.copy_from_slice(&new);
+        let d = [old[0] - new[0], old[1] - new[1], old[2] - new[2], old[3] - new[3]];
+        for l in 0..4 {
+            e4[l] += d[l];
+            acc[l] += d[l];
+        }
+    }
+    let (hr, er) = (hc.into_remainder(), ec.into_remainder());
+    for (((h, e), &w), &k) in hr.iter_mut().zip(er.iter_mut()).zip(wc.remainder()).zip(kc.remainder()) {
+        acc[0] += one::<HARD, GUARD>(h, e, w, k, a, floor);
+    }
+    (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
 /// Adds `amount` bilinearly over the four nodes `idx` (weights from `u, v`); returns what was added.
@@ -524,7 +678,7 @@ impl DropletJob {
         let geom = Geom::new(w, h, &inputs.boundary);
         let brush = Brush::new(params.radius, w);
         let margin = brush.reach + 3;
-        let grid = TileGrid::new(w, h, 2 * margin, geom.wrap_x, geom.wrap_y);
+        let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let blur = params.blur_changes.is_some_and(|s| s > 0.0);
         let volume = terrain.sum();
         Ok(Self {
@@ -614,27 +768,30 @@ impl DropletJob {
             unsafe { raw.visit(self.geom.nearest(d.x, d.y), d.water) };
         }
         if p.parallel {
-            // At most `PER_TILE` droplets per tile are in flight at once (see the module doc).
-            let sub = self.grid.len().saturating_mul(particles::PER_TILE).max(1);
+            // A bounded number of droplets in flight at once (see `particles::in_flight`).
+            let sub = particles::in_flight(&self.grid, self.hm.len());
             let mut drops = drops;
             while !drops.is_empty() {
                 let rest = drops.split_off(sub.min(drops.len()));
                 let chunk = std::mem::replace(&mut drops, rest);
                 particles::run(
-                &self.grid,
-                chunk,
-                SERIAL_TAIL,
-                |d: &Drop| self.geom.owner_cell(d.x, d.y),
-                // SAFETY: `particles::run` hands each task a tile whose margin (2·margin wide
-                // tiles, margin = reach + 3) no concurrent task touches, or runs serially.
-                |rect, d, b| unsafe { ctx.walk(d, rect, b) },
-                |b| books.add(&b),
-            );
+                    &self.grid,
+                    chunk,
+                    SERIAL_TAIL,
+                    |d: &Drop| self.geom.owner_cell(d.x, d.y),
+                    // SAFETY: `particles::run` hands each task a tile whose margin (2·margin wide
+                    // tiles, margin = reach + 3) no concurrent task touches, or runs serially.
+                    |rect, ds: &mut [Drop], b: &mut Books| match rect {
+                        Some(t) => unsafe { ctx.walk_group(ds, t, b) },
+                        None => ds.iter_mut().for_each(|d| unsafe { ctx.walk(d, b) }),
+                    },
+                    |b| books.add(&b),
+                );
             }
         } else {
             for mut d in drops {
                 // SAFETY: serial, `&mut self` gives exclusive access to every map.
-                unsafe { ctx.walk(&mut d, None, &mut books) };
+                unsafe { ctx.walk(&mut d, &mut books) };
             }
         }
         books
@@ -1168,12 +1325,31 @@ pub(crate) mod particles {
         fn stalled(&self) -> bool;
     }
 
-    /// Most particles in flight per tile: a batch is run in sub-batches of `PER_TILE × tiles`.
-    /// More concurrency lets particles that wait at a tile edge fall behind the ones eroding
-    /// upstream of them, which biases the result (pits at tile edges deepen before the particles
-    /// that would refill them arrive); at ≤ 4 per tile the parallel result matches the serial one
-    /// (eroded volume within a few %, change-map correlation > 0.9; see the integration tests).
-    pub(crate) const PER_TILE: usize = 4;
+    /// Preferred tile side on large maps: a tile plus its margins (≈ 76² nodes × 5 maps) stays in
+    /// a core's L2 cache, and particles cross tile edges (where they wait for the next phase and
+    /// resume with cold caches) rarely.
+    const TILE_TARGET: usize = 64;
+
+    /// Tile side for a map: at least `2·margin` (the conflict-free condition), otherwise
+    /// [`TILE_TARGET`] or a quarter of the shorter side, whichever is smaller (small maps still get
+    /// several tiles per colour to run in parallel).
+    pub(crate) fn tile_size(w: usize, h: usize, margin: usize) -> usize {
+        (2 * margin).max(TILE_TARGET.min(w.min(h) / 4))
+    }
+
+    /// Nodes per particle in flight: a batch runs in sub-batches of `nodes / DENSITY` particles
+    /// (at least `MIN_PER_TILE` per tile). More concurrency lets particles that wait at a tile edge
+    /// fall behind the ones eroding upstream of them, which biases the result (pits at tile edges
+    /// deepen before the particles that would refill them arrive); at one particle per ≥ 32 nodes
+    /// the parallel result matches the serial one (eroded volume within a few %, change-map
+    /// correlation > 0.9; see the integration tests), while at one per 8 it does not.
+    const DENSITY: usize = 32;
+    const MIN_PER_TILE: usize = 4;
+
+    /// How many particles of a batch run together (see [`DENSITY`]).
+    pub(crate) fn in_flight(grid: &TileGrid, nodes: usize) -> usize {
+        (nodes / DENSITY).max(grid.len() * MIN_PER_TILE).max(1)
+    }
 
     /// What one tile task hands back: its books, the particles that stepped out (in the order
     /// they left) and the ones that stalled.
@@ -1188,16 +1364,16 @@ pub(crate) mod particles {
     /// Every tile keeps a queue of the particles standing in it. A phase processes, in parallel,
     /// the queues of all tiles of one checkerboard colour; particles that step out are appended
     /// to their new tile's queue afterwards, in tile order, so every queue's order is a pure
-    /// function of the inputs. `cell(p)` is the cell a particle stands on; `walk(Some(rect), p,
-    /// books)` must advance `p` while it stands in `rect` (at least one step, or set `stalled`, or
-    /// end it), touching only nodes within the model's margin of `rect` (half the minimum tile
-    /// size of `grid`); `walk(None, p, books)` runs `p` to the end with exclusive access. `merge`
-    /// receives the books of every task in a fixed order.
+    /// function of the inputs. `cell(p)` is the cell a particle stands on; `walk(Some(rect), ps,
+    /// books)` must advance every particle of `ps` while it stands in `rect` (at least one step,
+    /// or set `stalled`, or end it), touching only nodes within the model's margin of `rect` (half
+    /// the minimum tile size of `grid`); `walk(None, ps, books)` runs them to the end, one after
+    /// another, with exclusive access. `merge` receives the books of every task in a fixed order.
     pub(crate) fn run<P, C, W, M>(grid: &TileGrid, parts: Vec<P>, tail: usize, cell: C, walk: W, mut merge: M)
     where
         P: Walker,
         C: Fn(&P) -> (usize, usize) + Sync,
-        W: Fn(Option<Rect>, &mut P, &mut Books) + Sync,
+        W: Fn(Option<Rect>, &mut [P], &mut Books) + Sync,
         M: FnMut(Books),
     {
         let tile = |p: &P| {
@@ -1218,9 +1394,8 @@ pub(crate) mod particles {
             if live <= tail || grid.len() == 1 || rounds >= 100_000 {
                 let mut b = Books::default();
                 for q in queues.iter_mut() {
-                    for mut p in q.drain(..) {
-                        walk(None, &mut p, &mut b);
-                    }
+                    walk(None, q, &mut b);
+                    q.clear();
                 }
                 merge(b);
                 return;
@@ -1236,8 +1411,8 @@ pub(crate) mod particles {
                     .map(|(t, q)| {
                         let rect = grid.rect(t);
                         let mut out = TaskOut { books: Books::default(), moved: Vec::new(), stalled: Vec::new() };
-                        for mut p in q.drain(..) {
-                            walk(Some(rect), &mut p, &mut out.books);
+                        walk(Some(rect), q, &mut out.books);
+                        for p in q.drain(..) {
                             if !p.alive() {
                                 continue;
                             }
@@ -1262,9 +1437,7 @@ pub(crate) mod particles {
             }
             if !stalled.is_empty() {
                 let mut b = Books::default();
-                for mut p in stalled {
-                    walk(None, &mut p, &mut b);
-                }
+                walk(None, &mut stalled, &mut b);
                 merge(b);
             }
         }
@@ -1491,7 +1664,7 @@ mod tests {
             floor: f32::NEG_INFINITY,
         };
         let mut b = Books::default();
-        unsafe { ctx.walk(&mut d, None, &mut b) };
+        unsafe { ctx.walk(&mut d, &mut b) };
         assert!((d.x - 8.25).abs() < 1e-4 && (d.y - 4.0).abs() < 1e-4, "{} {}", d.x, d.y);
         // Speed: v² grows by 0.1·g per step.
         assert!((d.speed - (1.0f32 + 5.0 * 0.1 * 9.81).sqrt()).abs() < 1e-3);

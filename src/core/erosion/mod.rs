@@ -93,9 +93,12 @@ pub struct Ledger {
     pub deposited: f64,
     /// Material that left the map across a drain edge.
     pub lost_at_border: f64,
-    /// Material created by a clamp (minimum-height guard) or removed by one, signed:
-    /// positive = the model lifted terrain back to the guard, which counts as deposition from
-    /// outside the sediment budget.
+    /// Material created (positive) or destroyed (negative) outside the erosion/deposition
+    /// exchange, signed: a clamp such as the minimum-height guard lifting terrain back up, or the
+    /// residual of a non-conservative scheme (the seed's semi-Lagrangian and MacCormack sediment
+    /// advection gain or lose sediment where flow converges or diverges; the pipe model's
+    /// `Conservative` advection keeps this ≈ 0). Booked so the identities still close and the
+    /// non-conservation is visible rather than hidden.
     pub clamped: f64,
     /// Material created by tectonic uplift (stream-power only), already included in `deposited`
     /// in the terrain books but not taken from suspension.

@@ -66,7 +66,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::thermal::{Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, simd_dispatch, book_row, check_hardness, fmax, fmin, pos};
+use super::thermal::{
+    Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, book_row, check_hardness, fmax, fmin,
+    pos, simd_dispatch,
+};
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::heightmap::Heightmap;
 
@@ -188,8 +191,20 @@ impl PipeParams {
     /// Checks every field against its documented range for a `width × height` map.
     pub fn validate(&self, width: usize, height: usize) -> Result<(), JobError> {
         check_param("dt", self.dt as f64, 1.0e-6, 10.0, "[1e-6, 10] s")?;
-        check_param("pipe_area", self.pipe_area as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m²")?;
-        check_param("pipe_length", self.pipe_length as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m")?;
+        check_param(
+            "pipe_area",
+            self.pipe_area as f64,
+            1.0e-6,
+            1.0e4,
+            "[1e-6, 1e4] m²",
+        )?;
+        check_param(
+            "pipe_length",
+            self.pipe_length as f64,
+            1.0e-6,
+            1.0e4,
+            "[1e-6, 1e4] m",
+        )?;
         check_param("gravity", self.gravity as f64, 0.0, 1.0e3, "[0, 1e3] m/s²")?;
         if let Some(c) = self.cell_size {
             check_param("cell_size", c as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
@@ -197,26 +212,85 @@ impl PipeParams {
         check_param("rain", self.rain as f64, 0.0, 1.0e3, "[0, 1e3] m/s")?;
         if let Some(r) = &self.rain_map {
             if r.len() != width * height {
-                return Err(JobError::BadParam { name: "rain_map length", value: r.len() as f64, range: "one value per node" });
+                return Err(JobError::BadParam {
+                    name: "rain_map length",
+                    value: r.len() as f64,
+                    range: "one value per node",
+                });
             }
-            if let Some(&bad) = r.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1.0e3)) {
-                return Err(JobError::BadParam { name: "rain_map", value: bad as f64, range: "[0, 1e3] m/s" });
+            if let Some(&bad) = r
+                .iter()
+                .find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1.0e3))
+            {
+                return Err(JobError::BadParam {
+                    name: "rain_map",
+                    value: bad as f64,
+                    range: "[0, 1e3] m/s",
+                });
             }
         }
         for s in &self.sources {
-            check_param("source.x", s.x as f64, 0.0, (width - 1) as f64, "[0, width−1]")?;
-            check_param("source.y", s.y as f64, 0.0, (height - 1) as f64, "[0, height−1]")?;
-            check_param("source.radius", s.radius as f64, 0.0, 1.0e5, "[0, 1e5] nodes")?;
-            check_param("source.intensity", s.intensity as f64, 0.0, 1.0e3, "[0, 1e3] m/s")?;
+            check_param(
+                "source.x",
+                s.x as f64,
+                0.0,
+                (width - 1) as f64,
+                "[0, width−1]",
+            )?;
+            check_param(
+                "source.y",
+                s.y as f64,
+                0.0,
+                (height - 1) as f64,
+                "[0, height−1]",
+            )?;
+            check_param(
+                "source.radius",
+                s.radius as f64,
+                0.0,
+                1.0e5,
+                "[0, 1e5] nodes",
+            )?;
+            check_param(
+                "source.intensity",
+                s.intensity as f64,
+                0.0,
+                1.0e3,
+                "[0, 1e3] m/s",
+            )?;
         }
         check_param("capacity", self.capacity as f64, 0.0, 1.0e3, "[0, 1e3]")?;
         check_param("erosion", self.erosion as f64, 0.0, 1.0, "[0, 1]")?;
         check_param("deposition", self.deposition as f64, 0.0, 1.0, "[0, 1]")?;
-        check_param("evaporation", self.evaporation as f64, 0.0, 1.0e3, "[0, 1e3] 1/s")?;
-        check_param("evaporation·dt", self.evaporation as f64 * self.dt as f64, 0.0, 1.0, "Ke·dt ≤ 1")?;
+        check_param(
+            "evaporation",
+            self.evaporation as f64,
+            0.0,
+            1.0e3,
+            "[0, 1e3] 1/s",
+        )?;
+        check_param(
+            "evaporation·dt",
+            self.evaporation as f64 * self.dt as f64,
+            0.0,
+            1.0,
+            "Ke·dt ≤ 1",
+        )?;
         check_param("min_tilt", self.min_tilt as f64, 0.0, 1.0, "[0, 1]")?;
-        check_param("max_depth", self.max_depth as f64, 0.0, 1.0e4, "[0, 1e4] m (0 = off)")?;
-        check_param("thermal_every", self.thermal_every as f64, 1.0, u32::MAX as f64, "[1, 2^32−1]")?;
+        check_param(
+            "max_depth",
+            self.max_depth as f64,
+            0.0,
+            1.0e4,
+            "[0, 1e4] m (0 = off)",
+        )?;
+        check_param(
+            "thermal_every",
+            self.thermal_every as f64,
+            1.0,
+            u32::MAX as f64,
+            "[1, 2^32−1]",
+        )?;
         if let Some(t) = &self.thermal {
             t.validate()?;
         }
@@ -325,10 +399,18 @@ pub struct PipeJob {
 
 impl PipeJob {
     /// Validates everything and prepares the job (applies the first water increment).
-    pub fn new(terrain: Heightmap, params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
+    pub fn new(
+        terrain: Heightmap,
+        params: PipeParams,
+        inputs: JobInputs,
+    ) -> Result<Self, JobError> {
         let (w, h) = (terrain.width, terrain.height);
         if w == 0 || h == 0 || terrain.data.len() != w * h {
-            return Err(JobError::BadParam { name: "heightmap data", value: terrain.data.len() as f64, range: "width × height values" });
+            return Err(JobError::BadParam {
+                name: "heightmap data",
+                value: terrain.data.len() as f64,
+                range: "width × height values",
+            });
         }
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
@@ -356,7 +438,11 @@ impl PipeJob {
             kd: params.deposition,
             min_tilt: params.min_tilt,
             depth_on: params.max_depth > 0.0,
-            inv_max_depth: if params.max_depth > 0.0 { 1.0 / params.max_depth } else { 0.0 },
+            inv_max_depth: if params.max_depth > 0.0 {
+                1.0 / params.max_depth
+            } else {
+                0.0
+            },
             keep: (1.0 - params.evaporation * dt).max(0.0),
             rain_dt: dt * params.rain,
             edges: Edges::new(&inputs.boundary),
@@ -391,12 +477,19 @@ impl PipeJob {
             None => None,
         };
         let volume_before = terrain.sum();
-        let s2 = if params.advection == Advection::MacCormack { vec![0.0; n] } else { Vec::new() };
+        let s2 = if params.advection == Advection::MacCormack {
+            vec![0.0; n]
+        } else {
+            Vec::new()
+        };
         Ok(Self {
             hm: terrain,
             params,
             c,
-            water: WaterBudget { rain: water_in_sum, ..Default::default() },
+            water: WaterBudget {
+                rain: water_in_sum,
+                ..Default::default()
+            },
             d,
             s: vec![0.0; n],
             fl: vec![0.0; n],
@@ -445,7 +538,10 @@ impl PipeJob {
 
     /// The water books so far.
     pub fn water_budget(&self) -> WaterBudget {
-        WaterBudget { stored: sum_f64(&self.d), ..self.water }
+        WaterBudget {
+            stored: sum_f64(&self.d),
+            ..self.water
+        }
     }
 
     /// One full time step (sweeps A, B, C and the optional thermal pass).
@@ -693,7 +789,10 @@ fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
         }
     }
     if !any {
-        let (x, y) = ((cx.round() as usize).min(w - 1), (cy.round() as usize).min(h - 1));
+        let (x, y) = (
+            (cx.round() as usize).min(w - 1),
+            (cy.round() as usize).min(h - 1),
+        );
         r[y * w + x] += src.intensity;
     }
 }
@@ -731,21 +830,39 @@ struct WaterCell {
 /// into this node from L, R, T, B; `g`: terrain slope (∂b/∂x, ∂b/∂y).
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn water_cell(c: &Consts, b: f32, d1: f32, s: f32, f: [f32; 4], fin: [f32; 4], g: [f32; 2], hard: f32, rain: f32) -> WaterCell {
+fn water_cell(
+    c: &Consts,
+    b: f32,
+    d1: f32,
+    s: f32,
+    f: [f32; 4],
+    fin: [f32; 4],
+    g: [f32; 2],
+    hard: f32,
+    rain: f32,
+) -> WaterCell {
     let fout = f[0] + f[1] + f[2] + f[3];
     let fsum_in = fin[0] + fin[1] + fin[2] + fin[3];
     let d2 = pos(d1 + c.dt_area * (fsum_in - fout));
     let dbar = 0.5 * (d1 + d2);
     let wx = 0.5 * (fin[0] - f[0] + f[1] - fin[1]);
     let wy = 0.5 * (fin[2] - f[2] + f[3] - fin[3]);
-    let inv = if dbar > DEPTH_EPS { c.inv_l / dbar } else { 0.0 };
+    let inv = if dbar > DEPTH_EPS {
+        c.inv_l / dbar
+    } else {
+        0.0
+    };
     let u = fmin(fmax(wx * inv, -c.vmax), c.vmax);
     let v = fmin(fmax(wy * inv, -c.vmax), c.vmax);
     let g2 = fmin(g[0] * g[0] + g[1] * g[1], 1.0e30);
     let sin = (g2 / (1.0 + g2)).sqrt();
     let sin_t = if sin > c.min_tilt { sin } else { c.min_tilt };
     let speed = (u * u + v * v).sqrt();
-    let lim = if c.depth_on { fmin(d2 * c.inv_max_depth, 1.0) } else { 1.0 };
+    let lim = if c.depth_on {
+        fmin(d2 * c.inv_max_depth, 1.0)
+    } else {
+        1.0
+    };
     let cap = c.kc * sin_t * speed * lim;
     let diff = cap - s;
     let ero = c.ks * pos(diff) * hard;
@@ -753,7 +870,14 @@ fn water_cell(c: &Consts, b: f32, d1: f32, s: f32, f: [f32; 4], fin: [f32; 4], g
     let bn = b - ero + dep;
     let s1 = pos(s + (b - bn));
     let d3 = d2 * c.keep;
-    WaterCell { b: bn, d: d3 + rain, u, v, s1, d2 }
+    WaterCell {
+        b: bn,
+        d: d3 + rain,
+        u,
+        v,
+        s1,
+        d2,
+    }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -780,11 +904,28 @@ fn flux_row<const GENERIC: bool>(
         let (bc0, bc1, bc2) = tri(b, y, w);
         let (dc0, dc1, dc2) = tri(d, y, w);
         let (bu1, du1, bd1, dd1) = (mid(b, yu, w), mid(d, yu, w), mid(b, yd, w), mid(d, yd, w));
-        let (fl1, fr1, ft1, fb1) = (&mut fl[1..m + 1], &mut fr[1..m + 1], &mut ft[1..m + 1], &mut fb[1..m + 1]);
+        let (fl1, fr1, ft1, fb1) = (
+            &mut fl[1..m + 1],
+            &mut fr[1..m + 1],
+            &mut ft[1..m + 1],
+            &mut fb[1..m + 1],
+        );
         for k in 0..m {
             let hc = bc1[k] + dc1[k];
-            let hn = [bc0[k] + dc0[k], bc2[k] + dc2[k], bu1[k] + du1[k], bd1[k] + dd1[k]];
-            let o = flux_cell(c, hc, dc1[k], hn, [fl1[k], fr1[k], ft1[k], fb1[k]], [true; 4]);
+            let hn = [
+                bc0[k] + dc0[k],
+                bc2[k] + dc2[k],
+                bu1[k] + du1[k],
+                bd1[k] + dd1[k],
+            ];
+            let o = flux_cell(
+                c,
+                hc,
+                dc1[k],
+                hn,
+                [fl1[k], fr1[k], ft1[k], fb1[k]],
+                [true; 4],
+            );
             fl1[k] = o[0];
             fr1[k] = o[1];
             ft1[k] = o[2];
@@ -802,7 +943,17 @@ fn flux_row<const GENERIC: bool>(
 
 /// Sweep A at one node of row `y` with full boundary handling (`fl`… are the row's slices).
 #[allow(clippy::too_many_arguments)]
-fn flux_generic(c: &Consts, x: usize, y: usize, b: &[f32], d: &[f32], fl: &mut [f32], fr: &mut [f32], ft: &mut [f32], fb: &mut [f32]) {
+fn flux_generic(
+    c: &Consts,
+    x: usize,
+    y: usize,
+    b: &[f32],
+    d: &[f32],
+    fl: &mut [f32],
+    fr: &mut [f32],
+    ft: &mut [f32],
+    fb: &mut [f32],
+) {
     let w = c.w;
     let i = y * w + x;
     let (bc, dc) = (b[i], d[i]);
@@ -941,11 +1092,33 @@ fn water_row<const GENERIC: bool>(
             }
         }
         for x in [0, w - 1] {
-            rb.drained += water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
+            rb.drained += water_generic(
+                c,
+                x,
+                y,
+                inp,
+                &mut *out.b,
+                &mut *out.d,
+                &mut *out.u,
+                &mut *out.v,
+                &mut *out.s1,
+                d2,
+            );
         }
     } else {
         for x in 0..w {
-            rb.drained += water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
+            rb.drained += water_generic(
+                c,
+                x,
+                y,
+                inp,
+                &mut *out.b,
+                &mut *out.d,
+                &mut *out.u,
+                &mut *out.v,
+                &mut *out.s1,
+                d2,
+            );
         }
     }
     let (e, dp) = book_row(&inp.b[r0..r0 + w], out.b, Some((er, dep)));
@@ -1103,7 +1276,15 @@ fn drain_loss(c: &Consts, x: usize, y: usize, s: f32, ax: f32, ay: f32) -> f64 {
 /// sediment lost across drain edges (only booked for `sign = 1`).
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn advect_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], sign: f32, out: &mut [f32]) -> f64 {
+fn advect_row<const GENERIC: bool>(
+    c: &Consts,
+    y: usize,
+    src: &[f32],
+    u: &[f32],
+    v: &[f32],
+    sign: f32,
+    out: &mut [f32],
+) -> f64 {
     let w = c.w;
     let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
     let k = c.courant * sign;
@@ -1118,7 +1299,11 @@ fn advect_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32],
         let o = &mut out[1..m + 1];
         for i in 0..m {
             let (ax, ay) = (uu[i] * k, vv[i] * k);
-            let r = [[u0[i], u1[i], u2[i]], [c0[i], c1[i], c2[i]], [d0[i], d1[i], d2[i]]];
+            let r = [
+                [u0[i], u1[i], u2[i]],
+                [c0[i], c1[i], c2[i]],
+                [d0[i], d1[i], d2[i]],
+            ];
             o[i] = filter3(r, taps(ax), taps(ay));
         }
         for x in [0, w - 1] {
@@ -1134,20 +1319,42 @@ fn advect_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32],
 
 #[allow(clippy::too_many_arguments)]
 #[inline]
-fn advect_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f32], k: f32, sign: f32, out: &mut [f32]) -> f64 {
+fn advect_generic(
+    c: &Consts,
+    x: usize,
+    y: usize,
+    src: &[f32],
+    u: &[f32],
+    v: &[f32],
+    k: f32,
+    sign: f32,
+    out: &mut [f32],
+) -> f64 {
     let i = y * c.w + x;
     let (ax, ay) = (u[i] * k, v[i] * k);
     let (cols, rows) = stencil(c, x, y);
     let r = gather(src, c.w, cols, rows);
     out[x] = filter3(r, taps(ax), taps(ay));
-    if sign > 0.0 { drain_loss(c, x, y, src[i], ax, ay) } else { 0.0 }
+    if sign > 0.0 {
+        drain_loss(c, x, y, src[i], ax, ay)
+    } else {
+        0.0
+    }
 }
 
 /// MacCormack correction for row `y`: `ŝ` = `s2` (backward pass of `s1`), forward-trace `ŝ`,
 /// combine and clamp to the range of the 2×2 `s1` nodes of the backward sample.
 #[allow(clippy::too_many_arguments)]
 #[inline(always)]
-fn maccormack_row<const GENERIC: bool>(c: &Consts, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) {
+fn maccormack_row<const GENERIC: bool>(
+    c: &Consts,
+    y: usize,
+    s1: &[f32],
+    s2: &[f32],
+    u: &[f32],
+    v: &[f32],
+    out: &mut [f32],
+) {
     let w = c.w;
     let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
     let k = c.courant;
@@ -1164,8 +1371,16 @@ fn maccormack_row<const GENERIC: bool>(c: &Consts, y: usize, s1: &[f32], s2: &[f
         let o = &mut out[1..m + 1];
         for i in 0..m {
             let (ax, ay) = (uu[i] * k, vv[i] * k);
-            let rs = [[a0[i], a1[i], a2[i]], [b0[i], b1[i], b2[i]], [e0[i], e1[i], e2[i]]];
-            let rh = [[p0[i], p1[i], p2[i]], [q0[i], q1[i], q2[i]], [r0_[i], r1_[i], r2_[i]]];
+            let rs = [
+                [a0[i], a1[i], a2[i]],
+                [b0[i], b1[i], b2[i]],
+                [e0[i], e1[i], e2[i]],
+            ];
+            let rh = [
+                [p0[i], p1[i], p2[i]],
+                [q0[i], q1[i], q2[i]],
+                [r0_[i], r1_[i], r2_[i]],
+            ];
             o[i] = maccormack_cell(rs, rh, ax, ay);
         }
         for x in [0, w - 1] {
@@ -1187,11 +1402,24 @@ fn maccormack_cell(rs: [[f32; 3]; 3], rh: [[f32; 3]; 3], ax: f32, ay: f32) -> f3
     fmin(fmax(corrected, lo), hi)
 }
 
-fn maccormack_generic(c: &Consts, x: usize, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32]) -> f32 {
+fn maccormack_generic(
+    c: &Consts,
+    x: usize,
+    y: usize,
+    s1: &[f32],
+    s2: &[f32],
+    u: &[f32],
+    v: &[f32],
+) -> f32 {
     let i = y * c.w + x;
     let (ax, ay) = (u[i] * c.courant, v[i] * c.courant);
     let (cols, rows) = stencil(c, x, y);
-    maccormack_cell(gather(s1, c.w, cols, rows), gather(s2, c.w, cols, rows), ax, ay)
+    maccormack_cell(
+        gather(s1, c.w, cols, rows),
+        gather(s2, c.w, cols, rows),
+        ax,
+        ay,
+    )
 }
 
 // Conservative forward remap. A node with displacement `a` (cells, |a| ≤ 1) sends the shares
@@ -1220,7 +1448,14 @@ fn remap_cell(s: [[f32; 3]; 3], wx: [[f32; 3]; 3], wy: [[f32; 3]; 3]) -> f32 {
 }
 
 #[inline(always)]
-fn remap_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+fn remap_row<const GENERIC: bool>(
+    c: &Consts,
+    y: usize,
+    src: &[f32],
+    u: &[f32],
+    v: &[f32],
+    out: &mut [f32],
+) -> f64 {
     let w = c.w;
     let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
     let k = c.courant;
@@ -1228,17 +1463,56 @@ fn remap_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], 
     let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
     if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
         let m = w - 2;
-        let (s0, s1, s2) = (tri(src, yu, w), tri(src, y, w), tri(src, yd, w));
-        let (u0, u1, u2) = (tri(u, yu, w), tri(u, y, w), tri(u, yd, w));
-        let (v0, v1, v2) = (tri(v, yu, w), tri(v, y, w), tri(v, yd, w));
+        let ((sa, sb, sc), (sd, se, sf), (sg, sh, si)) =
+            (tri(src, yu, w), tri(src, y, w), tri(src, yd, w));
+        let ((ua, ub, uc), (ud, ue, uf), (ug, uh, ui)) =
+            (tri(u, yu, w), tri(u, y, w), tri(u, yd, w));
+        let ((va, vb, vc), (vd, ve, vf), (vg, vh, vi)) =
+            (tri(v, yu, w), tri(v, y, w), tri(v, yd, w));
         let o = &mut out[1..m + 1];
         for i in 0..m {
-            // Share each neighbour sends towards the centre: the left column its "+1" share …
-            let xs = |t: (&[f32], &[f32], &[f32])| [shares(t.0[i] * k)[2], shares(t.1[i] * k)[1], shares(t.2[i] * k)[0]];
-            let ys = |t: (&[f32], &[f32], &[f32]), r: usize| [shares(t.0[i] * k)[r], shares(t.1[i] * k)[r], shares(t.2[i] * k)[r]];
-            let s = [[s0.0[i], s0.1[i], s0.2[i]], [s1.0[i], s1.1[i], s1.2[i]], [s2.0[i], s2.1[i], s2.2[i]]];
-            let wx = [xs(u0), xs(u1), xs(u2)];
-            let wy = [ys(v0, 2), ys(v1, 1), ys(v2, 0)];
+            let s = [
+                [sa[i], sb[i], sc[i]],
+                [sd[i], se[i], sf[i]],
+                [sg[i], sh[i], si[i]],
+            ];
+            // The share each neighbour sends towards the centre: the left column its share for
+            // +1, the middle column its share for 0, the right column its share for −1; rows
+            // likewise.
+            let wx = [
+                [
+                    shares(ua[i] * k)[2],
+                    shares(ub[i] * k)[1],
+                    shares(uc[i] * k)[0],
+                ],
+                [
+                    shares(ud[i] * k)[2],
+                    shares(ue[i] * k)[1],
+                    shares(uf[i] * k)[0],
+                ],
+                [
+                    shares(ug[i] * k)[2],
+                    shares(uh[i] * k)[1],
+                    shares(ui[i] * k)[0],
+                ],
+            ];
+            let wy = [
+                [
+                    shares(va[i] * k)[2],
+                    shares(vb[i] * k)[2],
+                    shares(vc[i] * k)[2],
+                ],
+                [
+                    shares(vd[i] * k)[1],
+                    shares(ve[i] * k)[1],
+                    shares(vf[i] * k)[1],
+                ],
+                [
+                    shares(vg[i] * k)[0],
+                    shares(vh[i] * k)[0],
+                    shares(vi[i] * k)[0],
+                ],
+            ];
             o[i] = remap_cell(s, wx, wy);
         }
         for x in [0, w - 1] {
@@ -1270,10 +1544,23 @@ fn shares_at(a: f32, pos: usize, n: usize, lo_wall: bool, hi_wall: bool) -> [f32
 
 /// Forward remap at one node with full boundary handling. Returns the sediment this node sends
 /// across drain edges.
-fn remap_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
+fn remap_generic(
+    c: &Consts,
+    x: usize,
+    y: usize,
+    src: &[f32],
+    u: &[f32],
+    v: &[f32],
+    out: &mut [f32],
+) -> f64 {
     use super::EdgeMode::Wall;
     let (w, h, k, e) = (c.w, c.h, c.courant, &c.edges);
-    let (lw, rw, tw, bw) = (e.left == Wall, e.right == Wall, e.top == Wall, e.bottom == Wall);
+    let (lw, rw, tw, bw) = (
+        e.left == Wall,
+        e.right == Wall,
+        e.top == Wall,
+        e.bottom == Wall,
+    );
     let mut s = [[0.0f32; 3]; 3];
     let mut wx = [[0.0f32; 3]; 3];
     let mut wy = [[0.0f32; 3]; 3];
@@ -1291,7 +1578,10 @@ fn remap_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f3
     out[x] = remap_cell(s, wx, wy);
     // This node's own shares that cross a drain edge leave the map.
     let i = y * w + x;
-    let (sx, sy) = (shares_at(u[i] * k, x, w, lw, rw), shares_at(v[i] * k, y, h, tw, bw));
+    let (sx, sy) = (
+        shares_at(u[i] * k, x, w, lw, rw),
+        shares_at(v[i] * k, y, h, tw, bw),
+    );
     let gone = |sh: [f32; 3], lo: Nb, hi: Nb| {
         let mut g = 0.0f64;
         if lo == Nb::Out {
@@ -1317,7 +1607,10 @@ impl Simulation for PipeJob {
     }
 
     fn progress(&self) -> Progress {
-        Progress { done: self.done, total: self.params.steps as u64 }
+        Progress {
+            done: self.done,
+            total: self.params.steps as u64,
+        }
     }
 
     fn heightmap(&self) -> &Heightmap {
@@ -1384,32 +1677,102 @@ mod tests {
     }
 
     fn job(hm: Heightmap, p: PipeParams, b: Boundary) -> PipeJob {
-        PipeJob::new(hm, p, JobInputs { boundary: b, ..Default::default() }).unwrap()
+        PipeJob::new(
+            hm,
+            p,
+            JobInputs {
+                boundary: b,
+                ..Default::default()
+            },
+        )
+        .unwrap()
     }
 
     #[test]
     fn bad_parameters_are_refused() {
         let hm = Heightmap::new(8, 8, 1.0).unwrap();
         let bad = [
-            PipeParams { dt: 0.0, ..Default::default() },
-            PipeParams { dt: f32::NAN, ..Default::default() },
-            PipeParams { pipe_area: -1.0, ..Default::default() },
-            PipeParams { pipe_length: f32::INFINITY, ..Default::default() },
-            PipeParams { cell_size: Some(0.0), ..Default::default() },
-            PipeParams { rain: -0.1, ..Default::default() },
-            PipeParams { rain_map: Some(vec![0.0; 3]), ..Default::default() },
-            PipeParams { rain_map: Some(vec![f32::NAN; 64]), ..Default::default() },
-            PipeParams { erosion: 2.0, ..Default::default() },
-            PipeParams { evaporation: 20.0, dt: 0.1, ..Default::default() },
-            PipeParams { thermal_every: 0, ..Default::default() },
-            PipeParams { thermal: Some(ThermalParams { rate: 9.0, ..Default::default() }), ..Default::default() },
-            PipeParams { sources: vec![RiverSource { x: 8.5, y: 1.0, radius: 1.0, intensity: 1.0 }], ..Default::default() },
-            PipeParams { sources: vec![RiverSource { x: 1.0, y: 1.0, radius: 1.0, intensity: -1.0 }], ..Default::default() },
+            PipeParams {
+                dt: 0.0,
+                ..Default::default()
+            },
+            PipeParams {
+                dt: f32::NAN,
+                ..Default::default()
+            },
+            PipeParams {
+                pipe_area: -1.0,
+                ..Default::default()
+            },
+            PipeParams {
+                pipe_length: f32::INFINITY,
+                ..Default::default()
+            },
+            PipeParams {
+                cell_size: Some(0.0),
+                ..Default::default()
+            },
+            PipeParams {
+                rain: -0.1,
+                ..Default::default()
+            },
+            PipeParams {
+                rain_map: Some(vec![0.0; 3]),
+                ..Default::default()
+            },
+            PipeParams {
+                rain_map: Some(vec![f32::NAN; 64]),
+                ..Default::default()
+            },
+            PipeParams {
+                erosion: 2.0,
+                ..Default::default()
+            },
+            PipeParams {
+                evaporation: 20.0,
+                dt: 0.1,
+                ..Default::default()
+            },
+            PipeParams {
+                thermal_every: 0,
+                ..Default::default()
+            },
+            PipeParams {
+                thermal: Some(ThermalParams {
+                    rate: 9.0,
+                    ..Default::default()
+                }),
+                ..Default::default()
+            },
+            PipeParams {
+                sources: vec![RiverSource {
+                    x: 8.5,
+                    y: 1.0,
+                    radius: 1.0,
+                    intensity: 1.0,
+                }],
+                ..Default::default()
+            },
+            PipeParams {
+                sources: vec![RiverSource {
+                    x: 1.0,
+                    y: 1.0,
+                    radius: 1.0,
+                    intensity: -1.0,
+                }],
+                ..Default::default()
+            },
         ];
         for p in bad {
-            assert!(PipeJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(), "{p:?}");
+            assert!(
+                PipeJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(),
+                "{p:?}"
+            );
         }
-        let hard = JobInputs { hardness: Some(vec![-1.0; 64]), ..Default::default() };
+        let hard = JobInputs {
+            hardness: Some(vec![-1.0; 64]),
+            ..Default::default()
+        };
         assert!(PipeJob::new(hm.clone(), PipeParams::default(), hard).is_err());
         assert!(PipeJob::new(hm, PipeParams::default(), JobInputs::default()).is_ok());
     }
@@ -1417,12 +1780,23 @@ mod tests {
     #[test]
     fn still_water_on_flat_ground_stays_still() {
         let hm = Heightmap::filled(12, 10, 1.0, 5.0).unwrap();
-        let p = PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(vec![0.1; 120]), ..Default::default() };
+        let p = PipeParams {
+            rain: 0.0,
+            evaporation: 0.0,
+            rain_map: Some(vec![0.1; 120]),
+            ..Default::default()
+        };
         let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
         for _ in 0..20 {
             j.step();
         }
-        assert!(j.fl.iter().chain(&j.fr).chain(&j.ft).chain(&j.fb).all(|&f| f == 0.0));
+        assert!(
+            j.fl.iter()
+                .chain(&j.fr)
+                .chain(&j.ft)
+                .chain(&j.fb)
+                .all(|&f| f == 0.0)
+        );
         assert!(j.u.iter().chain(&j.v).all(|&v| v == 0.0));
         // Min tilt erodes nothing without motion.
         assert!(j.hm.data.iter().all(|&b| b == 5.0));
@@ -1436,7 +1810,14 @@ mod tests {
         let hm = Heightmap::filled(9, 9, 1.0, 0.0).unwrap();
         let mut rain = vec![0.0; 81];
         rain[40] = 500.0;
-        let p = PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(rain), steps: 1, dt: 0.5, ..Default::default() };
+        let p = PipeParams {
+            rain: 0.0,
+            evaporation: 0.0,
+            rain_map: Some(rain),
+            steps: 1,
+            dt: 0.5,
+            ..Default::default()
+        };
         let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
         j.params.rain_map = None;
         j.water_in = None;
@@ -1455,26 +1836,51 @@ mod tests {
     #[test]
     fn water_books_close_with_drains_and_walls() {
         for mode in [EdgeMode::Drain, EdgeMode::Wall, EdgeMode::Wrap] {
-            let mut j = job(bumpy(24, 20), PipeParams { rain: 0.05, ..Default::default() }, Boundary::all(mode));
+            let mut j = job(
+                bumpy(24, 20),
+                PipeParams {
+                    rain: 0.05,
+                    ..Default::default()
+                },
+                Boundary::all(mode),
+            );
             for _ in 0..60 {
                 j.step();
             }
             let wb = j.water_budget();
             assert!(wb.error().abs() < 1e-4 * wb.rain, "{mode:?}: {wb:?}");
             assert!(wb.evaporated > 0.0);
-            assert_eq!(wb.drained > 0.0, mode == EdgeMode::Drain, "{mode:?}: {wb:?}");
+            assert_eq!(
+                wb.drained > 0.0,
+                mode == EdgeMode::Drain,
+                "{mode:?}: {wb:?}"
+            );
         }
     }
 
     #[test]
     fn fast_paths_match_the_boundary_aware_path_bit_for_bit() {
-        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+        for adv in [
+            Advection::SemiLagrangian,
+            Advection::MacCormack,
+            Advection::Conservative,
+        ] {
             for b in [
                 Boundary::all(EdgeMode::Drain),
                 Boundary::all(EdgeMode::Wrap),
-                Boundary { left: EdgeMode::Wall, right: EdgeMode::Drain, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
+                Boundary {
+                    left: EdgeMode::Wall,
+                    right: EdgeMode::Drain,
+                    top: EdgeMode::Wrap,
+                    bottom: EdgeMode::Wrap,
+                },
             ] {
-                let p = PipeParams { rain: 0.05, advection: adv, max_depth: 0.05, ..Default::default() };
+                let p = PipeParams {
+                    rain: 0.05,
+                    advection: adv,
+                    max_depth: 0.05,
+                    ..Default::default()
+                };
                 let mut j = job(bumpy(17, 13), p, b);
                 for _ in 0..15 {
                     j.step();
@@ -1482,22 +1888,61 @@ mod tests {
                 // One more step both ways from the same state.
                 let c = j.c;
                 let w = c.w;
-                let (mut fl, mut fr, mut ft, mut fb) = (j.fl.clone(), j.fr.clone(), j.ft.clone(), j.fb.clone());
+                let (mut fl, mut fr, mut ft, mut fb) =
+                    (j.fl.clone(), j.fr.clone(), j.ft.clone(), j.fb.clone());
                 for y in 0..c.h {
                     let r = y * w..(y + 1) * w;
-                    flux_row::<true>(&c, y, &j.hm.data, &j.d, &mut fl[r.clone()], &mut fr[r.clone()], &mut ft[r.clone()], &mut fb[r]);
+                    flux_row::<true>(
+                        &c,
+                        y,
+                        &j.hm.data,
+                        &j.d,
+                        &mut fl[r.clone()],
+                        &mut fr[r.clone()],
+                        &mut ft[r.clone()],
+                        &mut fb[r],
+                    );
                 }
                 j.sweep_flux();
                 assert_eq!((&fl, &fr, &ft, &fb), (&j.fl, &j.fr, &j.ft, &j.fb));
                 let n = c.w * c.h;
-                let (mut bn, mut d, mut u, mut v, mut s1) = (vec![0.0; n], j.d.clone(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
+                let (mut bn, mut d, mut u, mut v, mut s1) = (
+                    vec![0.0; n],
+                    j.d.clone(),
+                    vec![0.0; n],
+                    vec![0.0; n],
+                    vec![0.0; n],
+                );
                 let (mut er, mut dep, mut tmp) = (vec![0.0; n], vec![0.0; n], vec![0.0; w]);
                 {
-                    let inp = BIn { b: &j.hm.data, s: &j.s, fl: &j.fl, fr: &j.fr, ft: &j.ft, fb: &j.fb, hard: None, water_in: None };
+                    let inp = BIn {
+                        b: &j.hm.data,
+                        s: &j.s,
+                        fl: &j.fl,
+                        fr: &j.fr,
+                        ft: &j.ft,
+                        fb: &j.fb,
+                        hard: None,
+                        water_in: None,
+                    };
                     for y in 0..c.h {
                         let r = y * w..(y + 1) * w;
-                        let out = BOut { b: &mut bn[r.clone()], d: &mut d[r.clone()], u: &mut u[r.clone()], v: &mut v[r.clone()], s1: &mut s1[r.clone()] };
-                        water_row::<true>(&c, y, &inp, out, &mut tmp, &mut er[r.clone()], &mut dep[r]);
+                        let out = BOut {
+                            b: &mut bn[r.clone()],
+                            d: &mut d[r.clone()],
+                            u: &mut u[r.clone()],
+                            v: &mut v[r.clone()],
+                            s1: &mut s1[r.clone()],
+                        };
+                        water_row::<true>(
+                            &c,
+                            y,
+                            &inp,
+                            out,
+                            &mut tmp,
+                            &mut er[r.clone()],
+                            &mut dep[r],
+                        );
                     }
                 }
                 j.sweep_water_erosion();
@@ -1524,16 +1969,33 @@ mod tests {
                     s_ref = s2_ref;
                     j.sweep_semi_lagrangian();
                 }
-                assert!(s_ref.iter().zip(&j.s).all(|(a, b)| a.to_bits() == b.to_bits()), "{adv:?} {b:?}");
+                assert!(
+                    s_ref
+                        .iter()
+                        .zip(&j.s)
+                        .all(|(a, b)| a.to_bits() == b.to_bits()),
+                    "{adv:?} {b:?}"
+                );
             }
         }
     }
 
     #[test]
     fn transport_at_courant_one_shifts_by_exactly_one_cell() {
-        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+        for adv in [
+            Advection::SemiLagrangian,
+            Advection::MacCormack,
+            Advection::Conservative,
+        ] {
             let hm = Heightmap::new(16, 8, 1.0).unwrap();
-            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
+            let mut j = job(
+                hm,
+                PipeParams {
+                    advection: adv,
+                    ..Default::default()
+                },
+                Boundary::all(EdgeMode::Wrap),
+            );
             for (i, s) in j.s1.iter_mut().enumerate() {
                 *s = ((i % 16) * 3 % 7) as f32;
             }
@@ -1547,7 +2009,11 @@ mod tests {
             };
             for y in 0..8 {
                 for x in 0..16 {
-                    assert_eq!(j.s[y * 16 + x], j.s1[y * 16 + (x + 15) % 16], "{adv:?} ({x},{y})");
+                    assert_eq!(
+                        j.s[y * 16 + x],
+                        j.s1[y * 16 + (x + 15) % 16],
+                        "{adv:?} ({x},{y})"
+                    );
                 }
             }
         }
@@ -1559,7 +2025,14 @@ mod tests {
         let mut spread = Vec::new();
         for adv in [Advection::SemiLagrangian, Advection::MacCormack] {
             let hm = Heightmap::new(32, 4, 1.0).unwrap();
-            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
+            let mut j = job(
+                hm,
+                PipeParams {
+                    advection: adv,
+                    ..Default::default()
+                },
+                Boundary::all(EdgeMode::Wrap),
+            );
             for (i, s) in j.s.iter_mut().enumerate() {
                 *s = if (i % 32) < 8 { 1.0 } else { 0.0 };
             }
@@ -1577,15 +2050,35 @@ mod tests {
             // Width of the transition zone (values strictly between 0.05 and 0.95).
             spread.push(j.s[..32].iter().filter(|&&v| v > 0.05 && v < 0.95).count());
         }
-        assert!(spread[1] < spread[0], "MacCormack {} vs semi-Lagrangian {}", spread[1], spread[0]);
+        assert!(
+            spread[1] < spread[0],
+            "MacCormack {} vs semi-Lagrangian {}",
+            spread[1],
+            spread[0]
+        );
     }
 
     #[test]
     fn rain_on_a_slope_erodes_and_books_close() {
-        let hm = Heightmap::from_fn(32, 24, 1.0, |x, y| 20.0 - 0.4 * x as f32 + 0.3 * ((y as f32) * 0.7).sin()).unwrap();
-        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+        let hm = Heightmap::from_fn(32, 24, 1.0, |x, y| {
+            20.0 - 0.4 * x as f32 + 0.3 * ((y as f32) * 0.7).sin()
+        })
+        .unwrap();
+        for adv in [
+            Advection::SemiLagrangian,
+            Advection::MacCormack,
+            Advection::Conservative,
+        ] {
             for mode in [EdgeMode::Drain, EdgeMode::Wall] {
-                let mut j = job(hm.clone(), PipeParams { advection: adv, rain: 0.05, ..Default::default() }, Boundary::all(mode));
+                let mut j = job(
+                    hm.clone(),
+                    PipeParams {
+                        advection: adv,
+                        rain: 0.05,
+                        ..Default::default()
+                    },
+                    Boundary::all(mode),
+                );
                 for _ in 0..100 {
                     j.step();
                 }
@@ -1609,21 +2102,40 @@ mod tests {
         for t in [2u8, 1, 0] {
             tier.store(t, Ordering::Relaxed);
             let mut out = Vec::new();
-            for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
+            for adv in [
+                Advection::SemiLagrangian,
+                Advection::MacCormack,
+                Advection::Conservative,
+            ] {
                 let p = PipeParams {
                     advection: adv,
                     rain_map: Some(rain.clone()),
                     max_depth: 0.02,
-                    thermal: Some(ThermalParams { iterations: 2, talus_angle: 20.0, ..Default::default() }),
+                    thermal: Some(ThermalParams {
+                        iterations: 2,
+                        talus_angle: 20.0,
+                        ..Default::default()
+                    }),
                     ..Default::default()
                 };
-                let inputs = JobInputs { hardness: Some(hard.clone()), boundary: Boundary::all(EdgeMode::Drain), seed: 0 };
+                let inputs = JobInputs {
+                    hardness: Some(hard.clone()),
+                    boundary: Boundary::all(EdgeMode::Drain),
+                    seed: 0,
+                };
                 let mut j = PipeJob::new(hm.clone(), p, inputs).unwrap();
                 for _ in 0..25 {
                     j.step();
                 }
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-                out.push((bits(&j.hm.data), bits(&j.d), bits(&j.s), bits(&j.u), bits(&j.maps.eroded), j.ledger()));
+                out.push((
+                    bits(&j.hm.data),
+                    bits(&j.d),
+                    bits(&j.s),
+                    bits(&j.u),
+                    bits(&j.maps.eroded),
+                    j.ledger(),
+                ));
             }
             results.push(out);
         }
@@ -1638,12 +2150,26 @@ mod tests {
             Boundary::all(EdgeMode::Wall),
             Boundary::all(EdgeMode::Wrap),
             Boundary::all(EdgeMode::Drain),
-            Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
+            Boundary {
+                left: EdgeMode::Drain,
+                right: EdgeMode::Wall,
+                top: EdgeMode::Wrap,
+                bottom: EdgeMode::Wrap,
+            },
         ] {
             for (w, h) in [(23, 19), (1, 7), (2, 2)] {
                 let hm = Heightmap::new(w, h, 1.0).unwrap();
-                let mut j = job(hm, PipeParams { advection: Advection::Conservative, ..Default::default() }, b);
-                let r = |i: usize, k: u64| crate::core::rng::unit_f32(crate::core::rng::hash2(i as i64, 0, k));
+                let mut j = job(
+                    hm,
+                    PipeParams {
+                        advection: Advection::Conservative,
+                        ..Default::default()
+                    },
+                    b,
+                );
+                let r = |i: usize, k: u64| {
+                    crate::core::rng::unit_f32(crate::core::rng::hash2(i as i64, 0, k))
+                };
                 let vmax = j.c.vmax;
                 for i in 0..w * h {
                     j.s1[i] = r(i, 1);
@@ -1652,7 +2178,10 @@ mod tests {
                 }
                 let before = sum_f64(&j.s1);
                 let (after, lost) = j.sweep_conservative();
-                assert!((before - after - lost).abs() < 1e-5 * before, "{b:?} {w}x{h}: {before} → {after} + {lost}");
+                assert!(
+                    (before - after - lost).abs() < 1e-5 * before,
+                    "{b:?} {w}x{h}: {before} → {after} + {lost}"
+                );
                 if b.left != EdgeMode::Drain && b.top != EdgeMode::Drain {
                     assert_eq!(lost, 0.0, "{b:?}");
                 } else if w > 2 {
@@ -1666,10 +2195,30 @@ mod tests {
     #[test]
     fn sources_cover_their_disc_or_the_nearest_node() {
         let mut r = vec![0.0; 100];
-        add_source(&mut r, 10, 10, &RiverSource { x: 4.0, y: 5.0, radius: 1.0, intensity: 2.0 });
+        add_source(
+            &mut r,
+            10,
+            10,
+            &RiverSource {
+                x: 4.0,
+                y: 5.0,
+                radius: 1.0,
+                intensity: 2.0,
+            },
+        );
         assert_eq!(r.iter().filter(|&&v| v == 2.0).count(), 5);
         let mut r = vec![0.0; 100];
-        add_source(&mut r, 10, 10, &RiverSource { x: 4.4, y: 5.6, radius: 0.1, intensity: 3.0 });
+        add_source(
+            &mut r,
+            10,
+            10,
+            &RiverSource {
+                x: 4.4,
+                y: 5.6,
+                radius: 0.1,
+                intensity: 3.0,
+            },
+        );
         assert_eq!(r[6 * 10 + 4], 3.0);
         assert_eq!(r.iter().filter(|&&v| v > 0.0).count(), 1);
     }

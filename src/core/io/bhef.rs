@@ -42,10 +42,9 @@
 //! The format stores no spacing, so decoded maps get `cell_size = 1.0`, exactly as the seed's mesh
 //! places vertices one unit apart.
 
-use std::fs::{self, File, OpenOptions};
-use std::io::{self, Read, Write};
+use std::fs::File;
+use std::io::{self, Read};
 use std::path::{Path, PathBuf};
-use std::sync::atomic::{AtomicU64, Ordering};
 
 use rayon::prelude::*;
 use thiserror::Error;
@@ -363,58 +362,15 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-static TEMP_COUNTER: AtomicU64 = AtomicU64::new(0);
 
 /// Writes `hm` to `path` atomically: the bytes go to a fresh temporary file in the same folder,
 /// which is flushed and fsync'ed and then renamed over `path`. On any error the temporary file is
 /// removed and `path` is untouched, so a crash leaves either the old file or the new one, never a
 /// half-written one. The map is encoded (and validated) before anything is created on disk.
 pub fn save_atomic(path: &Path, hm: &Heightmap) -> Result<(), BhefError> {
+    // Encode first: an invalid map never touches the disk.
     let bytes = encode(hm)?;
-    let name = path.file_name().ok_or_else(|| BhefError::Io {
-        op: "write",
-        path: path.to_path_buf(),
-        source: io::Error::new(io::ErrorKind::InvalidInput, "the path does not name a file"),
-    })?;
-    let dir = match path.parent() {
-        Some(p) if !p.as_os_str().is_empty() => p.to_path_buf(),
-        _ => PathBuf::from("."),
-    };
-
-    // A name nobody else uses (`.NAME.tmp.PID.N`: hidden, per process and per call); create_new
-    // refuses collisions.
-    let (tmp, mut file) = loop {
-        let n = TEMP_COUNTER.fetch_add(1, Ordering::Relaxed);
-        let mut tmp_name = std::ffi::OsString::from(".");
-        tmp_name.push(name);
-        tmp_name.push(format!(".tmp.{}.{n}", std::process::id()));
-        let tmp = dir.join(tmp_name);
-        match OpenOptions::new().write(true).create_new(true).open(&tmp) {
-            Ok(f) => break (tmp, f),
-            Err(e) if e.kind() == io::ErrorKind::AlreadyExists => continue,
-            Err(e) => {
-                return Err(BhefError::Io { op: "create a temporary file for", path: path.to_path_buf(), source: e });
-            }
-        }
-    };
-
-    let written = (|| {
-        file.write_all(&bytes).map_err(io_err("write", &tmp))?;
-        file.flush().map_err(io_err("flush", &tmp))?;
-        file.sync_all().map_err(io_err("sync", &tmp))?;
-        drop(file);
-        fs::rename(&tmp, path).map_err(io_err("replace", path))
-    })();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(e);
-    }
-    // Make the rename itself durable where the platform allows syncing a folder.
-    #[cfg(unix)]
-    if let Ok(d) = File::open(&dir) {
-        let _ = d.sync_all();
-    }
-    Ok(())
+    super::atomic::write_atomic(path, |w| w.write_all(&bytes)).map_err(io_err("save", path))
 }
 
 #[cfg(test)]

@@ -70,7 +70,7 @@ impl Diffusion {
 
     /// One implicit step with `r = κ·Δt/Δx²` (dimensionless). `h` is row-major.
     pub fn apply(&mut self, h: &mut [f32], r: f64) {
-        if !(r > 0.0) {
+        if r.is_nan() || r <= 0.0 {
             return;
         }
         let Grid { w, h: rows, wrap_x, wrap_y } = self.grid;
@@ -253,7 +253,7 @@ mod tests {
         let after: f64 = hm.iter().map(|&v| v as f64).sum();
         assert!((before - after).abs() < 1e-3, "{before} {after}");
         assert!(hm[31] < 100.0 && hm[31] > 0.0);
-        assert!(hm.iter().all(|&v| v >= 0.0 && v <= 100.0), "monotone: no new extrema");
+        assert!(hm.iter().all(|v| (0.0..=100.0).contains(v)), "monotone: no new extrema");
     }
 
     #[test]

@@ -19,10 +19,11 @@
 //! ## One step (`Δt` years)
 //! 1. **Uplift** `h_i ← h_i + U_i·Δt` on every node except outlets (nodes on a `Drain` edge are
 //!    base level, held fixed). With no `Drain` edge at all every node is uplifted.
-//! 2. **Routing** ([`routing`](self) module doc): D8 steepest-descent receivers (diagonals over
-//!    `√2·Δx`), pits resolved by the basin graph + minimum spanning tree + carving of Cordonnier
-//!    et al., the Braun–Willett stack (receiver before donor), drainage area `A_i` summed in
-//!    reverse stack order, in nodes (`A = count·Δx²` m² in the law).
+//! 2. **Routing** (the `routing` module doc): D8 steepest-descent receivers (diagonals over
+//!    `√2·Δx`), the Braun–Willett stack (receiver before donor), pits resolved by the basin graph
+//!    of Cordonnier et al. (minimum spanning tree of the lowest passes between basins, found by
+//!    local floods; lake levels; rerouting by carving), drainage area `A_i` summed in reverse
+//!    stack order, in nodes (`A = count·Δx²` m² in the law).
 //! 3. **Incision**, implicit in time, in stack order so the receiver `r` is already at its new
 //!    height: with `d` the distance to the receiver (`Δx` or `√2·Δx`) and
 //!    `F = K_i·Δt·A_i^m / d^n`, the new height `h'_i = h'_r + δ` solves
@@ -43,8 +44,9 @@
 //!    `Σ_k max(0, λ − h_k) = V` over its lake nodes (`λ ≤ L_b`; `V ≥ capacity` fills it flat to
 //!    `L_b`), and the rest continues downstream. What reaches an outlet leaves the map. On a map
 //!    with no outlet the terminal basin keeps everything that reaches it (filled from the bottom,
-//!    without a ceiling). `lake_deposition = false` lets sediment pass through lakes (pure
-//!    Braun–Willett incision; lakes keep their shape) except in the terminal basin.
+//!    without a ceiling — only heights beyond the f32 range, `3.4e38` m, could refuse material,
+//!    which would then be booked as lost). `lake_deposition = false` lets sediment pass through
+//!    lakes (pure Braun–Willett incision; lakes keep their shape) except in the terminal basin.
 //! 5. **Diffusion** (`κ > 0`): one backward-Euler step of `∂h/∂t = ∇·(κ∇h)` with directional
 //!    (LOD) splitting, unconditionally stable and monotone at any `Δt` (the `diffusion` module
 //!    doc); outlets are fixed values, walls zero-flux, wraps periodic; hardness scales the face
@@ -65,9 +67,13 @@
 //! `flow` = drainage area **in nodes** (multiply by `cell_size²` for m²), as of the last routing;
 //! `water` = lake depth `max(0, L_b − h)` (m) of the lakes found by the last routing.
 //!
-//! Every pass is deterministic: the parallel ones (uplift, receivers, diffusion, the books) work
-//! on whole rows or lines and sum their partial books in row order, so results are bit-identical
-//! at any thread count.
+//! ## Parallelism and determinism
+//! Uplift, receivers and diffusion run over rows (or lines) in parallel. The stack is walked from
+//! the roots in parallel chunks concatenated in order. Drainage area, incision and sediment
+//! transport run in parallel over stack *segments*: each segment is one outlet's whole tree plus
+//! the lakes draining into it, so segments share no node and every value inside one is computed
+//! in the same order whatever thread runs it. Partial books are added in row or segment order.
+//! Results are therefore bit-identical at any thread count.
 
 mod diffusion;
 pub(crate) mod routing;
@@ -353,12 +359,12 @@ impl StreamPowerJob {
                     qs.write(i, 0.0);
                     let rc = r.rcv[i] as usize;
                     let hi = h.read(i);
-                    if rc == i || (has_lakes && hi < r.lake_level[i]) {
+                    if rc == i || (has_lakes && r.is_special(i) && hi < r.lake_level[i]) {
                         continue;
                     }
                     let hr = h.read(rc);
                     let d0 = hi as f64 - hr as f64;
-                    if !(d0 > 0.0) {
+                    if d0.is_nan() || d0 <= 0.0 {
                         continue;
                     }
                     let a = area.read(i) as usize;
@@ -368,7 +374,7 @@ impl StreamPowerJob {
                         None => kdt,
                     };
                     let f = k * am * inv_dn[r.diag[i] as usize];
-                    if !(f > 0.0) {
+                    if f.is_nan() || f <= 0.0 {
                         continue;
                     }
                     let delta = if !f.is_finite() {
@@ -392,7 +398,7 @@ impl StreamPowerJob {
                 for &v in nodes.iter().rev() {
                     let i = v as usize;
                     let mut q = qs.read(i);
-                    if has_lakes && q > 0.0 {
+                    if has_lakes && q > 0.0 && r.is_special(i) {
                         let t = r.trap_of[i];
                         if t != NONE {
                             let trap = r.traps[t as usize];
@@ -464,7 +470,7 @@ impl StreamPowerJob {
 fn solve_incision(d0: f64, f: f64, n: f64) -> f64 {
     let (mut lo, mut hi) = (0.0f64, d0);
     let mut x = (d0 / f).powf(1.0 / n).min(d0);
-    if !(x > 0.0) {
+    if x.is_nan() || x <= 0.0 {
         x = 0.5 * d0;
     }
     for _ in 0..100 {
@@ -497,7 +503,7 @@ fn solve_incision(d0: f64, f: f64, n: f64) -> f64 {
 /// # Safety
 /// The caller has exclusive access to the entries of `nodes` in `h` and `dep`, all in bounds.
 unsafe fn fill_lake(h: &Shared<f32>, nodes: &mut [u32], level: f32, capacity: f64, v: f64, dep: &Shared<f32>) -> f64 {
-    if nodes.is_empty() || !(v > 0.0) {
+    if nodes.is_empty() || v.is_nan() || v <= 0.0 {
         return 0.0;
     }
     let raise = |k: u32, to: f32| -> f64 {
@@ -533,7 +539,9 @@ unsafe fn fill_lake(h: &Shared<f32>, nodes: &mut [u32], level: f32, capacity: f6
             break;
         }
     }
-    let to = (lambda as f32).min(level);
+    // The terminal basin has no ceiling: keep the level inside the f32 range (what does not fit
+    // is returned undeposited and booked by the caller).
+    let to = (lambda.min(f32::MAX as f64) as f32).min(level);
     nodes[..count].iter().map(|&k| raise(k, to)).sum()
 }
 
@@ -542,20 +550,10 @@ impl Simulation for StreamPowerJob {
         if self.done >= self.p.steps {
             return;
         }
-        let prof = std::env::var_os("TALUS_SP_PROFILE").is_some();
-        let t0 = std::time::Instant::now();
         self.uplift();
-        let t1 = std::time::Instant::now();
         self.router.route_without_area(&self.hm.data);
-        let t2 = std::time::Instant::now();
         self.erode();
-        let t3 = std::time::Instant::now();
-        let t4 = std::time::Instant::now();
         self.diffuse();
-        let t5 = std::time::Instant::now();
-        if prof {
-            eprintln!("PROF uplift {:?} route {:?} incise {:?} transport {:?} diffuse {:?} pits {}", t1-t0, t2-t1, t3-t2, t4-t3, t5-t4, self.router.pits);
-        }
         self.done += 1;
     }
 

@@ -10,19 +10,27 @@
 //! neighbour. A non-outlet node with no lower neighbour is a *pit*.
 //!
 //! ## Stack and drainage area
-//! The donors of every node are gathered into a CSR table (donor counts, prefix sums, fill), then
-//! a depth-first walk from every root (outlets and pits, in index order) writes the *stack*: every
-//! node appears after its receiver. Each root's tree is one contiguous *segment* of the stack.
-//! Drainage area (in nodes, every node contributing itself) is summed in reverse stack order:
-//! `A_r += A_i` for every `i` with receiver `r` — O(n), and exact because counts are integers.
+//! A depth-first walk from every root (outlets and pits, in index order) writes the *stack*:
+//! every node appears after its receiver. The donors of a node are the neighbours whose receiver
+//! it is, found by looking at the eight neighbours (no donor table to build); roots are walked in
+//! parallel chunks whose outputs are concatenated in order. Each root's tree is one contiguous
+//! *segment* of the stack. Drainage area (in nodes, every node contributing itself) is summed in
+//! reverse stack order, `A_r += A_i` for every `i` with receiver `r` — O(n), exact because counts
+//! are integers, and parallel over segments because trees are independent.
 //!
 //! ## Lakes: the basin graph
 //! When pits exist, every root's tree is a *basin*; all outlet basins together form the "outside"
 //! node 0 of a graph whose other nodes are the pit basins. Two basins are linked by their lowest
 //! *pass*: over every pair of neighbouring nodes `(i, j)` with `i` in one basin and `j` in the
-//! other, the smallest `e = max(h_i, h_j)` (ties by node index). Kruskal's algorithm gives the
-//! minimum spanning tree of that graph; oriented away from node 0 it tells each pit basin `b`
-//! where it overflows (its pass `(i_b, j_b)`, `i_b` inside `b`) and its water level
+//! other, the smallest `e = max(h_i, h_j)` (ties broken by basin ids, then node indices). The
+//! minimum spanning tree of that graph is built by Borůvka rounds: each component not yet joined
+//! to 0 finds its lowest outgoing pass by a *local flood* — nodes of the component popped from a
+//! min-heap in increasing height, starting at its pits, stopping as soon as the next height
+//! exceeds the best pass seen (no later pair can be lower) — and those passes are joined in
+//! Kruskal order. A flood therefore visits only the nodes below the spill height (the lake and
+//! its rim), not the whole catchment upstream of a pit. Oriented away from node 0, the tree tells
+//! each pit basin `b` where it overflows (its pass `(i_b, j_b)`, `i_b` inside `b`) and its water
+//! level
 //!
 //! ```text
 //! L_b = max(e_b, L_parent(b)),   L_0 = −∞,
@@ -31,8 +39,11 @@
 //! which is exactly the level a priority flood would fill it to (the minimax path height to the
 //! outside). Flow is then rerouted by *carving*: the receiver path from `i_b` down to the pit is
 //! reversed, and `i_b` sends its water to `j_b`, so every receiver stays a neighbour and every node
-//! drains to an outlet. Nodes of `b` lower than `L_b` are *lake nodes*; the stream-power law does
-//! not erode them, and the model may fill them with sediment (see `Trap`).
+//! drains to an outlet. Nodes of `b` lower than `L_b` are *lake nodes* (found by walking up from
+//! the pit through donors below `L_b`: receiver paths descend, so they form a subtree); the
+//! stream-power law does not erode them, and the model may fill them with sediment (see `Trap`).
+//! Each pit basin's nodes are moved into the stack segment of the outlet it finally drains to
+//! (after its parent basin, carved path first), so segments stay whole, independent trees.
 //!
 //! A map with no `Drain` edge has no outlet: its lowest pit (ties by index) becomes the *terminal*
 //! basin, which plays the role of node 0 and keeps everything that reaches it (an endorheic basin).
@@ -176,6 +187,9 @@ pub(crate) struct Router {
     pub lake_level: Vec<f32>,
     /// Trap index of each trap node, `NONE` elsewhere.
     pub trap_of: Vec<u32>,
+    /// One bit per node, set for lake nodes and trap nodes: a compact filter (it stays in cache)
+    /// checked before `lake_level` / `trap_of` in the hot loops.
+    pub special: Vec<u64>,
     pub traps: Vec<Trap>,
     pub lake_nodes: Vec<u32>,
     /// Pits found by the last routing (before rerouting).
@@ -187,8 +201,12 @@ pub(crate) struct Router {
     /// Bounds of the stack segments, one per root: segment `s` is `stack[seg[s]..seg[s + 1]]`
     /// and holds that root's whole tree.
     pub seg: Vec<u32>,
-    /// Pit-basin id of nodes in pit basins, 0 elsewhere (reset after use).
-    label: Vec<u32>,
+    /// Basin id of each stack segment (0 = outside), during lake resolution.
+    sid: Vec<u32>,
+    /// Flood marks (`== stamp` = seen by the current flood) and the flood's heap.
+    visited: Vec<u32>,
+    stamp: u32,
+    heap: std::collections::BinaryHeap<std::cmp::Reverse<(u32, u32)>>,
     /// Flags the carved path of a basin while its nodes are reordered (reset after use).
     on_path: Vec<u8>,
     path: Vec<u32>,
@@ -196,11 +214,10 @@ pub(crate) struct Router {
     new_seg: Vec<u32>,
     /// Segment of every node (written only when there are pits).
     seg_of_node: Vec<u32>,
-    edges: Vec<Edge>,
-    local: Vec<Edge>,
+    // `visited`, `on_path`, `seg_of_node` are allocated the first time pits appear.
 }
 
-/// A candidate pass between basins `lo < hi` (super ids): `a` lies in `hi`, `b` in `lo`.
+/// A pass between basins `lo < hi` (basin ids, 0 = outside): node `a` lies in `hi`, `b` in `lo`.
 #[derive(Clone, Copy, Debug)]
 struct Edge {
     e: f32,
@@ -233,20 +250,22 @@ impl Router {
             area: vec![1; n],
             lake_level: vec![f32::NEG_INFINITY; n],
             trap_of: vec![NONE; n],
+            special: vec![0; n.div_ceil(64)],
             traps: Vec::new(),
             lake_nodes: Vec::new(),
             pits: 0,
             border: (0..n).map(|i| (i % w == 0 || i % w + 1 == w || i < w || i + w >= n) as u8).collect(),
             roots: Vec::new(),
             seg: Vec::new(),
-            label: vec![0; n],
-            on_path: vec![0; n],
+            sid: Vec::new(),
+            visited: Vec::new(),
+            stamp: 0,
+            heap: std::collections::BinaryHeap::new(),
+            on_path: Vec::new(),
             path: Vec::new(),
-            new_stack: Vec::with_capacity(n),
+            new_stack: Vec::new(),
             new_seg: Vec::new(),
-            seg_of_node: vec![0; n],
-            edges: Vec::new(),
-            local: Vec::new(),
+            seg_of_node: Vec::new(),
         }
     }
 
@@ -262,6 +281,11 @@ impl Router {
         debug_assert_eq!(h.len(), self.rcv.len());
         self.clear_lakes();
         self.pits = self.receivers(h);
+        if self.pits > 0 && self.seg_of_node.len() != h.len() {
+            self.seg_of_node = vec![0; h.len()];
+            self.visited = vec![0; h.len()];
+            self.on_path = vec![0; h.len()];
+        }
         self.build_stack(self.pits > 0);
         if self.pits > 0 {
             self.resolve_lakes(h);
@@ -272,38 +296,52 @@ impl Router {
     fn clear_lakes(&mut self) {
         for t in &self.traps {
             self.trap_of[t.node as usize] = NONE;
+            self.special[t.node as usize >> 6] = 0;
         }
         for &k in &self.lake_nodes {
             self.lake_level[k as usize] = f32::NEG_INFINITY;
+            self.special[k as usize >> 6] = 0;
         }
         self.traps.clear();
         self.lake_nodes.clear();
     }
 
-    /// D8 steepest-descent receivers, rows in parallel. Returns the number of pits.
+    /// D8 steepest-descent receivers, rows in parallel; also lists the roots (outlets and pits)
+    /// in index order. Returns the number of pits.
     #[inline(never)]
     fn receivers(&mut self, h: &[f32]) -> usize {
         let g = self.grid;
         let w = g.w;
         let outlet = &self.outlet;
-        self.rcv
+        let rows: Vec<(usize, Vec<u32>)> = self
+            .rcv
             .par_chunks_mut(w)
             .zip(self.diag.par_chunks_mut(w))
             .enumerate()
-            .map(|(y, (rrow, drow))| receivers_row(&g, outlet, h, y, rrow, drow))
-            .sum()
+            .map(|(y, (rrow, drow))| {
+                let pits = receivers_row(&g, outlet, h, y, rrow, drow);
+                let base = (y * w) as u32;
+                let roots = (base..).zip(rrow.iter()).filter(|&(i, &r)| r == i).map(|(i, _)| i).collect();
+                (pits, roots)
+            })
+            .collect();
+        self.roots.clear();
+        let mut pits = 0;
+        for (p, roots) in rows {
+            pits += p;
+            self.roots.extend_from_slice(&roots);
+        }
+        pits
     }
 
-    /// The depth-first stack from every root (index order): roots in parallel chunks, each
-    /// walking its trees (the donors of `v` are the neighbours whose receiver is `v`, pushed in
-    /// the fixed D8 order), chunks concatenated in order. Fills `seg` with the segment bounds
-    /// (one per root) and, when `label_segments`, `seg_of_node` with every node's segment.
+    /// The depth-first stack from every root (as listed by [`Self::receivers`], in index order):
+    /// roots in parallel chunks, each walking its trees (the donors of `v` are the neighbours
+    /// whose receiver is `v`, pushed in the fixed D8 order), chunks concatenated in order. Fills
+    /// `seg` with the segment bounds (one per root) and, when `label_segments`, `seg_of_node`
+    /// with every node's segment.
     #[inline(never)]
     fn build_stack(&mut self, label_segments: bool) {
-        let n = self.rcv.len();
         let (g, rcv, border) = (self.grid, &self.rcv, &self.border);
-        self.roots.clear();
-        self.roots.par_extend((0..n as u32).into_par_iter().filter(|&i| rcv[i as usize] == i));
         let w = g.w as isize;
         let offs: [isize; 8] = [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1];
         let seg_of_node = Shared::new(&mut self.seg_of_node);
@@ -389,7 +427,8 @@ impl Router {
     }
 
     /// Basin graph, minimum spanning tree, lake levels, traps, carving and the new stack (module
-    /// doc). Work is proportional to the nodes of pit basins, plus one copy of the stack.
+    /// doc). Apart from one copy of the stack, the work is proportional to the lakes: passes are
+    /// found by local floods that stop at the spill height, lake nodes by walking up from the pit.
     #[inline(never)]
     fn resolve_lakes(&mut self, h: &[f32]) {
         let nseg = self.roots.len();
@@ -405,57 +444,54 @@ impl Router {
         } else {
             None
         };
-        let is_outside = |s: usize| self.outlet[self.roots[s] as usize] != 0 || Some(s) == terminal;
-        // Ids: 0 = outside (all outlet basins, or the terminal basin), 1.. = pit basins, labelled
-        // on their nodes.
+        // Basin ids: 0 = outside (all outlet basins, or the terminal basin), 1.. = pit basins.
         let mut seg_of = vec![0u32; 1];
+        self.sid.clear();
         for s in 0..nseg {
-            if !is_outside(s) {
-                let p = seg_of.len() as u32;
+            let outside = self.outlet[self.roots[s] as usize] != 0 || Some(s) == terminal;
+            self.sid.push(if outside { 0 } else { seg_of.len() as u32 });
+            if !outside {
                 seg_of.push(s as u32);
-                for &v in &self.stack[self.seg[s] as usize..self.seg[s + 1] as usize] {
-                    self.label[v as usize] = p;
-                }
             }
         }
         let nb = seg_of.len();
-        // Lowest pass from every pit basin to each lower-numbered neighbour basin (the pass to a
-        // higher-numbered one is found from that side: the set of node pairs is the same).
-        let g = self.grid;
-        self.edges.clear();
-        for p in 1..nb {
-            let s = seg_of[p] as usize;
-            let (a, b) = (self.seg[s] as usize, self.seg[s + 1] as usize);
-            self.local.clear();
-            let (label, local) = (&self.label, &mut self.local);
-            for &v in &self.stack[a..b] {
-                let i = v as usize;
-                let hi = h[i];
-                g.for_neighbours(i % g.w, i / g.w, |j, _| {
-                    let o = label[j];
-                    if (o as usize) < p {
-                        local.push(Edge { e: hi.max(h[j]), lo: o, hi: p as u32, a: v, b: j as u32 });
-                    }
-                });
-            }
-            self.local.sort_unstable_by(|x, y| x.lo.cmp(&y.lo).then_with(|| cmp_edge(x, y)));
-            let mut last = NONE;
-            for e in &self.local {
-                if e.lo != last {
-                    self.edges.push(*e);
-                    last = e.lo;
-                }
-            }
-        }
-        // Kruskal.
-        self.edges.sort_unstable_by(cmp_edge);
+        // Minimum spanning tree of the basin graph by Borůvka rounds: every component not yet
+        // joined to 0 finds its lowest pass by a local flood, and those passes are joined in
+        // Kruskal order. Each round at least halves the components left.
         let mut uf = UnionFind::new(nb);
         let mut tree: Vec<Edge> = Vec::with_capacity(nb.saturating_sub(1));
-        for e in &self.edges {
-            if uf.union(e.lo as usize, e.hi as usize) {
-                tree.push(*e);
-                if tree.len() + 1 == nb {
-                    break;
+        let mut members: Vec<(u32, u32)> = Vec::new();
+        let mut cands: Vec<Edge> = Vec::new();
+        loop {
+            let root0 = uf.find(0);
+            members.clear();
+            for b in 1..nb {
+                let r = uf.find(b);
+                if r != root0 {
+                    members.push((r as u32, b as u32));
+                }
+            }
+            if members.is_empty() {
+                break;
+            }
+            // Components in order of their smallest basin id, members in id order.
+            members.sort_unstable_by_key(|&(r, b)| (r, b));
+            let mut groups: Vec<&[(u32, u32)]> = members.chunk_by(|x, y| x.0 == y.0).collect();
+            groups.sort_unstable_by_key(|g| g[0].1);
+            cands.clear();
+            for g in groups {
+                if let Some(e) = self.lowest_pass(g, &mut uf, &seg_of, h) {
+                    cands.push(e);
+                }
+            }
+            if cands.is_empty() {
+                // Components without any way out (impossible on a connected grid).
+                break;
+            }
+            cands.sort_unstable_by(cmp_edge);
+            for e in &cands {
+                if uf.union(e.lo as usize, e.hi as usize) {
+                    tree.push(*e);
                 }
             }
         }
@@ -503,6 +539,35 @@ impl Router {
                 order.push(c as u32);
             }
         }
+        // Lakes: the nodes of each basin below its level. Receiver paths descend to the pit, so
+        // they form a subtree at the pit: walk up from it through donors while below the level.
+        let g = self.grid;
+        for &p in &order[1..] {
+            let p = p as usize;
+            let (ic, lev) = (pass[p].0, level[p]);
+            let pit = self.roots[seg_of[p] as usize] as usize;
+            let start = self.lake_nodes.len();
+            let mut cap = 0.0f64;
+            if h[pit] < lev {
+                self.lake_nodes.push(pit as u32);
+                let mut k = start;
+                while k < self.lake_nodes.len() {
+                    let v = self.lake_nodes[k] as usize;
+                    k += 1;
+                    cap += lev as f64 - h[v] as f64;
+                    self.lake_level[v] = lev;
+                    let (rcv, sid, son, lake) = (&self.rcv, &self.sid, &self.seg_of_node, &mut self.lake_nodes);
+                    g.for_neighbours(v % g.w, v / g.w, |u, _| {
+                        if u != v && rcv[u] as usize == v && h[u] < lev && sid[son[u] as usize] as usize == p {
+                            lake.push(u as u32);
+                        }
+                    });
+                }
+            }
+            let end = self.lake_nodes.len() as u32;
+            self.trap_of[ic as usize] = self.traps.len() as u32;
+            self.traps.push(Trap { node: ic, level: lev, capacity: cap, start: start as u32, end });
+        }
         // Pit basins grouped by home segment, in breadth-first order within a group.
         let mut first = vec![0u32; nseg + 1];
         for &c in &order[1..] {
@@ -525,7 +590,7 @@ impl Router {
         self.new_stack.clear();
         self.new_seg.clear();
         for s in 0..nseg {
-            if !is_outside(s) {
+            if self.sid[s] != 0 {
                 continue;
             }
             self.new_seg.push(self.new_stack.len() as u32);
@@ -534,22 +599,6 @@ impl Router {
                 let p = p as usize;
                 let (ic, jp) = pass[p];
                 let ps = seg_of[p] as usize;
-                let nodes = &self.stack[self.seg[ps] as usize..self.seg[ps + 1] as usize];
-                let lev = level[p];
-                // Lake nodes and the trap.
-                let start = self.lake_nodes.len() as u32;
-                let mut cap = 0.0f64;
-                for &v in nodes {
-                    let hv = h[v as usize];
-                    if hv < lev {
-                        cap += lev as f64 - hv as f64;
-                        self.lake_level[v as usize] = lev;
-                        self.lake_nodes.push(v);
-                    }
-                }
-                let end = self.lake_nodes.len() as u32;
-                self.trap_of[ic as usize] = self.traps.len() as u32;
-                self.traps.push(Trap { node: ic, level: lev, capacity: cap, start, end });
                 // Carve: reverse the receiver path ic → … → pit and send ic to jp.
                 self.path.clear();
                 let mut prev = jp as usize;
@@ -567,12 +616,9 @@ impl Router {
                     at = next;
                 }
                 self.new_stack.extend_from_slice(&self.path);
-                for &v in nodes {
-                    if self.on_path[v as usize] == 0 {
-                        self.new_stack.push(v);
-                    }
-                    self.label[v as usize] = 0;
-                }
+                let on_path = &self.on_path;
+                let nodes = &self.stack[self.seg[ps] as usize..self.seg[ps + 1] as usize];
+                self.new_stack.extend(nodes.iter().filter(|&&v| on_path[v as usize] == 0));
                 for &v in &self.path {
                     self.on_path[v as usize] = 0;
                 }
@@ -584,10 +630,7 @@ impl Router {
             if !seen[p] {
                 let s = seg_of[p] as usize;
                 self.new_seg.push(self.new_stack.len() as u32);
-                for &v in &self.stack[self.seg[s] as usize..self.seg[s + 1] as usize] {
-                    self.label[v as usize] = 0;
-                    self.new_stack.push(v);
-                }
+                self.new_stack.extend_from_slice(&self.stack[self.seg[s] as usize..self.seg[s + 1] as usize]);
             }
         }
         self.new_seg.push(self.new_stack.len() as u32);
@@ -602,9 +645,76 @@ impl Router {
             self.trap_of[root as usize] = self.traps.len() as u32;
             self.traps.push(Trap { node: root, level: f32::INFINITY, capacity: f64::INFINITY, start, end });
         }
+        for t in &self.traps {
+            self.special[t.node as usize >> 6] |= 1 << (t.node & 63);
+        }
+        for &k in &self.lake_nodes {
+            self.special[k as usize >> 6] |= 1 << (k & 63);
+        }
         std::mem::swap(&mut self.stack, &mut self.new_stack);
         std::mem::swap(&mut self.seg, &mut self.new_seg);
     }
+
+    /// True when node `i` may be a lake node or a trap node (see `special`).
+    #[inline]
+    pub fn is_special(&self, i: usize) -> bool {
+        self.special[i >> 6] >> (i & 63) & 1 != 0
+    }
+
+    /// The lowest pass out of the component made of the basins `group` (pairs `(uf root,
+    /// basin)`): a flood from their pits in increasing height, over nodes of the component,
+    /// stopping once the next height exceeds the best pass found (no later pair can be lower).
+    /// Passes compare by `(e, lo, hi, a, b)`, so ties resolve the same way on every run.
+    fn lowest_pass(&mut self, group: &[(u32, u32)], uf: &mut UnionFind, seg_of: &[u32], h: &[f32]) -> Option<Edge> {
+        let g = self.grid;
+        let comp = group[0].0 as usize;
+        self.stamp = self.stamp.wrapping_add(1);
+        if self.stamp == 0 {
+            self.visited.iter_mut().for_each(|v| *v = 0);
+            self.stamp = 1;
+        }
+        let stamp = self.stamp;
+        self.heap.clear();
+        for &(_, b) in group {
+            let pit = self.roots[seg_of[b as usize] as usize];
+            self.visited[pit as usize] = stamp;
+            self.heap.push(std::cmp::Reverse((height_key(h[pit as usize]), pit)));
+        }
+        let mut best: Option<Edge> = None;
+        while let Some(std::cmp::Reverse((_, c))) = self.heap.pop() {
+            let c = c as usize;
+            let hc = h[c];
+            if best.is_some_and(|b| hc > b.e) {
+                break;
+            }
+            let lc = self.sid[self.seg_of_node[c] as usize];
+            let (sid, son, visited, heap) = (&self.sid, &self.seg_of_node, &mut self.visited, &mut self.heap);
+            g.for_neighbours(c % g.w, c / g.w, |u, _| {
+                if visited[u] == stamp {
+                    return;
+                }
+                let lu = sid[son[u] as usize];
+                if uf.find(lu as usize) == comp {
+                    visited[u] = stamp;
+                    heap.push(std::cmp::Reverse((height_key(h[u]), u as u32)));
+                } else {
+                    let (lo, hi, a, b) = if lu < lc { (lu, lc, c as u32, u as u32) } else { (lc, lu, u as u32, c as u32) };
+                    let e = Edge { e: hc.max(h[u]), lo, hi, a, b };
+                    if best.is_none_or(|b| cmp_edge(&e, &b).is_lt()) {
+                        best = Some(e);
+                    }
+                }
+            });
+        }
+        best
+    }
+}
+
+/// A key that orders f32 heights like `total_cmp` (negative heights included).
+#[inline]
+fn height_key(x: f32) -> u32 {
+    let b = x.to_bits();
+    if b >> 31 == 1 { !b } else { b | 0x8000_0000 }
 }
 
 /// Roots walked per parallel task when building the stack.
@@ -643,6 +753,7 @@ impl<T: Copy> Shared<T> {
     /// # Safety
     /// The range is in bounds and no other task accesses it concurrently.
     #[inline]
+    #[allow(clippy::mut_from_ref)] // the point of the type; the contract above makes it sound
     pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
         debug_assert!(start <= end && end <= self.len);
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }

@@ -1,0 +1,94 @@
+//! End-to-end tests of the `talus` binary: generate → info → erode → files, and error paths.
+use std::path::Path;
+use std::process::Command;
+
+fn talus(args: &[&str], dir: &Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_talus")).args(args).current_dir(dir).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY").output().unwrap()
+}
+
+fn ok(out: &std::process::Output) {
+    assert!(out.status.success(), "exit {:?}\nstdout: {}\nstderr: {}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+}
+
+#[test]
+fn generate_info_erode_round_trip() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "a.bhef", "--preview", "a.png"], p));
+    assert_eq!(std::fs::metadata(p.join("a.bhef")).unwrap().len(), 8 + 12 * 65 * 65);
+    assert!(std::fs::metadata(p.join("a.png")).unwrap().len() > 100);
+    let info = talus(&["info", "a.bhef", "--json"], p);
+    ok(&info);
+    let v: serde_json::Value = serde_json::from_slice(&info.stdout).unwrap();
+    assert_eq!(v["width"], 65);
+    assert_eq!(v["height"], 65);
+    assert!(v["max"].as_f64().unwrap() > v["min"].as_f64().unwrap());
+    // Same seed → same file.
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "b.bhef"], p));
+    assert_eq!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join("b.bhef")).unwrap());
+    for (model, amount) in [("droplet", "--droplets"), ("snowball", "--droplets"), ("pipe", "--steps"), ("thermal", "--steps"), ("stream-power", "--steps")] {
+        let n = if amount == "--droplets" { "2000" } else { "5" };
+        let out = format!("e-{model}.bhef");
+        let rep = format!("e-{model}.json");
+        ok(&talus(&["erode", "--model", model, "--in", "a.bhef", "--out", &out, amount, n, "--report", &rep, "--erosion-map", "e.png"], p));
+        let r: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join(&rep)).unwrap()).unwrap();
+        assert_eq!(r["done"], r["total"], "{model}");
+        assert_ne!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join(&out)).unwrap(), "{model} changed nothing");
+    }
+}
+
+#[test]
+fn every_generator_kind_runs_from_the_cli() {
+    let d = tempfile::tempdir().unwrap();
+    for kind in ["fbm", "value", "ridged", "simplex", "opensimplex", "diamond-square", "lazy-world", "voronoi-island", "hills", "flat"] {
+        ok(&talus(&["generate", "--kind", kind, "--size", "33", "--out", &format!("{kind}.bhef")], d.path()));
+    }
+    ok(&talus(&["generate", "--kind", "value", "--interp", "cubic", "--terrace-steps", "5", "--island-waterside", "4", "--size", "33", "--out", "x.bhef"], d.path()));
+    ok(&talus(&["generate", "--kind", "lazy-world", "--size", "32", "--set", "base.side_log2=24", "--set", "base.origin=[1000000,2000000]", "--out", "w.bhef"], d.path()));
+}
+
+#[test]
+fn presets_round_trip_through_print_params() {
+    let d = tempfile::tempdir().unwrap();
+    let out = talus(&["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--print-params"], d.path());
+    ok(&out);
+    std::fs::write(d.path().join("p.ron"), &out.stdout).unwrap();
+    ok(&talus(&["generate", "--preset", "p.ron", "--out", "1.bhef"], d.path()));
+    ok(&talus(&["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--out", "2.bhef"], d.path()));
+    assert_eq!(std::fs::read(d.path().join("1.bhef")).unwrap(), std::fs::read(d.path().join("2.bhef")).unwrap());
+}
+
+#[test]
+fn bad_input_is_a_clear_error_without_panic() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::write(p.join("broken.bhef"), [1u8, 0, 0, 0, 2, 0, 0, 0, 0, 0]).unwrap();
+    for args in [
+        vec!["info", "broken.bhef"],
+        vec!["info", "missing.bhef"],
+        vec!["generate", "--size", "0", "--out", "x.bhef"],
+        vec!["generate", "--octaves", "999", "--out", "x.bhef"],
+        vec!["generate", "--seed", "banana", "--out", "x.bhef"],
+        vec!["generate", "--set", "base.octaves=many", "--out", "x.bhef"],
+        vec!["generate", "--kind", "hills", "--octaves", "3", "--out", "x.bhef"],
+        vec!["erode", "--model", "droplet", "--in", "broken.bhef", "--out", "y.bhef"],
+    ] {
+        let out = talus(&args, p);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("error: "), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    assert!(!p.join("x.bhef").exists() && !p.join("y.bhef").exists());
+    // Usage errors are clap's (exit 2).
+    assert_eq!(talus(&["generate", "--kind", "nope"], p).status.code(), Some(2));
+}
+
+#[test]
+fn no_display_runs_the_headless_demo() {
+    let d = tempfile::tempdir().unwrap();
+    ok(&talus(&["demo", "--size", "65", "--out-dir", "o"], d.path()));
+    for f in ["terrain.bhef", "eroded.bhef", "terrain.png", "eroded.png", "erosion.png"] {
+        assert!(d.path().join("o").join(f).exists(), "{f}");
+    }
+}
