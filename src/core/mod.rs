@@ -1,10 +1,13 @@
 //! The pure-Rust core of Talus: no Bevy, no window, no GPU. Everything here builds and tests with
 //! `cargo test --no-default-features`.
+pub mod brush;
 pub mod erosion;
 pub mod filter;
 pub mod generate;
 pub mod heightmap;
 pub mod io;
+pub mod raycast;
 pub mod rng;
+pub mod undo;
 
 pub use heightmap::{Heightmap, HeightmapError};
