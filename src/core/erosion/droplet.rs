@@ -99,9 +99,14 @@ pub struct DropletParams {
     pub initial_water: f32,
     /// Speed of a new droplet. Nodes per step, `0 ..= 10⁶`; default 1.
     pub initial_speed: f32,
-    /// Drain-valley guard: erosion never takes a node below this height (metres, finite). Default
-    /// `None` (off).
+    /// Drain-valley guard (seed 000, after Beyer): erosion never takes a node below this height
+    /// (metres, finite). Default `None`: see [`Self::floor_at_input_min`].
     pub min_height: Option<f32>,
+    /// When `min_height` is `None`, guard at the lowest height of the terrain the job started
+    /// from. Default `true`. Without any guard, a pit at a drain edge draws ever more droplets
+    /// and deepens without bound (seed 000's "drain valleys"; on a 0–100 m map, 20 000 droplets
+    /// dig pits of −10⁶ m), so an editor keeps it on; `false` gives the unguarded seed algorithm.
+    pub floor_at_input_min: bool,
     /// Smooth the changes: each batch's change map is Gaussian-blurred with this sigma (nodes,
     /// `0 ..= 1000`, 0 = off) before it is applied. Default `None` (off).
     pub blur_changes: Option<f32>,
@@ -128,6 +133,7 @@ impl Default for DropletParams {
             initial_water: 1.0,
             initial_speed: 1.0,
             min_height: None,
+            floor_at_input_min: true,
             blur_changes: None,
             parallel: true,
             batch: 4096,
@@ -661,6 +667,8 @@ pub struct DropletJob {
     scratch: ErosionMaps,
     /// Maps with fewer than 2 nodes along a side have no cells: nothing to erode.
     degenerate: bool,
+    /// The erosion floor: `min_height`, or the input's minimum (`floor_at_input_min`), or −∞.
+    floor: f32,
 }
 
 impl DropletJob {
@@ -681,7 +689,13 @@ impl DropletJob {
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let blur = params.blur_changes.is_some_and(|s| s > 0.0);
         let volume = terrain.sum();
+        let floor = match (params.min_height, params.floor_at_input_min) {
+            (Some(m), _) => m,
+            (None, true) => terrain.stats().min,
+            (None, false) => f32::NEG_INFINITY,
+        };
         Ok(Self {
+            floor,
             params,
             seed: inputs.seed,
             hardness: inputs.hardness,
@@ -759,7 +773,7 @@ impl DropletJob {
             keep_water: 1.0 - p.evaporation,
             max_life: p.max_lifetime,
             min_water: (p.initial_water * 1e-20).max(1e-30),
-            floor: p.min_height.unwrap_or(f32::NEG_INFINITY),
+            floor: self.floor,
         };
         let mut books = Books::default();
         // Mark the start nodes in the flow map (every droplet visits where it lands).
