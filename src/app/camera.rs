@@ -1,0 +1,119 @@
+//! The orbit camera: turns around a focus point on the terrain.
+//!
+//! Controls: middle-drag or Alt+left-drag orbits, Shift+middle-drag pans, the wheel zooms (right
+//! button stays free for the lower brush). Input is ignored while egui wants the pointer. The
+//! camera frames the whole map at start and again whenever the map's size changes.
+
+use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::prelude::*;
+use bevy_egui::input::EguiWantsInput;
+
+use super::EditorTerrain;
+
+/// Spawns the camera and drives it from the mouse.
+pub struct CameraPlugin;
+
+impl Plugin for CameraPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_systems(Startup, spawn_camera).add_systems(Update, (frame_terrain, orbit_camera).chain());
+    }
+}
+
+/// Orbit state: the camera sits `distance` from `focus`, at `yaw` around +Y and `pitch` above
+/// the horizon (radians).
+#[derive(Component, Clone, Debug)]
+pub struct OrbitCamera {
+    pub focus: Vec3,
+    pub yaw: f32,
+    pub pitch: f32,
+    pub distance: f32,
+    /// Map size (nodes) last framed; a different size reframes.
+    pub framed: (usize, usize),
+}
+
+impl OrbitCamera {
+    /// The transform this orbit state describes.
+    pub fn transform(&self) -> Transform {
+        let dir = Vec3::new(self.pitch.cos() * self.yaw.sin(), self.pitch.sin(), self.pitch.cos() * self.yaw.cos());
+        Transform::from_translation(self.focus + dir * self.distance).looking_at(self.focus, Vec3::Y)
+    }
+
+    /// Points at the centre of `map`'s extent from far enough to see all of it.
+    pub fn frame(&mut self, terrain: &EditorTerrain) {
+        let m = &terrain.map;
+        let (ex, ez) = ((m.width.max(2) - 1) as f32 * m.cell_size, (m.height.max(2) - 1) as f32 * m.cell_size);
+        let mid = (terrain.stats.min.max(0.0) + terrain.stats.max) * 0.25;
+        self.focus = Vec3::new(ex * 0.5, mid, ez * 0.5);
+        self.distance = ex.max(ez).max(1.0) * 1.15;
+        self.yaw = 0.6;
+        self.pitch = 0.65;
+        self.framed = (m.width, m.height);
+    }
+}
+
+fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
+    let mut orbit = OrbitCamera { focus: Vec3::ZERO, yaw: 0.0, pitch: 0.5, distance: 10.0, framed: (0, 0) };
+    orbit.frame(&terrain);
+    commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+}
+
+/// Reframes when the map was replaced by one of another size.
+fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<&mut OrbitCamera>) {
+    if !terrain.is_changed() {
+        return;
+    }
+    for mut cam in &mut cams {
+        if cam.framed != (terrain.map.width, terrain.map.height) {
+            cam.frame(&terrain);
+        }
+    }
+}
+
+/// Orbits, pans and zooms from this frame's mouse motion and wheel.
+fn orbit_camera(
+    buttons: Res<ButtonInput<MouseButton>>,
+    keys: Res<ButtonInput<KeyCode>>,
+    motion: Res<AccumulatedMouseMotion>,
+    scroll: Res<AccumulatedMouseScroll>,
+    egui_input: Res<EguiWantsInput>,
+    terrain: Res<EditorTerrain>,
+    mut cams: Query<(&mut OrbitCamera, &mut Transform)>,
+) {
+    // egui reports false for a drag that started in the viewport and strays over the panel.
+    let egui_drag = egui_input.wants_pointer_input();
+    let egui_busy = egui_drag || egui_input.is_pointer_over_area();
+    let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+    let alt = keys.any_pressed([KeyCode::AltLeft, KeyCode::AltRight]);
+    let middle = buttons.pressed(MouseButton::Middle);
+    let orbiting = (middle && !shift) || (alt && buttons.pressed(MouseButton::Left));
+    let panning = middle && shift;
+    let wheel = if egui_busy {
+        0.0
+    } else {
+        match scroll.unit {
+            MouseScrollUnit::Line => scroll.delta.y,
+            MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
+        }
+    };
+    let drag = if egui_drag { Vec2::ZERO } else { motion.delta };
+    let m = &terrain.map;
+    let extent = (m.width.max(m.height) as f32 * m.cell_size).max(1.0);
+    for (mut cam, mut transform) in &mut cams {
+        if orbiting && drag != Vec2::ZERO {
+            cam.yaw -= drag.x * 0.006;
+            cam.pitch = (cam.pitch + drag.y * 0.006).clamp(0.03, 1.55);
+        } else if panning && drag != Vec2::ZERO {
+            let right = transform.right().as_vec3();
+            let forward = Vec3::new(transform.forward().x, 0.0, transform.forward().z).normalize_or_zero();
+            let k = cam.distance * 0.0015;
+            cam.focus += (-right * drag.x + forward * drag.y) * k;
+        }
+        if wheel != 0.0 {
+            cam.distance = (cam.distance * (1.0 - 0.12 * wheel.clamp(-5.0, 5.0))).clamp(1.0, extent * 6.0);
+        }
+        let next = cam.transform();
+        if *transform != next {
+            *transform = next;
+        }
+    }
+}
