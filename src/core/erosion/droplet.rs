@@ -901,21 +901,8 @@ impl Simulation for DropletJob {
     }
 
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        edit_with_rebase(&mut self.hm, &mut self.ledger, f);
+        super::apply_edit(&mut self.hm, &mut self.ledger.volume_before, f);
     }
-}
-
-/// Applies an external edit and rebases `volume_before` by its Σh change. An edit that changes
-/// the map's size or leaves non-finite heights is undone (the job's buffers are sized for the map).
-pub(crate) fn edit_with_rebase(hm: &mut Heightmap, ledger: &mut Ledger, f: &mut dyn FnMut(&mut Heightmap)) {
-    let backup = hm.clone();
-    let before = backup.sum();
-    f(hm);
-    if hm.width != backup.width || hm.height != backup.height || hm.data.len() != backup.data.len() || !hm.all_finite() {
-        *hm = backup;
-        return;
-    }
-    ledger.volume_before += hm.sum() - before;
 }
 
 /// Shared machinery of the particle models (droplet and snowball): map geometry under the edge

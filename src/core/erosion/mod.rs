@@ -233,6 +233,27 @@ pub trait Simulation: Send {
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap));
 }
 
+/// Applies an external edit (a brush stroke) to a running job's terrain, keeping the books closed:
+/// `volume_before` is moved by the edit's Σh change, so the edit is not counted as erosion or
+/// deposition. An edit that changes the map's size or cell size, or leaves a non-finite height,
+/// is refused and undone whole (a job's buffers are built for one geometry). Returns whether the
+/// edit was kept. Every model's [`Simulation::edit_terrain`] goes through here.
+pub(crate) fn apply_edit(hm: &mut Heightmap, volume_before: &mut f64, f: &mut dyn FnMut(&mut Heightmap)) -> bool {
+    let backup = hm.clone();
+    let before = backup.sum();
+    f(hm);
+    let same_geometry = hm.width == backup.width
+        && hm.height == backup.height
+        && hm.cell_size == backup.cell_size
+        && hm.data.len() == backup.data.len();
+    if !same_geometry || !hm.all_finite() {
+        *hm = backup;
+        return false;
+    }
+    *volume_before += hm.sum() - before;
+    true
+}
+
 /// How a [`run`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {

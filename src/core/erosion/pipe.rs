@@ -1647,18 +1647,7 @@ impl Simulation for PipeJob {
     /// Applies the edit and rebases `volume_before` by its Σh change. Edits that change the
     /// map's size or cell size, or leave non-finite heights, are undone.
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        let backup = self.hm.clone();
-        let before = backup.sum();
-        f(&mut self.hm);
-        let same = self.hm.width == backup.width
-            && self.hm.height == backup.height
-            && self.hm.cell_size == backup.cell_size
-            && self.hm.data.len() == backup.data.len();
-        if !same || !self.hm.all_finite() {
-            self.hm = backup;
-            return;
-        }
-        self.volume_before += self.hm.sum() - before;
+        super::apply_edit(&mut self.hm, &mut self.volume_before, f);
     }
 }
 

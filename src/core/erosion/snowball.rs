@@ -39,7 +39,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
-use super::droplet::{check_hardness, edit_with_rebase};
+use super::droplet::check_hardness;
 use super::{check_param, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::filter::{gaussian_blur_with, BlurEdge, BlurOptions};
 use crate::core::heightmap::Heightmap;
@@ -498,7 +498,7 @@ impl Simulation for SnowballJob {
     }
 
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        edit_with_rebase(&mut self.hm, &mut self.ledger, f);
+        super::apply_edit(&mut self.hm, &mut self.ledger.volume_before, f);
     }
 }
 

@@ -916,18 +916,7 @@ impl Simulation for ThermalJob {
     /// map's size or cell size, or leaves non-finite heights, is undone (the kernel is built for
     /// one geometry).
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        let backup = self.hm.clone();
-        let before = backup.sum();
-        f(&mut self.hm);
-        let same = self.hm.width == backup.width
-            && self.hm.height == backup.height
-            && self.hm.cell_size == backup.cell_size
-            && self.hm.data.len() == backup.data.len();
-        if !same || !self.hm.all_finite() {
-            self.hm = backup;
-            return;
-        }
-        self.volume_before += self.hm.sum() - before;
+        super::apply_edit(&mut self.hm, &mut self.volume_before, f);
     }
 }
 

@@ -586,21 +586,7 @@ impl Simulation for StreamPowerJob {
     }
 
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        let saved = self.hm.clone();
-        let before = saved.sum();
-        f(&mut self.hm);
-        if self.hm.width != saved.width || self.hm.height != saved.height || self.hm.data.len() != saved.data.len() {
-            // An edit may not resize the map under a running job: undo it.
-            self.hm = saved;
-            return;
-        }
-        self.hm.cell_size = saved.cell_size;
-        for (h, &o) in self.hm.data.iter_mut().zip(&saved.data) {
-            if !h.is_finite() {
-                *h = o;
-            }
-        }
-        self.ledger.volume_before += self.hm.sum() - before;
+        super::apply_edit(&mut self.hm, &mut self.ledger.volume_before, f);
     }
 }
 
