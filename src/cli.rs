@@ -351,16 +351,24 @@ pub fn apply_sets<T: Serialize + DeserializeOwned>(
         if keys.is_empty() {
             return Err(CliError(format!("--set `{s}`: empty path")));
         }
-        set_path(&mut root, &keys, value, defaults, path)?;
+        set_path(&mut root, &keys, value, defaults, path, "")?;
     }
     serde_json::from_value(root).map_err(|e| CliError(format!("--set: {e}")))
 }
 
-fn set_path(node: &mut Value, keys: &[&str], value: Value, defaults: &dyn Fn(&str) -> Option<Value>, full: &str) -> Result<(), CliError> {
+/// `walked` is the dotted path of the keys consumed so far (what `defaults` is asked about when
+/// `node` is an unset `Option`).
+fn set_path(
+    node: &mut Value,
+    keys: &[&str],
+    value: Value,
+    defaults: &dyn Fn(&str) -> Option<Value>,
+    full: &str,
+    walked: &str,
+) -> Result<(), CliError> {
     let key = keys[0];
     if node.is_null() {
-        let prefix_len = full.find(key).map(|i| i.saturating_sub(1)).unwrap_or(0);
-        if let Some(d) = defaults(&full[..prefix_len]) {
+        if let Some(d) = defaults(walked) {
             *node = d;
         }
     }
@@ -372,7 +380,7 @@ fn set_path(node: &mut Value, keys: &[&str], value: Value, defaults: &dyn Fn(&st
         if map.len() == 1 {
             let inner = map.values_mut().next().expect("len 1");
             if inner.is_object() {
-                return set_path(inner, keys, value, defaults, full);
+                return set_path(inner, keys, value, defaults, full, walked);
             }
         }
         let known: Vec<&String> = map.keys().collect();
@@ -383,7 +391,8 @@ fn set_path(node: &mut Value, keys: &[&str], value: Value, defaults: &dyn Fn(&st
         *slot = value;
         Ok(())
     } else {
-        set_path(slot, &keys[1..], value, defaults, full)
+        let walked = if walked.is_empty() { key.to_string() } else { format!("{walked}.{key}") };
+        set_path(slot, &keys[1..], value, defaults, full, &walked)
     }
 }
 
@@ -822,6 +831,9 @@ mod tests {
     fn set_paths_reach_nested_and_optional_fields() {
         let p = GenerateParams::default();
         let q = apply_sets(&p, &["base.octaves=3".into(), "terrace.steps=7".into(), "width=65".into()], &generate_defaults).unwrap();
+        // Regression: a key that also occurs inside its group's name (`level` in `sea_level`).
+        let r = apply_sets(&p, &["sea_level.level=3".into()], &generate_defaults).unwrap();
+        assert_eq!(r.sea_level.as_ref().unwrap().level, 3.0);
         let Base::Fbm(f) = &q.base else { panic!("base changed") };
         assert_eq!(f.octaves, 3);
         assert_eq!(q.terrace.as_ref().unwrap().steps, 7);
