@@ -706,7 +706,9 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         }
         None => None,
     };
-    let inputs = JobInputs { hardness, boundary: Boundary::all(edge(a.boundary)), seed: parse_seed(&a.seed)? };
+    // Parsed once: `random` must report the seed that was actually used.
+    let seed = parse_seed(&a.seed)?;
+    let inputs = JobInputs { hardness, boundary: Boundary::all(edge(a.boundary)), seed };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
     let cancel = Arc::new(AtomicBool::new(false));
     {
@@ -728,7 +730,7 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     let ledger = sim.ledger();
     let p = sim.progress();
     eprintln!(
-        "{:?}: {}/{} in {:.2} s; eroded {:.4}, deposited {:.4}, lost at border {:.4}, suspended {:.4} (m·nodes)",
+        "{:?} (seed {seed}): {}/{} in {:.2} s; eroded {:.4}, deposited {:.4}, lost at border {:.4}, suspended {:.4} (m·nodes)",
         a.model, p.done, p.total, secs, ledger.eroded, ledger.deposited, ledger.lost_at_border, ledger.suspended
     );
     if end == RunEnd::Cancelled && !a.keep_partial {
@@ -753,7 +755,7 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         let rep = Report {
             model: format!("{:?}", a.model),
             params: &params,
-            seed: parse_seed(&a.seed).unwrap_or(0),
+            seed,
             done: p.done,
             total: p.total,
             cancelled: end == RunEnd::Cancelled,
