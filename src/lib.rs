@@ -1,5 +1,6 @@
 //! Talus: a terrain editor. `core` is pure Rust (no Bevy); `app` is the Bevy front end.
 pub mod cli;
 pub mod core;
+pub mod editor;
 #[cfg(feature = "editor")]
 pub mod app;

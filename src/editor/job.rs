@@ -1,0 +1,272 @@
+//! A simulation running in the background: the loop a worker thread runs, and what it shares
+//! with the window.
+//!
+//! The window builds a [`Simulation`] (see `core::erosion::build`), wraps a [`JobShared`] in an
+//! `Arc`, and runs [`run_job`] on a worker (the editor uses Bevy's `AsyncComputeTaskPool`). Each
+//! frame it calls [`JobShared::take_update`] and shows whatever is new. The worker:
+//!
+//! 1. applies the brush edits queued with [`JobShared::edit`] (painting while a simulation runs is
+//!    applied to the running job through [`Simulation::edit_terrain`], so the books stay closed and
+//!    nothing is lost);
+//! 2. stops between steps when the cancel flag is set ([`Simulation::finish`] runs, so the terrain
+//!    is final-consistent), idles while paused;
+//! 3. advances one indivisible step;
+//! 4. publishes a [`JobUpdate`] (heights, ledger, progress, steps per second and, when asked,
+//!    the water/sediment/flow fields) at most every `interval`, and always after edits and at the
+//!    end, where the update carries how the run ended.
+//!
+//! Only the newest update is kept: a slow window skips intermediate ones instead of queueing them.
+
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use crate::core::Heightmap;
+use crate::core::brush::{BrushParams, Stroke};
+use crate::core::erosion::{Fields, Ledger, Progress, Simulation};
+
+/// Default time between published updates.
+pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
+
+/// How a job ended.
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub enum JobEnd {
+    /// Every requested step ran.
+    Finished,
+    /// Stopped on request between two steps; the terrain is consistent.
+    Cancelled,
+}
+
+/// A brush edit for a running job, in the order the window produced them.
+#[derive(Clone, Debug)]
+pub enum JobEdit {
+    /// A stroke starts with these parameters.
+    Begin(BrushParams),
+    /// A cursor sample (grid units, seconds).
+    Point([f32; 2], f64),
+    /// The stroke ends.
+    End,
+}
+
+/// What the worker publishes.
+#[derive(Clone, Debug)]
+pub struct JobUpdate {
+    /// Heights at the time of the update.
+    pub heights: Heightmap,
+    /// Model fields, when [`JobShared::want_fields`] was set.
+    pub fields: Option<Fields>,
+    /// Books so far.
+    pub ledger: Ledger,
+    /// Work done / total.
+    pub progress: Progress,
+    /// Steps per second over the last second or so.
+    pub steps_per_s: f64,
+    /// Set on the last update of the run.
+    pub end: Option<JobEnd>,
+}
+
+/// State shared between the window and the worker.
+#[derive(Debug)]
+pub struct JobShared {
+    cancel: AtomicBool,
+    pause: AtomicBool,
+    want_fields: AtomicBool,
+    edits: Mutex<Vec<JobEdit>>,
+    latest: Mutex<Option<JobUpdate>>,
+    interval: Duration,
+}
+
+impl Default for JobShared {
+    fn default() -> Self {
+        Self::new(UPDATE_INTERVAL)
+    }
+}
+
+impl JobShared {
+    /// Shared state publishing at most every `interval`.
+    pub fn new(interval: Duration) -> Self {
+        Self {
+            cancel: AtomicBool::new(false),
+            pause: AtomicBool::new(false),
+            want_fields: AtomicBool::new(false),
+            edits: Mutex::new(Vec::new()),
+            latest: Mutex::new(None),
+            interval,
+        }
+    }
+    /// Asks the worker to stop after the current step.
+    pub fn cancel(&self) {
+        self.cancel.store(true, Ordering::Relaxed);
+    }
+    /// Pauses or resumes.
+    pub fn set_paused(&self, paused: bool) {
+        self.pause.store(paused, Ordering::Relaxed);
+    }
+    /// True while paused.
+    pub fn is_paused(&self) -> bool {
+        self.pause.load(Ordering::Relaxed)
+    }
+    /// Whether updates carry the model's fields (water, sediment, flow).
+    pub fn set_want_fields(&self, on: bool) {
+        self.want_fields.store(on, Ordering::Relaxed);
+    }
+    /// Queues a brush edit for the running job.
+    pub fn edit(&self, e: JobEdit) {
+        self.edits.lock().unwrap_or_else(PoisonError::into_inner).push(e);
+    }
+    /// Takes the newest update, if one arrived since the last call.
+    pub fn take_update(&self) -> Option<JobUpdate> {
+        self.latest.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    fn publish(&self, sim: &dyn Simulation, steps_per_s: f64, end: Option<JobEnd>) {
+        let fields = self.want_fields.load(Ordering::Relaxed).then(|| sim.fields());
+        let u = JobUpdate { heights: sim.heightmap().clone(), fields, ledger: sim.ledger(), progress: sim.progress(), steps_per_s, end };
+        *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(u);
+    }
+
+    /// Applies queued edits; true when any was applied.
+    fn apply_edits(&self, sim: &mut dyn Simulation, stroke: &mut Option<Stroke>) -> bool {
+        let edits = std::mem::take(&mut *self.edits.lock().unwrap_or_else(PoisonError::into_inner));
+        if edits.is_empty() {
+            return false;
+        }
+        sim.edit_terrain(&mut |hm: &mut Heightmap| {
+            for e in &edits {
+                match e {
+                    JobEdit::Begin(p) => *stroke = Stroke::new(p.clone()).ok(),
+                    JobEdit::Point(pos, t) => {
+                        if let Some(s) = stroke.as_mut() {
+                            s.add_point(hm, *pos, *t);
+                        }
+                    }
+                    JobEdit::End => {
+                        if let Some(mut s) = stroke.take() {
+                            s.finish(hm);
+                        }
+                    }
+                }
+            }
+        });
+        true
+    }
+}
+
+/// Runs `sim` to its end or until cancelled, publishing updates through `shared`. Returns the
+/// simulation (its final state) and how it ended.
+pub fn run_job(mut sim: Box<dyn Simulation>, shared: Arc<JobShared>) -> (Box<dyn Simulation>, JobEnd) {
+    let mut stroke: Option<Stroke> = None;
+    let mut last_publish = Instant::now();
+    let mut window = (Instant::now(), 0u64);
+    let mut rate = 0.0;
+    shared.publish(&*sim, 0.0, None);
+    let end = loop {
+        let edited = shared.apply_edits(&mut *sim, &mut stroke);
+        if shared.cancel.load(Ordering::Relaxed) {
+            sim.finish();
+            break JobEnd::Cancelled;
+        }
+        if sim.is_done() {
+            sim.finish();
+            break JobEnd::Finished;
+        }
+        if shared.is_paused() {
+            if edited {
+                shared.publish(&*sim, 0.0, None);
+            }
+            std::thread::sleep(Duration::from_millis(5));
+            window = (Instant::now(), 0);
+            continue;
+        }
+        sim.step();
+        window.1 += 1;
+        let span = window.0.elapsed();
+        if span >= Duration::from_millis(500) {
+            rate = window.1 as f64 / span.as_secs_f64();
+            window = (Instant::now(), 0);
+        } else if rate == 0.0 && span > Duration::ZERO {
+            rate = window.1 as f64 / span.as_secs_f64();
+        }
+        if edited || last_publish.elapsed() >= shared.interval {
+            shared.publish(&*sim, rate, None);
+            last_publish = Instant::now();
+        }
+    };
+    shared.publish(&*sim, rate, Some(end.clone()));
+    (sim, end)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::brush::BrushKind;
+    use crate::core::erosion::thermal::ThermalParams;
+    use crate::core::erosion::{JobInputs, ModelParams, build};
+    use crate::core::rng::{hash2, signed_f32};
+
+    fn rough(n: usize) -> Heightmap {
+        Heightmap::from_fn(n, n, 1.0, |x, y| 30.0 * signed_f32(hash2(x as i64, y as i64, 4))).unwrap()
+    }
+
+    fn thermal(steps: u32) -> Box<dyn Simulation> {
+        let p = ThermalParams { iterations: steps, ..Default::default() };
+        build(rough(64), &ModelParams::Thermal(p), JobInputs::default()).unwrap()
+    }
+
+    #[test]
+    fn a_finished_job_matches_running_it_directly() {
+        let shared = Arc::new(JobShared::new(Duration::ZERO));
+        let (sim, end) = run_job(thermal(20), shared.clone());
+        assert_eq!(end, JobEnd::Finished);
+        let mut direct = thermal(20);
+        crate::core::erosion::run(&mut *direct, &AtomicBool::new(false), |_| {});
+        assert_eq!(sim.heightmap().data, direct.heightmap().data);
+        let last = shared.take_update().unwrap();
+        assert_eq!(last.end, Some(JobEnd::Finished));
+        assert_eq!(last.heights.data, direct.heightmap().data);
+        assert!(shared.take_update().is_none(), "an update is handed out once");
+    }
+
+    #[test]
+    fn cancel_stops_before_the_end_with_a_consistent_map() {
+        let shared = Arc::new(JobShared::new(Duration::ZERO));
+        shared.cancel();
+        let (sim, end) = run_job(thermal(1000), shared.clone());
+        assert_eq!(end, JobEnd::Cancelled);
+        assert!(sim.progress().done < 1000);
+        assert!(sim.heightmap().all_finite());
+        assert!(sim.ledger().closes(1e-4));
+    }
+
+    #[test]
+    fn edits_reach_the_running_job_and_keep_the_books() {
+        let shared = Arc::new(JobShared::new(Duration::ZERO));
+        let p = BrushParams { kind: BrushKind::Raise, radius: 8.0, strength: 50.0, ..Default::default() };
+        shared.edit(JobEdit::Begin(p));
+        shared.edit(JobEdit::Point([20.0, 20.0], 0.0));
+        shared.edit(JobEdit::Point([40.0, 30.0], 0.5));
+        shared.edit(JobEdit::End);
+        let (sim, _) = run_job(thermal(5), shared);
+        let (plain, _) = run_job(thermal(5), Arc::new(JobShared::new(Duration::ZERO)));
+        let raised = sim.heightmap().sum() - plain.heightmap().sum();
+        assert!(raised > 100.0, "the stroke raised the terrain by {raised}");
+        assert!(sim.ledger().closes(1e-4));
+    }
+
+    #[test]
+    fn pause_holds_the_job_until_resumed() {
+        let shared = Arc::new(JobShared::new(Duration::ZERO));
+        shared.set_paused(true);
+        let worker = {
+            let shared = shared.clone();
+            std::thread::spawn(move || run_job(thermal(10), shared))
+        };
+        std::thread::sleep(Duration::from_millis(100));
+        let u = shared.take_update().expect("the first update is published at once");
+        assert_eq!(u.progress.done, 0, "no step ran while paused");
+        shared.set_paused(false);
+        let (sim, end) = worker.join().unwrap();
+        assert_eq!(end, JobEnd::Finished);
+        assert_eq!(sim.progress().done, 10);
+    }
+}

@@ -1,0 +1,15 @@
+//! The editor's logic without Bevy: what the window does, as plain Rust that tests without a
+//! display. `crate::app` (feature `editor`) only gathers input, calls these, and draws.
+//!
+//! - [`schema`]: the parameter structs' fields, types, units and ranges, read from their doc
+//!   comments, so the panel can edit every parameter with a tooltip.
+//! - [`document`]: the open terrain with its undo history and file state.
+//! - [`job`]: a simulation running in the background, streaming updates, pausable, cancellable.
+//! - [`persist`]: settings, recent files, autosave.
+//! - [`script`]: scripted sessions that drive the real window.
+
+pub mod document;
+pub mod job;
+pub mod persist;
+pub mod schema;
+pub mod script;

@@ -1,0 +1,148 @@
+//! Scripts that drive the real editor window (`talus editor --script actions.ron`), so the window
+//! can be tested unattended: under Xvfb in CI, or on a desk to reproduce a session.
+//!
+//! A script is a RON list of [`Action`]s run in order, one or more frames each. The editor turns
+//! every action into the same thing a user's click produces: `Generate`/`Simulate`/`Save` send
+//! the commands the panel's buttons send, and `Stroke` moves a virtual cursor across the window
+//! (points are projected to the screen through the current camera) and holds a virtual mouse
+//! button, so the stroke goes through the same raycast-and-brush system as the mouse.
+//!
+//! ```ron
+//! [
+//!     Generate((width: 257, height: 257, seed: 7)),
+//!     Stroke(tool: Raise, radius: 40.0, strength: 20.0, points: [(60.0, 60.0), (120.0, 90.0)], seconds: 1.0),
+//!     Simulate(model: Droplet((droplets: 50000)), seed: 1),
+//!     WaitSimulation,
+//!     Save("out.bhef"),
+//!     Screenshot("shot.png"),
+//!     FrameReport("frames.json"),
+//!     Quit,
+//! ]
+//! ```
+
+use std::path::{Path, PathBuf};
+
+use serde::{Deserialize, Serialize};
+
+use crate::core::brush::BrushKind;
+use crate::core::erosion::ModelParams;
+use crate::core::generate::GenerateParams;
+
+/// One step of a script.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum Action {
+    /// Generate a terrain (fields not given take their defaults), as the Generate button does.
+    Generate(GenerateParams),
+    /// Open a BHEF file.
+    Open(PathBuf),
+    /// Paint a stroke through `points` (grid nodes `(x, y)`), taking `seconds` of brush time.
+    Stroke {
+        tool: BrushKind,
+        /// Radius, metres.
+        radius: f32,
+        /// Strength, metres per second at the centre (raise/lower), fraction per second otherwise.
+        strength: f32,
+        points: Vec<(f32, f32)>,
+        seconds: f32,
+    },
+    /// Start a simulation with this model, as the Simulate button does.
+    Simulate { model: ModelParams, seed: u64 },
+    /// Wait until the running simulation ends.
+    WaitSimulation,
+    /// Pause or resume the running simulation.
+    Pause(bool),
+    /// Cancel the running simulation.
+    Cancel,
+    /// Undo the last step.
+    Undo,
+    /// Redo.
+    Redo,
+    /// Save to this path (Save As).
+    Save(PathBuf),
+    /// Save a frame of the window to a PNG.
+    Screenshot(PathBuf),
+    /// Let this many frames pass.
+    WaitFrames(u32),
+    /// Write frame times so far (idle vs simulating) as JSON.
+    FrameReport(PathBuf),
+    /// Close the window (unsaved work is autosaved first).
+    Quit,
+}
+
+/// Reads a script file.
+pub fn load(path: &Path) -> Result<Vec<Action>, String> {
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read script {}: {e}", path.display()))?;
+    parse(&text).map_err(|e| format!("script {}: {e}", path.display()))
+}
+
+/// Parses a script's text.
+pub fn parse(text: &str) -> Result<Vec<Action>, String> {
+    ron::from_str(text).map_err(|e| e.to_string())
+}
+
+/// Frame-time statistics of one phase, milliseconds.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameStats {
+    pub frames: usize,
+    pub mean_ms: f64,
+    pub median_ms: f64,
+    pub p95_ms: f64,
+    pub max_ms: f64,
+}
+
+impl FrameStats {
+    /// Statistics of `ms` (frame durations in milliseconds).
+    pub fn of(ms: &[f64]) -> Self {
+        if ms.is_empty() {
+            return Self::default();
+        }
+        let mut v = ms.to_vec();
+        v.sort_by(f64::total_cmp);
+        let q = |f: f64| v[((v.len() - 1) as f64 * f).round() as usize];
+        Self { frames: v.len(), mean_ms: v.iter().sum::<f64>() / v.len() as f64, median_ms: q(0.5), p95_ms: q(0.95), max_ms: v[v.len() - 1] }
+    }
+}
+
+/// The frame-time report a script writes.
+#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
+pub struct FrameReport {
+    /// Frames with no simulation running.
+    pub idle: FrameStats,
+    /// Frames while a simulation streamed updates into the mesh.
+    pub simulating: FrameStats,
+    /// Simulation updates shown in the mesh.
+    pub updates_shown: usize,
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_documented_example_parses() {
+        let doc = include_str!("script.rs");
+        let start = doc.find("//! ```ron").unwrap() + "//! ```ron".len();
+        let end = start + doc[start..].find("//! ```").unwrap();
+        let text: String = doc[start..end].lines().map(|l| l.trim_start().trim_start_matches("//!")).collect::<Vec<_>>().join("\n");
+        let actions = parse(&text).unwrap();
+        assert_eq!(actions.len(), 8);
+        let Action::Generate(g) = &actions[0] else { panic!() };
+        assert_eq!((g.width, g.seed), (257, 7));
+        assert!(matches!(&actions[2], Action::Simulate { model: ModelParams::Droplet(d), .. } if d.droplets == 50000));
+    }
+
+    #[test]
+    fn a_bad_script_names_the_problem() {
+        let e = parse("[Generate((width: 257)), Fly]").unwrap_err();
+        assert!(e.contains("Fly"), "{e}");
+    }
+
+    #[test]
+    fn frame_stats() {
+        let s = FrameStats::of(&[10.0, 20.0, 30.0, 40.0]);
+        assert_eq!(s.frames, 4);
+        assert_eq!(s.mean_ms, 25.0);
+        assert_eq!(s.max_ms, 40.0);
+        assert_eq!(FrameStats::of(&[]).frames, 0);
+    }
+}
