@@ -28,6 +28,20 @@ use crate::core::io::{atomic::write_atomic, bhef, preview};
 pub struct Cli {
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// With no subcommand: open the editor and run this script of actions (RON; see the README).
+    #[arg(long)]
+    pub script: Option<PathBuf>,
+}
+
+/// Arguments of `talus editor`.
+#[derive(Args, Debug, Default)]
+pub struct EditorArgs {
+    /// A BHEF file to open instead of the default terrain.
+    pub file: Option<PathBuf>,
+    /// Run this script of actions (RON) in the window, then quit (exit code 0 when every action
+    /// succeeded).
+    #[arg(long)]
+    pub script: Option<PathBuf>,
 }
 
 #[derive(Subcommand, Debug)]
@@ -67,7 +81,7 @@ pub enum Command {
         seed: String,
     },
     /// Open the editor window (the default when a display is present).
-    Editor,
+    Editor(EditorArgs),
 }
 
 /// Generator kinds of `generate --kind`.
@@ -292,10 +306,10 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             Ok(ExitCode::SUCCESS)
         }
         Some(Command::Demo { out_dir, size, seed }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
-        Some(Command::Editor) => open_editor(),
+        Some(Command::Editor(a)) => open_editor(a),
         None => {
-            if has_display() {
-                open_editor()
+            if cli.script.is_some() || has_display() {
+                open_editor(EditorArgs { file: None, script: cli.script })
             } else {
                 eprintln!("No display found: running the headless main job (`talus demo`). Use `talus --help` for all commands.");
                 cmd_demo(Path::new("talus-out"), 513, 1)
@@ -309,13 +323,13 @@ fn has_display() -> bool {
 }
 
 #[cfg(feature = "editor")]
-fn open_editor() -> Result<ExitCode, CliError> {
-    crate::app::run_editor().map_err(CliError)?;
+fn open_editor(a: EditorArgs) -> Result<ExitCode, CliError> {
+    crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file }).map_err(CliError)?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(not(feature = "editor"))]
-fn open_editor() -> Result<ExitCode, CliError> {
+fn open_editor(_: EditorArgs) -> Result<ExitCode, CliError> {
     Err(CliError("this build has no editor (built without the `editor` feature); use the subcommands, see `talus --help`".into()))
 }
 

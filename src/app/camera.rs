@@ -5,6 +5,7 @@
 //! camera frames the whole map at start and again whenever the map's size changes.
 
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::camera::Viewport;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 
@@ -15,7 +16,7 @@ pub struct CameraPlugin;
 
 impl Plugin for CameraPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Startup, spawn_camera).add_systems(Update, (frame_terrain, orbit_camera).chain());
+        app.add_systems(Startup, spawn_camera).add_systems(Update, (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain());
     }
 }
 
@@ -40,7 +41,7 @@ impl OrbitCamera {
 
     /// Points at the centre of `map`'s extent from far enough to see all of it.
     pub fn frame(&mut self, terrain: &EditorTerrain) {
-        let m = &terrain.map;
+        let m = terrain.map();
         let (ex, ez) = ((m.width.max(2) - 1) as f32 * m.cell_size, (m.height.max(2) - 1) as f32 * m.cell_size);
         let mid = (terrain.stats.min.max(0.0) + terrain.stats.max) * 0.25;
         self.focus = Vec3::new(ex * 0.5, mid, ez * 0.5);
@@ -57,13 +58,27 @@ fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
     commands.spawn((Camera3d::default(), orbit.transform(), orbit));
 }
 
+/// Renders the 3-D view in the part of the window the side panel leaves free, so the terrain is
+/// centred in what the user can see.
+fn fit_viewport_beside_panel(panel: Res<super::ui::PanelWidth>, windows: Query<&Window>, mut cams: Query<&mut Camera, With<OrbitCamera>>) {
+    let Ok(window) = windows.single() else { return };
+    let (w, h) = (window.physical_width(), window.physical_height());
+    let left = ((panel.0 * window.scale_factor()).round().max(0.0) as u32).min(w.saturating_sub(1));
+    let viewport = (w > 1 && h > 0).then(|| Viewport { physical_position: UVec2::new(left, 0), physical_size: UVec2::new(w - left, h), ..default() });
+    for mut cam in &mut cams {
+        if cam.viewport.as_ref().map(|v| (v.physical_position, v.physical_size)) != viewport.as_ref().map(|v| (v.physical_position, v.physical_size)) {
+            cam.viewport = viewport.clone();
+        }
+    }
+}
+
 /// Reframes when the map was replaced by one of another size.
 fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<&mut OrbitCamera>) {
     if !terrain.is_changed() {
         return;
     }
     for mut cam in &mut cams {
-        if cam.framed != (terrain.map.width, terrain.map.height) {
+        if cam.framed != (terrain.map().width, terrain.map().height) {
             cam.frame(&terrain);
         }
     }
@@ -96,7 +111,7 @@ fn orbit_camera(
         }
     };
     let drag = if egui_drag { Vec2::ZERO } else { motion.delta };
-    let m = &terrain.map;
+    let m = terrain.map();
     let extent = (m.width.max(m.height) as f32 * m.cell_size).max(1.0);
     for (mut cam, mut transform) in &mut cams {
         if orbiting && drag != Vec2::ZERO {

@@ -11,61 +11,94 @@ use std::path::PathBuf;
 
 use bevy::app::PluginGroupBuilder;
 use bevy::prelude::*;
+use bevy::window::WindowResolution;
 use bevy_egui::EguiPlugin;
 
 use crate::core::Heightmap;
+use crate::core::brush::DirtyRect;
 use crate::core::heightmap::Stats;
+use crate::editor::document::{Changed, Document};
+use crate::editor::persist::Settings;
 
-pub mod automation;
 pub mod camera;
+pub mod commands;
+pub mod files;
+pub mod generation;
+pub mod param_editor;
+pub mod script;
+pub mod simulation;
 pub mod terrain_mesh;
+pub mod tools;
 pub mod ui;
 
 /// Quads along one side of a mesh chunk. Neighbouring chunks share their border vertices.
 pub const CHUNK_QUADS: usize = 64;
 
 /// Side of the terrain the editor opens with (nodes).
-const START_SIZE: usize = 257;
+pub const START_SIZE: usize = 513;
 
-/// The terrain being edited and the bookkeeping around it.
+/// The terrain being edited (a [`Document`]: map, undo history, file) and which parts of its mesh
+/// are stale.
 #[derive(Resource)]
 pub struct EditorTerrain {
-    /// The current heights.
-    pub map: Heightmap,
-    /// Chunks `(cx, cy)` whose mesh no longer matches `map`.
+    /// The document: every change goes through it so each action is one undo step.
+    pub doc: Document,
+    /// Chunks `(cx, cy)` whose mesh no longer matches the map.
     pub dirty: HashSet<(usize, usize)>,
     /// Set when the map was replaced (size may differ): every chunk is respawned.
     pub relayout: bool,
-    /// Where the map was loaded from / last saved to, if anywhere.
-    pub path: Option<PathBuf>,
-    /// True when `map` has changes that are not on disk.
-    pub unsaved: bool,
-    /// Statistics of `map` when it was last replaced (kept for the status line and colours).
+    /// Statistics of the map when it was last replaced (the colour ramp; kept steady while
+    /// painting and simulating so colours do not flicker).
     pub stats: Stats,
 }
 
 impl EditorTerrain {
-    /// Wraps a freshly generated or loaded map; every chunk will be rebuilt.
-    pub fn new(map: Heightmap) -> Self {
-        let stats = map.stats();
-        Self { map, dirty: HashSet::new(), relayout: true, path: None, unsaved: false, stats }
+    /// Wraps a document; every chunk will be built.
+    pub fn new(doc: Document) -> Self {
+        let stats = doc.map().stats();
+        Self { doc, dirty: HashSet::new(), relayout: true, stats }
     }
 
-    /// Replaces the whole map (new size allowed) and schedules a full mesh rebuild.
-    pub fn replace(&mut self, map: Heightmap) {
-        self.stats = map.stats();
-        self.map = map;
-        self.dirty.clear();
-        self.relayout = true;
-        self.unsaved = true;
+    /// The current heights.
+    pub fn map(&self) -> &Heightmap {
+        self.doc.map()
+    }
+
+    /// Replaces the document (opened file, recovered autosave).
+    pub fn set_document(&mut self, doc: Document) {
+        self.doc = doc;
+        self.refresh(Changed::Whole);
+    }
+
+    /// Schedules the mesh work a document change needs.
+    pub fn refresh(&mut self, change: Changed) {
+        match change {
+            Changed::None => {}
+            Changed::Rect(r) => self.mark_rect(r),
+            Changed::Whole => {
+                self.stats = self.doc.map().stats();
+                self.dirty.clear();
+                self.relayout = true;
+            }
+        }
     }
 
     /// Chunks along x and y (at least 1 each).
     pub fn chunk_counts(&self) -> (usize, usize) {
-        chunk_counts(self.map.width, self.map.height)
+        chunk_counts(self.map().width, self.map().height)
     }
 
-    /// Marks the chunks touching nodes `x0..=x1`, `y0..=y1` as stale (for brushes and erosion).
+    /// Marks the chunks touching the half-open node rectangle `r` as stale.
+    pub fn mark_rect(&mut self, r: DirtyRect) {
+        // Normals read the neighbours, so the ring around the change shades differently too.
+        let r = r.grow(1, self.map().width, self.map().height);
+        if r.is_empty() {
+            return;
+        }
+        self.mark_dirty(r.x0, r.y0, r.x1 - 1, r.y1 - 1);
+    }
+
+    /// Marks the chunks touching nodes `x0..=x1`, `y0..=y1` as stale.
     pub fn mark_dirty(&mut self, x0: usize, y0: usize, x1: usize, y1: usize) {
         let (nx, ny) = self.chunk_counts();
         // A node on a chunk border belongs to both chunks.
@@ -76,7 +109,33 @@ impl EditorTerrain {
                 self.dirty.insert((cx, cy));
             }
         }
-        self.unsaved = true;
+    }
+
+    /// Shows `heights` (a running simulation's state, same size) and marks only the chunks whose
+    /// nodes differ. Returns false when the size does not match.
+    pub fn show_heights(&mut self, heights: &Heightmap) -> bool {
+        let old = self.doc.map();
+        if heights.width != old.width || heights.height != old.height {
+            return false;
+        }
+        let (nx, ny) = self.chunk_counts();
+        let w = old.width;
+        let mut changed = Vec::new();
+        for cy in 0..ny {
+            for cx in 0..nx {
+                let x0 = cx * CHUNK_QUADS;
+                let x1 = (x0 + CHUNK_QUADS).min(w - 1);
+                let y0 = cy * CHUNK_QUADS;
+                let y1 = (y0 + CHUNK_QUADS).min(old.height - 1);
+                let differs = (y0..=y1).any(|y| old.data[y * w + x0..=y * w + x1] != heights.data[y * w + x0..=y * w + x1]);
+                if differs {
+                    changed.push((cx, cy));
+                }
+            }
+        }
+        self.doc.preview(heights);
+        self.dirty.extend(changed);
+        true
     }
 }
 
@@ -86,35 +145,99 @@ pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
     (n(width), n(height))
 }
 
+/// A message for the user in the status line: what just happened, or what went wrong.
+#[derive(Resource, Default, Clone, Debug)]
+pub struct StatusLine {
+    pub text: String,
+    pub is_error: bool,
+    /// Errors shown since start (a script run fails when this grows).
+    pub errors: u32,
+}
+
+impl StatusLine {
+    pub fn info(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+        self.is_error = false;
+    }
+    pub fn error(&mut self, text: impl Into<String>) {
+        self.text = text.into();
+        self.is_error = true;
+        self.errors += 1;
+    }
+}
+
+/// The user's settings, loaded at start and written at exit.
+#[derive(Resource, Clone, Debug, Default)]
+pub struct UserSettings(pub Settings);
+
+/// How the editor was started.
+#[derive(Clone, Debug, Default)]
+pub struct EditorOptions {
+    /// Run this script (see [`crate::editor::script`]) and quit when it ends.
+    pub script: Option<PathBuf>,
+    /// Open this BHEF file instead of generating the start terrain.
+    pub open: Option<PathBuf>,
+}
+
 /// Every editor plugin, in the order they are added: the table of contents of `app/`.
 pub struct EditorPlugins;
 
 impl PluginGroup for EditorPlugins {
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
+            .add(commands::CommandsPlugin)
             .add(terrain_mesh::TerrainMeshPlugin)
             .add(camera::CameraPlugin)
+            .add(generation::GenerationPlugin)
+            .add(simulation::SimulationPlugin)
+            .add(tools::ToolsPlugin)
+            .add(files::FilesPlugin)
             .add(ui::UiPlugin)
-            .add(automation::AutomationPlugin)
+            .add(script::ScriptPlugin)
     }
 }
 
 /// Opens the editor window and runs until it is closed.
 ///
-/// Environment: `TALUS_SCREENSHOT=path.png` saves a frame after 60 frames and quits after 120
-/// (for checking the window under Xvfb).
-pub fn run_editor() -> Result<(), String> {
-    let params = crate::cli::demo_params(START_SIZE, 1);
-    let map = crate::core::generate::generate(&params).map_err(|e| format!("generating the start terrain: {e}"))?;
+/// Environment: `TALUS_SCREENSHOT=path.png` saves a frame after 60 frames and quits (a one-line
+/// script); `TALUS_CONFIG_DIR` moves settings and autosave (see [`crate::editor::persist`]).
+pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
+    let script = match &opts.script {
+        Some(p) => Some(crate::editor::script::load(p)?),
+        None => script::screenshot_script_from_env(),
+    };
+    let (settings, settings_msg) = if script.is_some() { (Settings::default(), None) } else { Settings::load() };
+    let mut status = StatusLine::default();
+    let doc = match &opts.open {
+        Some(p) => Document::open(p)?,
+        None => {
+            let params = settings.generator.clone().filter(|g| g.width <= 4097 && g.height <= 4097).unwrap_or_else(|| crate::cli::demo_params(START_SIZE, 1));
+            match crate::core::generate::generate(&params) {
+                Ok(map) => Document::new(map),
+                Err(e) => {
+                    status.error(format!("the saved generator settings failed ({e}); started from the default island"));
+                    let map = crate::core::generate::generate(&crate::cli::demo_params(START_SIZE, 1)).map_err(|e| format!("generating the start terrain: {e}"))?;
+                    Document::new(map)
+                }
+            }
+        }
+    };
+    if let Some(m) = settings_msg {
+        status.error(m);
+    }
+    let [w, h] = settings.window;
     let mut app = App::new();
     app.add_plugins(DefaultPlugins.set(WindowPlugin {
-        primary_window: Some(Window { title: "Talus".into(), ..default() }),
+        primary_window: Some(Window { title: doc.title(), resolution: WindowResolution::new(w as u32, h as u32), ..default() }),
+        close_when_requested: false,
         ..default()
     }))
     .add_plugins(EguiPlugin::default())
-    .insert_resource(EditorTerrain::new(map))
-    .insert_resource(ui::GeneratorUi::from_params(&params))
-    .insert_resource(automation::ScreenshotRequest::from_env())
+    .insert_resource(EditorTerrain::new(doc))
+    .insert_resource(status)
+    .insert_resource(ui::PanelState::from_settings(&settings))
+    .insert_resource(UserSettings(settings))
+    .insert_resource(script::ScriptRunner::new(script))
     .add_plugins(EditorPlugins);
     match app.run() {
         AppExit::Success => Ok(()),
@@ -134,8 +257,20 @@ mod tests {
     }
 
     #[test]
+    fn showing_heights_marks_only_changed_chunks() {
+        let mut t = EditorTerrain::new(Document::new(Heightmap::new(257, 257, 1.0).unwrap()));
+        t.relayout = false;
+        let mut next = t.map().clone();
+        next.set(200, 10, 3.0);
+        assert!(t.show_heights(&next));
+        assert_eq!(t.dirty.iter().copied().collect::<Vec<_>>(), vec![(3, 0)]);
+        assert_eq!(t.map().get(200, 10), 3.0);
+        assert!(!t.show_heights(&Heightmap::new(10, 10, 1.0).unwrap()));
+    }
+
+    #[test]
     fn border_nodes_dirty_both_chunks() {
-        let mut t = EditorTerrain::new(Heightmap::new(257, 257, 1.0).unwrap());
+        let mut t = EditorTerrain::new(Document::new(Heightmap::new(257, 257, 1.0).unwrap()));
         t.mark_dirty(64, 10, 64, 10);
         assert!(t.dirty.contains(&(0, 0)) && t.dirty.contains(&(1, 0)) && t.dirty.len() == 2);
         t.dirty.clear();

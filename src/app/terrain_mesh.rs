@@ -47,7 +47,7 @@ fn create_material(mut commands: Commands, mut materials: ResMut<Assets<Standard
 }
 
 fn spawn_lights(mut commands: Commands, terrain: Res<EditorTerrain>) {
-    let extent = terrain.map.width.max(terrain.map.height) as f32 * terrain.map.cell_size;
+    let extent = terrain.map().width.max(terrain.map().height) as f32 * terrain.map().cell_size;
     let shadows = CascadeShadowConfigBuilder {
         maximum_distance: extent * 3.0,
         first_cascade_far_bound: extent * 0.5,
@@ -80,7 +80,7 @@ fn rebuild_dirty_chunks(
         let (nx, ny) = terrain.chunk_counts();
         for cy in 0..ny {
             for cx in 0..nx {
-                let mesh = meshes.add(chunk_mesh(&terrain.map, &terrain.stats, cx, cy));
+                let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, cx, cy));
                 commands.spawn((TerrainChunk { cx, cy }, Mesh3d(mesh), MeshMaterial3d(material.0.clone()), Transform::IDENTITY));
             }
         }
@@ -90,7 +90,7 @@ fn rebuild_dirty_chunks(
     }
     for (entity, chunk) in &chunks {
         if terrain.dirty.contains(&(chunk.cx, chunk.cy)) {
-            let mesh = meshes.add(chunk_mesh(&terrain.map, &terrain.stats, chunk.cx, chunk.cy));
+            let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy));
             commands.entity(entity).insert(Mesh3d(mesh));
         }
     }

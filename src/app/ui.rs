@@ -1,149 +1,458 @@
-//! The egui side panel: a Generator section and a status line.
+//! The egui side panel: File, Edit, Generator, Erosion, Brush, View and Help sections, and a
+//! status line.
 //!
-//! The panel edits a [`GeneratorUi`] (kind, seed, size); "Generate" turns it into a
-//! [`GenerateParams`] (the demo island's stages with the chosen base) and runs
-//! [`generate`] synchronously — fine up to 513², where it takes well under a second. Errors are
-//! shown in the panel, never panicked on.
+//! The panel edits a [`PanelState`] (parameters as the core structs themselves) and turns clicks
+//! into [`EditorCommand`]s; it never changes the map itself. Parameters are edited with
+//! [`super::param_editor`], which shows every field of the core structs with its doc comment as a
+//! tooltip. With "Live" on, a generator change regenerates after a short pause in the edits
+//! ([`LIVE_DELAY`]), in the background (see [`super::generation`]).
+
+use std::path::PathBuf;
 
 use bevy::prelude::*;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::EditorTerrain;
-use crate::core::generate::{self, Base, GenerateParams};
+use super::commands::EditorCommand;
+use super::generation::GenState;
+use super::param_editor::edit_params;
+use super::simulation::SimState;
+use super::tools::BrushTool;
+use super::{EditorTerrain, StatusLine, UserSettings};
+use crate::core::brush::BrushKind;
+use crate::core::erosion::{Boundary, ModelParams, droplet::DropletParams};
+use crate::core::generate::GenerateParams;
+use crate::editor::persist::Settings;
 
-/// Draws the side panel and applies what it asks for.
+/// Draws the side panel and sends what it asks for.
 pub struct UiPlugin;
 
 impl Plugin for UiPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<GeneratorUi>().add_systems(EguiPrimaryContextPass, draw_side_panel);
+        app.init_resource::<PanelState>()
+            .init_resource::<PanelWidth>()
+            .add_systems(Startup, restore_brush)
+            .add_systems(EguiPrimaryContextPass, draw_side_panel)
+            .add_systems(Update, send_live_generate);
     }
 }
 
-/// Base generators offered in the Generator section.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub enum GenKind {
-    Fbm,
-    DiamondSquare,
-    VoronoiIsland,
-    Hills,
+/// Width of the side panel in logical pixels: the 3-D view is the rest of the window.
+#[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
+pub struct PanelWidth(pub f32);
+
+/// Seconds without further edits before a live regeneration starts.
+pub const LIVE_DELAY: f64 = 0.25;
+
+/// Largest map side the editor generates (nodes).
+pub const MAX_EDITOR_SIDE: usize = 4097;
+
+/// Model names shown in the Erosion section, in the order of [`default_models`].
+pub const MODEL_NAMES: [&str; 5] = ["Droplets", "Snowball", "Pipe model", "Thermal", "Stream power"];
+const MODEL_TYPES: [&str; 5] = ["DropletParams", "SnowballParams", "PipeParams", "ThermalParams", "StreamPowerParams"];
+
+/// One parameter set per model, the seeds' defaults (droplets: enough to see on a 513² map).
+pub fn default_models() -> Vec<ModelParams> {
+    vec![
+        ModelParams::Droplet(DropletParams { droplets: 200_000, ..Default::default() }),
+        ModelParams::Snowball(Default::default()),
+        ModelParams::Pipe(Default::default()),
+        ModelParams::Thermal(Default::default()),
+        ModelParams::StreamPower(Default::default()),
+    ]
 }
 
-impl GenKind {
-    pub const ALL: [GenKind; 4] = [GenKind::Fbm, GenKind::DiamondSquare, GenKind::VoronoiIsland, GenKind::Hills];
-
-    /// Label shown in the combo box.
-    pub fn label(self) -> &'static str {
-        match self {
-            GenKind::Fbm => "fBm noise",
-            GenKind::DiamondSquare => "Diamond-square",
-            GenKind::VoronoiIsland => "Voronoi island",
-            GenKind::Hills => "Hills",
-        }
-    }
-
-    /// The base generator with its default settings.
-    pub fn base(self) -> Base {
-        match self {
-            GenKind::Fbm => Base::Fbm(generate::landscape_fbm()),
-            GenKind::DiamondSquare => Base::DiamondSquare(Default::default()),
-            GenKind::VoronoiIsland => Base::VoronoiIsland(Default::default()),
-            GenKind::Hills => Base::Hills(Default::default()),
-        }
+fn model_slot(m: &ModelParams) -> usize {
+    match m {
+        ModelParams::Droplet(_) => 0,
+        ModelParams::Snowball(_) => 1,
+        ModelParams::Pipe(_) => 2,
+        ModelParams::Thermal(_) => 3,
+        ModelParams::StreamPower(_) => 4,
     }
 }
 
-/// Map sides offered (nodes); 2^n + 1 suits diamond-square.
-pub const SIZES: [usize; 4] = [129, 257, 513, 1025];
-
-/// What the Generator section is editing.
+/// What the panel is editing.
 #[derive(Resource, Clone, Debug)]
-pub struct GeneratorUi {
-    pub kind: GenKind,
-    /// The seed as typed (a whole number, or `random`).
-    pub seed_text: String,
-    pub size: usize,
-    /// The last generation error, shown under the button.
-    pub error: Option<String>,
+pub struct PanelState {
+    pub generator: GenerateParams,
+    /// Regenerate as generator parameters change.
+    pub live: bool,
+    /// Time (seconds) of a generator edit not yet sent.
+    pub gen_edited_at: Option<f64>,
+    pub gen_error: Option<String>,
+    /// One parameter set per model ([`MODEL_NAMES`] order).
+    pub models: Vec<ModelParams>,
+    pub model: usize,
+    pub model_error: Option<String>,
+    pub boundary: Boundary,
+    /// Simulation seed as typed (a number or `random`).
+    pub sim_seed: String,
+    /// The File section's path field.
+    pub path_text: String,
+    pub new_size: usize,
+    pub new_cell: f32,
+    pub new_height: f32,
+    pub brush_error: Option<String>,
 }
 
-impl Default for GeneratorUi {
+impl Default for PanelState {
     fn default() -> Self {
-        Self::from_params(&crate::cli::demo_params(257, 1))
+        Self::from_settings(&Settings::default())
     }
 }
 
-impl GeneratorUi {
-    /// Mirrors the parameters the current map was made with.
-    pub fn from_params(p: &GenerateParams) -> Self {
-        let kind = match p.base {
-            Base::DiamondSquare(_) => GenKind::DiamondSquare,
-            Base::VoronoiIsland(_) => GenKind::VoronoiIsland,
-            Base::Hills(_) => GenKind::Hills,
-            _ => GenKind::Fbm,
-        };
-        Self { kind, seed_text: p.seed.to_string(), size: p.width, error: None }
+impl PanelState {
+    /// The panel as the user left it last time (defaults where the settings have nothing).
+    pub fn from_settings(s: &Settings) -> Self {
+        let mut models = default_models();
+        for m in &s.models {
+            let i = model_slot(m);
+            models[i] = m.clone();
+        }
+        let model = s.models.get(s.model).map(model_slot).unwrap_or(0);
+        Self {
+            generator: s.generator.clone().unwrap_or_else(|| crate::cli::demo_params(super::START_SIZE, 1)),
+            live: s.live_generate,
+            gen_edited_at: None,
+            gen_error: None,
+            models,
+            model,
+            model_error: None,
+            boundary: s.boundary,
+            sim_seed: "1".into(),
+            path_text: s.recent.first().map(|p| p.display().to_string()).unwrap_or_else(|| "terrain.bhef".into()),
+            new_size: 513,
+            new_cell: 2.0,
+            new_height: 0.0,
+            brush_error: None,
+        }
     }
 
-    /// The parameters to generate with, or why the seed is not usable.
-    pub fn params(&self) -> Result<GenerateParams, String> {
-        let seed = crate::cli::parse_seed(&self.seed_text).map_err(|e| e.0)?;
-        Ok(GenerateParams { base: self.kind.base(), ..crate::cli::demo_params(self.size, seed) })
+    /// Writes what should outlive the session into `s`.
+    pub fn store(&self, s: &mut Settings) {
+        s.generator = Some(self.generator.clone());
+        s.models = self.models.clone();
+        s.model = self.model;
+        s.boundary = self.boundary;
+        s.live_generate = self.live;
     }
 }
 
-fn draw_side_panel(mut contexts: EguiContexts, mut terrain: ResMut<EditorTerrain>, mut gen_ui: ResMut<GeneratorUi>) -> Result {
+fn restore_brush(settings: Res<UserSettings>, mut tool: ResMut<BrushTool>) {
+    if let Some(b) = &settings.0.brush
+        && b.validate().is_ok()
+    {
+        tool.params = b.clone();
+    }
+}
+
+/// The generator parameters the editor accepts, or why not.
+pub fn check_generator(p: &GenerateParams) -> Result<(), String> {
+    if p.width < 2 || p.height < 2 || p.width > MAX_EDITOR_SIDE || p.height > MAX_EDITOR_SIDE {
+        return Err(format!("the editor works on maps from 2 to {MAX_EDITOR_SIDE} nodes a side (asked {}×{})", p.width, p.height));
+    }
+    Ok(())
+}
+
+fn send_live_generate(time: Res<Time>, mut panel: ResMut<PanelState>, mut out: MessageWriter<EditorCommand>, sim: Res<SimState>) {
+    let Some(t) = panel.gen_edited_at else { return };
+    if !panel.live || sim.running() || time.elapsed_secs_f64() - t < LIVE_DELAY {
+        return;
+    }
+    panel.gen_edited_at = None;
+    match check_generator(&panel.generator) {
+        Ok(()) => {
+            out.write(EditorCommand::Generate(panel.generator.clone()));
+        }
+        Err(e) => panel.gen_error = Some(e),
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_side_panel(
+    mut contexts: EguiContexts,
+    terrain: Res<EditorTerrain>,
+    mut panel: ResMut<PanelState>,
+    mut tool: ResMut<BrushTool>,
+    sim: Res<SimState>,
+    gen_state: Res<GenState>,
+    status: Res<StatusLine>,
+    settings: Res<UserSettings>,
+    time: Res<Time>,
+    mut out: MessageWriter<EditorCommand>,
+    mut width: ResMut<PanelWidth>,
+) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
         ctx.clone(),
         "talus_root".into(),
         egui::UiBuilder::new().layer_id(egui::LayerId::background()).max_rect(ctx.viewport_rect()),
     );
-    let mut generate_now = false;
-    egui::Panel::left("talus_side_panel").resizable(true).default_size(240.0).show(&mut root, |ui| {
-        ui.heading("Talus");
-        ui.separator();
-        egui::CollapsingHeader::new("Generator").default_open(true).show(ui, |ui| {
-            egui::ComboBox::from_label("Kind").selected_text(gen_ui.kind.label()).show_ui(ui, |ui| {
-                for k in GenKind::ALL {
-                    ui.selectable_value(&mut gen_ui.kind, k, k.label());
-                }
-            });
-            ui.horizontal(|ui| {
-                ui.label("Seed");
-                ui.add(egui::TextEdit::singleline(&mut gen_ui.seed_text).desired_width(120.0));
-                if ui.button("Randomise").clicked() {
-                    gen_ui.seed_text = crate::core::rng::fresh_seed().to_string();
-                }
-            });
-            egui::ComboBox::from_label("Size").selected_text(format!("{0}×{0}", gen_ui.size)).show_ui(ui, |ui| {
-                for s in SIZES {
-                    ui.selectable_value(&mut gen_ui.size, s, format!("{s}×{s}"));
-                }
-            });
-            if ui.button("Generate").clicked() {
-                generate_now = true;
-            }
-            if let Some(err) = &gen_ui.error {
-                ui.colored_label(egui::Color32::LIGHT_RED, err);
-            }
+    let panel = &mut *panel;
+    let shown = egui::Panel::left("talus_side_panel").resizable(true).default_size(330.0).show(&mut root, |ui| {
+        ui.horizontal(|ui| {
+            ui.heading("Talus");
+            ui.label(terrain.doc.title().trim_end_matches(" — Talus").to_string());
         });
-        ui.with_layout(egui::Layout::bottom_up(egui::Align::LEFT), |ui| {
-            let m = &terrain.map;
-            let s = &terrain.stats;
-            let saved = if terrain.unsaved { " • unsaved" } else { "" };
-            ui.label(format!("{}×{} nodes, {} m cells, heights {:.1} … {:.1} m{saved}", m.width, m.height, m.cell_size, s.min, s.max));
-            ui.separator();
+        ui.separator();
+        // Status line first so it is always visible.
+        let colour = if status.is_error { egui::Color32::LIGHT_RED } else { ui.visuals().weak_text_color() };
+        if !status.text.is_empty() {
+            ui.colored_label(colour, &status.text);
+        }
+        let m = terrain.map();
+        let s = &terrain.stats;
+        ui.small(format!("{}×{} nodes · {} m cells · {:.1} … {:.1} m", m.width, m.height, m.cell_size, s.min, s.max));
+        ui.separator();
+        egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+            file_section(ui, panel, &terrain, &settings, &mut out);
+            edit_section(ui, &terrain, &sim, &mut out);
+            generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
+            erosion_section(ui, panel, &sim, &mut out);
+            brush_section(ui, panel, &mut tool);
+            view_section(ui);
+            help_section(ui);
         });
     });
-    if generate_now {
-        match gen_ui.params().and_then(|p| generate::generate(&p).map_err(|e| e.to_string())) {
-            Ok(map) => {
-                terrain.replace(map);
-                gen_ui.error = None;
-            }
-            Err(e) => gen_ui.error = Some(e),
-        }
+    let w = shown.response.rect.width() * ctx.zoom_factor();
+    if width.0 != w {
+        width.0 = w;
     }
     Ok(())
+}
+
+fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerrain, settings: &UserSettings, out: &mut MessageWriter<EditorCommand>) {
+    egui::CollapsingHeader::new("File").default_open(true).show(ui, |ui| {
+        ui.horizontal(|ui| {
+            if ui.button("Open…").on_hover_text("Ctrl+O").clicked() {
+                out.write(EditorCommand::OpenDialog);
+            }
+            let save = ui.add_enabled(terrain.doc.is_unsaved() || terrain.doc.path().is_none(), egui::Button::new("Save")).on_hover_text("Ctrl+S");
+            if save.clicked() {
+                out.write(EditorCommand::Save);
+            }
+            if ui.button("Save As…").on_hover_text("Ctrl+Shift+S").clicked() {
+                out.write(EditorCommand::SaveAsDialog);
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.add(egui::TextEdit::singleline(&mut panel.path_text).desired_width(170.0).hint_text("path/to/map.bhef"))
+                .on_hover_text("A path to open or save to, for systems without a file dialog");
+            let path = PathBuf::from(panel.path_text.trim());
+            let has = !panel.path_text.trim().is_empty();
+            if ui.add_enabled(has, egui::Button::new("Open")).clicked() {
+                out.write(EditorCommand::Open(path.clone()));
+            }
+            if ui.add_enabled(has, egui::Button::new("Save")).clicked() {
+                out.write(EditorCommand::SaveAs(path));
+            }
+        });
+        if !settings.0.recent.is_empty() {
+            ui.menu_button("Recent files", |ui| {
+                for p in &settings.0.recent {
+                    if ui.button(p.display().to_string()).clicked() {
+                        out.write(EditorCommand::Open(p.clone()));
+                        ui.close();
+                    }
+                }
+            });
+        }
+        ui.collapsing("New flat map", |ui| {
+            egui::Grid::new("new_map").num_columns(2).show(ui, |ui| {
+                ui.label("Size (nodes)");
+                egui::ComboBox::from_id_salt("new_size").selected_text(format!("{0}×{0}", panel.new_size)).show_ui(ui, |ui| {
+                    for s in [129, 257, 513, 1025, 2049, 4097] {
+                        ui.selectable_value(&mut panel.new_size, s, format!("{s}×{s}"));
+                    }
+                });
+                ui.end_row();
+                ui.label("Cell size (m)");
+                ui.add(egui::DragValue::new(&mut panel.new_cell).range(0.01..=1000.0).speed(0.05));
+                ui.end_row();
+                ui.label("Height (m)");
+                ui.add(egui::DragValue::new(&mut panel.new_height).range(-10_000.0..=10_000.0));
+                ui.end_row();
+            });
+            if ui.button("Create").clicked() {
+                out.write(EditorCommand::NewMap { size: panel.new_size, cell_size: panel.new_cell, height: panel.new_height });
+            }
+        });
+    });
+}
+
+fn edit_section(ui: &mut egui::Ui, terrain: &EditorTerrain, sim: &SimState, out: &mut MessageWriter<EditorCommand>) {
+    egui::CollapsingHeader::new("Edit").default_open(true).show(ui, |ui| {
+        let h = terrain.doc.history();
+        ui.horizontal(|ui| {
+            let undo = h.undo_label().map(|l| format!("Undo {l}")).unwrap_or_else(|| "Undo".into());
+            if ui.add_enabled(h.can_undo() && !sim.running(), egui::Button::new(undo)).on_hover_text("Ctrl+Z").clicked() {
+                out.write(EditorCommand::Undo);
+            }
+            let redo = h.redo_label().map(|l| format!("Redo {l}")).unwrap_or_else(|| "Redo".into());
+            if ui.add_enabled(h.can_redo() && !sim.running(), egui::Button::new(redo)).on_hover_text("Ctrl+Shift+Z / Ctrl+Y").clicked() {
+                out.write(EditorCommand::Redo);
+            }
+        });
+        ui.small(format!("History: {} steps, {:.1} MiB of {:.0} MiB", h.undo_len(), h.bytes_used() as f64 / 1048576.0, h.budget() as f64 / 1048576.0));
+    });
+}
+
+fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenState, sim: &SimState, now: f64, out: &mut MessageWriter<EditorCommand>) {
+    egui::CollapsingHeader::new("Generator").default_open(true).show(ui, |ui| {
+        ui.horizontal(|ui| {
+            if ui.add_enabled(!sim.running(), egui::Button::new("Generate")).clicked() {
+                match check_generator(&panel.generator) {
+                    Ok(()) => {
+                        panel.gen_error = None;
+                        out.write(EditorCommand::Generate(panel.generator.clone()));
+                    }
+                    Err(e) => panel.gen_error = Some(e),
+                }
+            }
+            if ui.button("Randomise seed").clicked() {
+                panel.generator.seed = crate::core::rng::fresh_seed();
+                panel.gen_edited_at = Some(now);
+            }
+            ui.checkbox(&mut panel.live, "Live").on_hover_text("Regenerate in the background as parameters change");
+            if gen_state.busy() {
+                ui.spinner();
+            }
+        });
+        match edit_params(ui, "generator", "GenerateParams", &mut panel.generator) {
+            Ok(true) => {
+                panel.gen_error = None;
+                panel.gen_edited_at = Some(now);
+            }
+            Ok(false) => {}
+            Err(e) => panel.gen_error = Some(e),
+        }
+        if ui.small_button("Reset to the default island").clicked() {
+            panel.generator = crate::cli::demo_params(panel.generator.width.clamp(2, MAX_EDITOR_SIDE), panel.generator.seed);
+            panel.gen_edited_at = Some(now);
+        }
+        if let Some(e) = &panel.gen_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+    });
+}
+
+fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &mut MessageWriter<EditorCommand>) {
+    egui::CollapsingHeader::new("Erosion").default_open(true).show(ui, |ui| {
+        ui.add_enabled_ui(!sim.running(), |ui| {
+            egui::ComboBox::from_label("Model").selected_text(MODEL_NAMES[panel.model]).show_ui(ui, |ui| {
+                for (i, name) in MODEL_NAMES.iter().enumerate() {
+                    ui.selectable_value(&mut panel.model, i, *name);
+                }
+            });
+        });
+        ui.horizontal(|ui| {
+            if sim.running() {
+                let paused = sim.paused();
+                if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
+                    out.write(EditorCommand::SetPaused(!paused));
+                }
+                if ui.button("Cancel").on_hover_text("Stop now, keeping what ran (one undo step)").clicked() {
+                    out.write(EditorCommand::CancelSimulation);
+                }
+            } else if ui.button("Simulate").clicked() {
+                match crate::cli::parse_seed(&panel.sim_seed) {
+                    Ok(seed) => {
+                        panel.model_error = None;
+                        out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed });
+                    }
+                    Err(e) => panel.model_error = Some(e.0),
+                }
+            }
+            ui.label("Seed");
+            ui.add(egui::TextEdit::singleline(&mut panel.sim_seed).desired_width(80.0)).on_hover_text("A whole number, or `random`");
+        });
+        if sim.running() || sim.progress.total > 0 {
+            let p = sim.progress;
+            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1} steps/s", p.done, p.total, sim.steps_per_s)));
+            let l = &sim.ledger;
+            egui::Grid::new("ledger").num_columns(2).show(ui, |ui| {
+                for (name, v, tip) in [
+                    ("eroded", l.eroded, "material removed from the terrain"),
+                    ("deposited", l.deposited, "material laid down"),
+                    ("lost at border", l.lost_at_border, "carried off a drain edge"),
+                    ("suspended", l.suspended, "still carried by water or particles"),
+                    ("clamped", l.clamped, "created/destroyed by a guard or a non-conservative scheme (signed)"),
+                ] {
+                    ui.label(name).on_hover_text(tip);
+                    ui.label(format!("{:.3} m·nodes", v));
+                    ui.end_row();
+                }
+            });
+            ui.small(format!("books close to {:.1e} of the material moved", (l.terrain_error().abs().max(l.material_error().abs()) / l.moved())));
+        }
+        if let Some(e) = &panel.model_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+        ui.add_enabled_ui(!sim.running(), |ui| {
+            let i = panel.model;
+            let changed = match &mut panel.models[i] {
+                ModelParams::Droplet(p) => edit_params(ui, "droplet", MODEL_TYPES[0], p),
+                ModelParams::Snowball(p) => edit_params(ui, "snowball", MODEL_TYPES[1], p),
+                ModelParams::Pipe(p) => edit_params(ui, "pipe", MODEL_TYPES[2], p),
+                ModelParams::Thermal(p) => edit_params(ui, "thermal", MODEL_TYPES[3], p),
+                ModelParams::StreamPower(p) => edit_params(ui, "stream_power", MODEL_TYPES[4], p),
+            };
+            if let Err(e) = changed {
+                panel.model_error = Some(e);
+            }
+            ui.collapsing("Edges", |ui| {
+                if let Err(e) = edit_params(ui, "boundary", "Boundary", &mut panel.boundary) {
+                    panel.model_error = Some(e);
+                }
+            });
+            if ui.small_button("Reset this model to its defaults").clicked() {
+                panel.models[i] = default_models().swap_remove(i);
+            }
+        });
+    });
+}
+
+fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool) {
+    egui::CollapsingHeader::new("Brush").default_open(true).show(ui, |ui| {
+        ui.horizontal(|ui| {
+            for (k, name) in [(BrushKind::Raise, "Raise"), (BrushKind::Lower, "Lower"), (BrushKind::Smooth, "Smooth"), (BrushKind::Flatten, "Flatten")] {
+                ui.selectable_value(&mut tool.params.kind, k, name);
+            }
+        });
+        let mut p = tool.params.clone();
+        match edit_params(ui, "brush", "BrushParams", &mut p) {
+            Ok(_) => match p.validate() {
+                Ok(()) => {
+                    tool.params = p;
+                    panel.brush_error = None;
+                }
+                Err(e) => panel.brush_error = Some(e.to_string()),
+            },
+            Err(e) => panel.brush_error = Some(e),
+        }
+        if let Some(e) = &panel.brush_error {
+            ui.colored_label(egui::Color32::LIGHT_RED, e);
+        }
+    });
+}
+
+fn view_section(ui: &mut egui::Ui) {
+    egui::CollapsingHeader::new("View").default_open(false).show(ui, |ui| {
+        ui.label("Overlays (flow, water depth, erosion/deposition) are not drawn yet; the CLI exports them as PNGs (`talus erode --flow-map … --erosion-map …`).");
+    });
+}
+
+/// The controls, as the Help section and the README list them.
+pub const HELP: &str = "\
+Camera: middle-drag or Alt+left-drag orbits · Shift+middle-drag pans · wheel zooms.
+Brush: left paints with the selected tool (Raise by default) · right lowers · Ctrl+left smooths · Shift+left flattens · [ and ] change the radius.
+Keys: Ctrl+Z undo · Ctrl+Shift+Z or Ctrl+Y redo · Ctrl+S save · Ctrl+Shift+S save as · Ctrl+O open.
+Painting while a simulation runs is applied to the running simulation and becomes part of its undo step.";
+
+fn help_section(ui: &mut egui::Ui) {
+    egui::CollapsingHeader::new("Help").default_open(false).show(ui, |ui| {
+        for line in HELP.lines() {
+            ui.label(line);
+        }
+    });
 }

@@ -44,9 +44,13 @@ pub enum EdgeMode {
 /// Wrap must be set on both sides of an axis to take effect; a lone `Wrap` acts as `Wall`.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Boundary {
+    /// The x = 0 edge: Wall, Drain or Wrap. Default Drain.
     pub left: EdgeMode,
+    /// The x = width − 1 edge: Wall, Drain or Wrap. Default Drain.
     pub right: EdgeMode,
+    /// The y = 0 edge: Wall, Drain or Wrap. Default Drain.
     pub top: EdgeMode,
+    /// The y = height − 1 edge: Wall, Drain or Wrap. Default Drain.
     pub bottom: EdgeMode,
 }
 

@@ -1,0 +1,175 @@
+//! What the user can ask for, as one message type: panel buttons, keyboard shortcuts and scripts
+//! all send [`EditorCommand`]s, so a scripted session takes the same path as a user's clicks.
+//!
+//! This plugin handles the document commands (new, open, save, undo, redo) and the shortcuts;
+//! generation, simulation and the file dialogs / quitting are handled by their own plugins, each
+//! reading the same messages.
+//!
+//! Shortcuts: Ctrl+Z undo, Ctrl+Shift+Z or Ctrl+Y redo, Ctrl+S save, Ctrl+Shift+S save as,
+//! Ctrl+O open (ignored while a text field has the keyboard).
+
+use std::path::PathBuf;
+
+use bevy::prelude::*;
+use bevy_egui::input::EguiWantsInput;
+
+use super::simulation::SimState;
+use super::{EditorTerrain, StatusLine, UserSettings};
+use crate::core::Heightmap;
+use crate::core::erosion::{Boundary, ModelParams};
+use crate::core::generate::GenerateParams;
+use crate::editor::document::Document;
+
+/// Handles document commands and keyboard shortcuts.
+pub struct CommandsPlugin;
+
+impl Plugin for CommandsPlugin {
+    fn build(&self, app: &mut App) {
+        app.add_message::<EditorCommand>()
+            .init_resource::<StatusLine>()
+            .add_systems(Update, (send_shortcut_commands, apply_document_commands).chain());
+    }
+}
+
+/// Something the user asked the editor to do.
+#[derive(Message, Clone, Debug)]
+pub enum EditorCommand {
+    /// Generate a terrain in the background and make it the map (one undo step).
+    Generate(GenerateParams),
+    /// A flat map of `size × size` nodes, `cell_size` metres apart, at `height` metres.
+    NewMap { size: usize, cell_size: f32, height: f32 },
+    /// Open a BHEF file (replaces the document; the old one must be saved or discarded first).
+    Open(PathBuf),
+    /// Save to the document's file (Save As when it has none).
+    Save,
+    /// Save to a new path.
+    SaveAs(PathBuf),
+    /// Ask for a file to open (dialog).
+    OpenDialog,
+    /// Ask for a path to save to (dialog).
+    SaveAsDialog,
+    Undo,
+    Redo,
+    /// Start a simulation of the current map.
+    Simulate { model: ModelParams, boundary: Boundary, seed: u64 },
+    /// Pause (true) or resume (false) the running simulation.
+    SetPaused(bool),
+    /// Stop the running simulation between two steps, keeping what it did.
+    CancelSimulation,
+    /// Close the window (asks first when there is unsaved work).
+    Quit,
+}
+
+fn send_shortcut_commands(keys: Res<ButtonInput<KeyCode>>, egui_input: Res<EguiWantsInput>, mut out: MessageWriter<EditorCommand>) {
+    if egui_input.wants_any_keyboard_input() {
+        return;
+    }
+    let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight, KeyCode::SuperLeft, KeyCode::SuperRight]);
+    if !ctrl {
+        return;
+    }
+    let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+    if keys.just_pressed(KeyCode::KeyZ) {
+        out.write(if shift { EditorCommand::Redo } else { EditorCommand::Undo });
+    }
+    if keys.just_pressed(KeyCode::KeyY) {
+        out.write(EditorCommand::Redo);
+    }
+    if keys.just_pressed(KeyCode::KeyS) {
+        out.write(if shift { EditorCommand::SaveAsDialog } else { EditorCommand::Save });
+    }
+    if keys.just_pressed(KeyCode::KeyO) {
+        out.write(EditorCommand::OpenDialog);
+    }
+}
+
+/// Largest side the New Map command accepts (nodes).
+pub const MAX_NEW_SIDE: usize = 8193;
+
+fn apply_document_commands(
+    mut cmds: MessageReader<EditorCommand>,
+    mut terrain: ResMut<EditorTerrain>,
+    mut status: ResMut<StatusLine>,
+    mut settings: ResMut<UserSettings>,
+    sim: Res<SimState>,
+    mut commands: Commands,
+) {
+    for cmd in cmds.read() {
+        let busy = sim.running();
+        let refuse = |status: &mut StatusLine, what: &str| status.error(format!("{what}: a simulation is running; cancel it or wait for it to finish"));
+        match cmd {
+            EditorCommand::NewMap { size, cell_size, height } => {
+                if busy {
+                    refuse(&mut status, "New map");
+                    continue;
+                }
+                if *size < 2 || *size > MAX_NEW_SIDE {
+                    status.error(format!("New map: size {size} is outside 2 ..= {MAX_NEW_SIDE}"));
+                    continue;
+                }
+                match Heightmap::filled(*size, *size, *cell_size, *height) {
+                    Ok(map) if height.is_finite() => {
+                        let change = terrain.doc.replace(map, "New map");
+                        terrain.refresh(change);
+                        status.info(format!("New {size}×{size} map"));
+                    }
+                    Ok(_) => status.error("New map: the height must be a finite number"),
+                    Err(e) => status.error(format!("New map: {e}")),
+                }
+            }
+            EditorCommand::Open(path) => {
+                if busy {
+                    refuse(&mut status, "Open");
+                    continue;
+                }
+                match Document::open(path) {
+                    Ok(doc) => {
+                        terrain.set_document(doc);
+                        settings.0.add_recent(path);
+                        status.info(format!("Opened {}", path.display()));
+                    }
+                    // The current terrain stays as it was.
+                    Err(e) => status.error(format!("Open failed: {e}")),
+                }
+            }
+            EditorCommand::Save => {
+                if terrain.doc.path().is_none() {
+                    commands.write_message(EditorCommand::SaveAsDialog);
+                    continue;
+                }
+                match terrain.doc.save() {
+                    Ok(()) => {
+                        let p = terrain.doc.path().map(|p| p.to_path_buf()).unwrap_or_default();
+                        settings.0.add_recent(&p);
+                        status.info(format!("Saved {}", p.display()));
+                    }
+                    Err(e) => status.error(e),
+                }
+            }
+            EditorCommand::SaveAs(path) => match terrain.doc.save_as(path) {
+                Ok(()) => {
+                    settings.0.add_recent(path);
+                    status.info(format!("Saved {}", path.display()));
+                }
+                Err(e) => status.error(e),
+            },
+            EditorCommand::Undo | EditorCommand::Redo => {
+                let undo = matches!(cmd, EditorCommand::Undo);
+                if busy {
+                    refuse(&mut status, if undo { "Undo" } else { "Redo" });
+                    continue;
+                }
+                let label = if undo { terrain.doc.history().undo_label() } else { terrain.doc.history().redo_label() }.map(str::to_owned);
+                let change = if undo { terrain.doc.undo() } else { terrain.doc.redo() };
+                match (change, label) {
+                    (crate::editor::document::Changed::None, _) => status.info(if undo { "Nothing to undo" } else { "Nothing to redo" }),
+                    (c, l) => {
+                        terrain.refresh(c);
+                        status.info(format!("{} {}", if undo { "Undid" } else { "Redid" }, l.unwrap_or_default()));
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}

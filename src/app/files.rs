@@ -1,0 +1,344 @@
+//! Files and safety: open/save dialogs, the window title, asking before closing with unsaved work,
+//! the autosave and its recovery, and writing the user's settings at exit.
+//!
+//! - Dialogs are rfd's native ones (XDG portal, or zenity), run on their own thread so the frame
+//!   never waits; their answer becomes an [`EditorCommand::Open`] / [`EditorCommand::SaveAs`]. The
+//!   panel also has a path field, so files can be opened and saved where no dialog is available.
+//! - Closing the window (or [`EditorCommand::Quit`]) with unsaved changes asks: Save, Discard or
+//!   Cancel. Saving first goes through the same save path, and only quits once it succeeded.
+//! - Every [`AUTOSAVE_EVERY`] the map is written to the autosave slot when it has unsaved changes
+//!   newer than the last autosave (on a worker thread, from a copy). A save or a deliberate discard
+//!   clears the slot, so finding it at start means the last session ended with unsaved work: the
+//!   editor then offers to recover it.
+//! - Scripted runs (see [`super::script`]) skip the prompts, the autosave and the settings file.
+
+use std::path::PathBuf;
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::Instant;
+
+use bevy::prelude::*;
+use bevy::window::WindowCloseRequested;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::commands::EditorCommand;
+use super::script::ScriptRunner;
+use super::tools::BrushTool;
+use super::ui::PanelState;
+use super::{EditorTerrain, StatusLine, UserSettings};
+use crate::editor::document::Document;
+use crate::editor::persist::{AUTOSAVE_EVERY, Autosave, AutosaveInfo};
+
+/// Dialogs, quitting, autosave, recovery, title.
+pub struct FilesPlugin;
+
+impl Plugin for FilesPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<FileDialogs>()
+            .init_resource::<QuitPrompt>()
+            .init_resource::<AutosaveState>()
+            .add_systems(Startup, look_for_autosave)
+            .add_systems(Update, (open_dialogs, finish_dialogs, handle_quit, autosave, update_title))
+            .add_systems(EguiPrimaryContextPass, draw_prompts);
+    }
+}
+
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+enum DialogKind {
+    Open,
+    SaveAs,
+}
+
+type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
+
+/// The file dialog on screen, if any.
+#[derive(Resource, Default)]
+pub struct FileDialogs {
+    pending: Option<(DialogKind, Answer)>,
+}
+
+/// The "unsaved changes" question, and whether a save was asked to quit afterwards.
+#[derive(Resource, Default)]
+pub struct QuitPrompt {
+    pub open: bool,
+    quit_after_save: bool,
+}
+
+/// Autosave bookkeeping and a recovery offer found at start.
+#[derive(Resource)]
+pub struct AutosaveState {
+    slot: Option<Autosave>,
+    last_check: Instant,
+    saved_revision: Option<u64>,
+    writing: Option<Arc<Mutex<Option<Result<(), String>>>>>,
+    /// An autosave found at start, not yet recovered or discarded.
+    pub offer: Option<AutosaveInfo>,
+}
+
+impl Default for AutosaveState {
+    fn default() -> Self {
+        Self { slot: Autosave::standard(), last_check: Instant::now(), saved_revision: None, writing: None, offer: None }
+    }
+}
+
+fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<FileDialogs>, terrain: Res<EditorTerrain>, mut status: ResMut<StatusLine>) {
+    for cmd in cmds.read() {
+        let kind = match cmd {
+            EditorCommand::OpenDialog => DialogKind::Open,
+            EditorCommand::SaveAsDialog => DialogKind::SaveAs,
+            _ => continue,
+        };
+        if dialogs.pending.is_some() {
+            status.info("A file dialog is already open");
+            continue;
+        }
+        let answer: Answer = Arc::new(Mutex::new(None));
+        let out = answer.clone();
+        let start_dir = terrain.doc.path().and_then(|p| p.parent()).map(|p| p.to_path_buf());
+        let name = terrain.doc.path().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "terrain.bhef".into());
+        let spawned = std::thread::Builder::new().name("file-dialog".into()).spawn(move || {
+            let mut d = rfd::FileDialog::new().add_filter("BHEF heightmap", &["bhef"]);
+            if let Some(dir) = start_dir {
+                d = d.set_directory(dir);
+            }
+            let picked = match kind {
+                DialogKind::Open => d.pick_file(),
+                DialogKind::SaveAs => d.set_file_name(name).save_file(),
+            };
+            *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(picked);
+        });
+        match spawned {
+            Ok(_) => dialogs.pending = Some((kind, answer)),
+            Err(e) => status.error(format!("cannot open a file dialog: {e}; type a path in the File section instead")),
+        }
+    }
+}
+
+fn finish_dialogs(mut dialogs: ResMut<FileDialogs>, mut out: MessageWriter<EditorCommand>, mut quit: ResMut<QuitPrompt>, mut status: ResMut<StatusLine>) {
+    let Some((kind, answer)) = &dialogs.pending else { return };
+    let Some(picked) = answer.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
+    let kind = *kind;
+    dialogs.pending = None;
+    match (kind, picked) {
+        (DialogKind::Open, Some(p)) => {
+            out.write(EditorCommand::Open(p));
+        }
+        (DialogKind::SaveAs, Some(mut p)) => {
+            if p.extension().is_none() {
+                p.set_extension("bhef");
+            }
+            out.write(EditorCommand::SaveAs(p));
+        }
+        (_, None) => {
+            quit.quit_after_save = false;
+            status.info("No file chosen (where no dialog is available, type a path in the File section)");
+        }
+    }
+}
+
+/// Writes settings (not in scripted runs) and exits.
+fn exit_now(
+    script: &ScriptRunner,
+    settings: &mut UserSettings,
+    panel: &PanelState,
+    tool: &BrushTool,
+    window: Option<&Window>,
+    exit: &mut MessageWriter<AppExit>,
+    status: &mut StatusLine,
+) {
+    if !script.is_active() {
+        panel.store(&mut settings.0);
+        settings.0.brush = Some(tool.params.clone());
+        if let Some(w) = window {
+            settings.0.window = [w.resolution.width(), w.resolution.height()];
+        }
+        if let Err(e) = settings.0.save() {
+            status.error(format!("settings not saved: {e}"));
+            warn!("settings not saved: {e}");
+        }
+    }
+    exit.write(AppExit::Success);
+}
+
+#[allow(clippy::too_many_arguments)]
+fn handle_quit(
+    mut cmds: MessageReader<EditorCommand>,
+    mut closes: MessageReader<WindowCloseRequested>,
+    mut quit: ResMut<QuitPrompt>,
+    terrain: Res<EditorTerrain>,
+    script: Res<ScriptRunner>,
+    mut settings: ResMut<UserSettings>,
+    panel: Res<PanelState>,
+    tool: Res<BrushTool>,
+    windows: Query<&Window>,
+    mut exit: MessageWriter<AppExit>,
+    mut status: ResMut<StatusLine>,
+    autosave: Res<AutosaveState>,
+) {
+    let asked = cmds.read().filter(|c| matches!(c, EditorCommand::Quit)).count() > 0;
+    let closed = closes.read().count() > 0;
+    // A save that was asked for in order to quit has gone through.
+    if quit.quit_after_save && !terrain.doc.is_unsaved() {
+        quit.quit_after_save = false;
+        if let Some(slot) = &autosave.slot {
+            slot.clear();
+        }
+        exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+        return;
+    }
+    if !(asked || closed) {
+        return;
+    }
+    if terrain.doc.is_unsaved() && !script.is_active() {
+        quit.open = true;
+    } else {
+        exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+    }
+}
+
+fn look_for_autosave(mut state: ResMut<AutosaveState>, script: Res<ScriptRunner>, mut status: ResMut<StatusLine>) {
+    if script.is_active() {
+        state.slot = None;
+        return;
+    }
+    let Some(slot) = &state.slot else { return };
+    match slot.pending() {
+        None => {}
+        Some(Ok(info)) => state.offer = Some(info),
+        Some(Err(e)) => status.error(format!("{e}; the autosave was left in place")),
+    }
+}
+
+fn autosave(mut state: ResMut<AutosaveState>, terrain: Res<EditorTerrain>, mut status: ResMut<StatusLine>) {
+    if let Some(w) = &state.writing {
+        let done = w.lock().unwrap_or_else(PoisonError::into_inner).take();
+        match done {
+            None => return,
+            Some(Ok(())) => {}
+            Some(Err(e)) => status.error(e),
+        }
+        state.writing = None;
+    }
+    if state.offer.is_some() || state.last_check.elapsed() < AUTOSAVE_EVERY {
+        return;
+    }
+    state.last_check = Instant::now();
+    let Some(slot) = state.slot.clone() else { return };
+    let rev = terrain.doc.revision();
+    if !terrain.doc.is_unsaved() || state.saved_revision == Some(rev) {
+        return;
+    }
+    state.saved_revision = Some(rev);
+    let map = terrain.map().clone();
+    let original = terrain.doc.path().map(|p| p.to_path_buf());
+    let out = Arc::new(Mutex::new(None));
+    let result = out.clone();
+    bevy::tasks::IoTaskPool::get()
+        .spawn(async move {
+            let r = slot.write(&map, original.as_deref());
+            *result.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+        })
+        .detach();
+    state.writing = Some(out);
+}
+
+fn update_title(terrain: Res<EditorTerrain>, mut windows: Query<&mut Window>) {
+    let title = terrain.doc.title();
+    for mut w in &mut windows {
+        if w.title != title {
+            w.title = title.clone();
+        }
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+fn draw_prompts(
+    mut contexts: EguiContexts,
+    mut quit: ResMut<QuitPrompt>,
+    mut state: ResMut<AutosaveState>,
+    mut terrain: ResMut<EditorTerrain>,
+    mut out: MessageWriter<EditorCommand>,
+    script: Res<ScriptRunner>,
+    mut settings: ResMut<UserSettings>,
+    panel: Res<PanelState>,
+    tool: Res<BrushTool>,
+    windows: Query<&Window>,
+    mut exit: MessageWriter<AppExit>,
+    mut status: ResMut<StatusLine>,
+) -> Result {
+    let ctx = contexts.ctx_mut()?.clone();
+    if quit.open {
+        let mut choice = None;
+        egui::Modal::new(egui::Id::new("talus_quit_prompt")).show(&ctx, |ui| {
+            ui.heading("Unsaved changes");
+            ui.label(format!("{} has changes that are not saved.", terrain.doc.path().map(|p| p.display().to_string()).unwrap_or_else(|| "This terrain".into())));
+            ui.horizontal(|ui| {
+                if ui.button("Save").clicked() {
+                    choice = Some(0);
+                }
+                if ui.button("Discard").clicked() {
+                    choice = Some(1);
+                }
+                if ui.button("Cancel").clicked() {
+                    choice = Some(2);
+                }
+            });
+        });
+        match choice {
+            Some(0) => {
+                quit.open = false;
+                quit.quit_after_save = true;
+                out.write(EditorCommand::Save);
+            }
+            Some(1) => {
+                quit.open = false;
+                if let Some(slot) = &state.slot {
+                    slot.clear();
+                }
+                exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+            }
+            Some(_) => quit.open = false,
+            None => {}
+        }
+    }
+    if let Some(info) = state.offer.clone() {
+        let mut choice = None;
+        egui::Modal::new(egui::Id::new("talus_recover_prompt")).show(&ctx, |ui| {
+            ui.heading("Recover unsaved work?");
+            let from = info.original.as_ref().map(|p| format!(" of {}", p.display())).unwrap_or_default();
+            let age = std::time::SystemTime::now()
+                .duration_since(std::time::UNIX_EPOCH)
+                .map(|d| d.as_secs().saturating_sub(info.written_at))
+                .unwrap_or(0);
+            ui.label(format!("The last session ended with unsaved changes{from}, autosaved {} minutes ago.", age / 60));
+            ui.horizontal(|ui| {
+                if ui.button("Recover").clicked() {
+                    choice = Some(true);
+                }
+                if ui.button("Discard").clicked() {
+                    choice = Some(false);
+                }
+            });
+        });
+        if let Some(recover) = choice {
+            state.offer = None;
+            let Some(slot) = state.slot.clone() else { return Ok(()) };
+            if recover {
+                match slot.read() {
+                    Ok(map) => {
+                        let mut doc = Document::new(map);
+                        doc.set_path(info.original.clone());
+                        doc.mark_unsaved();
+                        terrain.set_document(doc);
+                        status.info("Recovered the autosaved terrain (not saved yet)");
+                    }
+                    // Leave the slot alone: the user may want to look at the file.
+                    Err(e) => status.error(format!("Recovery failed: {e}")),
+                }
+            } else {
+                slot.clear();
+                status.info("Discarded the autosave");
+            }
+        }
+    }
+    Ok(())
+}

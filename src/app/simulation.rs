@@ -1,0 +1,150 @@
+//! Simulate: runs an erosion model from `core::erosion` on Bevy's `AsyncComputeTaskPool` and
+//! streams its state into the mesh.
+//!
+//! [`EditorCommand::Simulate`] builds the job from the current map (the map at that moment is
+//! kept as the run's *base*) and runs [`run_job`] on a worker. Every frame
+//! [`show_simulation_updates`] takes the newest update (published about ten times a second) and
+//! shows it: only chunks whose heights changed are re-meshed, so the frame stays short. Pause and
+//! Cancel set flags the worker reads between steps (a step is a few milliseconds on the maps the
+//! editor opens), so Cancel takes effect within a frame or two and leaves the terrain of the last
+//! whole step. When the run ends (finished or cancelled) its result becomes one undo step against
+//! the base.
+//!
+//! Painting during a run is applied to the running job (see [`crate::editor::job`]): the stroke
+//! reaches the job's own map between two steps and shows with the next update; it is part of the
+//! run's undo step.
+
+use std::sync::Arc;
+
+use bevy::prelude::*;
+use bevy::tasks::AsyncComputeTaskPool;
+
+use super::commands::EditorCommand;
+use super::{EditorTerrain, StatusLine};
+use crate::core::Heightmap;
+use crate::core::erosion::{self, JobInputs, Ledger, ModelParams, Progress};
+use crate::editor::job::{JobEnd, JobShared, run_job};
+
+/// Starts, streams, pauses and cancels simulations.
+pub struct SimulationPlugin;
+
+impl Plugin for SimulationPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<SimState>().add_systems(Update, (start_simulation, show_simulation_updates).chain());
+    }
+}
+
+/// A run in progress.
+pub struct RunningJob {
+    pub shared: Arc<JobShared>,
+    /// The map the run started from (the undo step's "before").
+    pub base: Heightmap,
+    /// Undo label, e.g. "Droplet erosion".
+    pub label: String,
+}
+
+/// The simulation state the panel shows.
+#[derive(Resource, Default)]
+pub struct SimState {
+    pub job: Option<RunningJob>,
+    /// Books, progress and rate from the newest update (kept after the run ends).
+    pub ledger: Ledger,
+    pub progress: Progress,
+    pub steps_per_s: f64,
+    /// Updates shown in the mesh since start (for the frame report).
+    pub updates_shown: usize,
+}
+
+impl SimState {
+    /// True while a run is in progress.
+    pub fn running(&self) -> bool {
+        self.job.is_some()
+    }
+    /// True while the running job is paused.
+    pub fn paused(&self) -> bool {
+        self.job.as_ref().is_some_and(|j| j.shared.is_paused())
+    }
+}
+
+/// Undo label of a model's run.
+pub fn model_label(m: &ModelParams) -> &'static str {
+    match m {
+        ModelParams::Droplet(_) => "Droplet erosion",
+        ModelParams::Snowball(_) => "Snowball erosion",
+        ModelParams::Pipe(_) => "Pipe-model erosion",
+        ModelParams::Thermal(_) => "Thermal erosion",
+        ModelParams::StreamPower(_) => "Stream-power erosion",
+    }
+}
+
+fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>) {
+    for cmd in cmds.read() {
+        match cmd {
+            EditorCommand::Simulate { model, boundary, seed } => {
+                if sim.running() {
+                    status.error("Simulate: a simulation is already running");
+                    continue;
+                }
+                // Close an open stroke so the base includes it.
+                let change = terrain.doc.end_stroke();
+                terrain.refresh(change);
+                let base = terrain.map().clone();
+                let inputs = JobInputs { hardness: None, boundary: *boundary, seed: *seed };
+                match erosion::build(base.clone(), model, inputs) {
+                    Ok(job) => {
+                        let shared = Arc::new(JobShared::default());
+                        let worker = shared.clone();
+                        AsyncComputeTaskPool::get().spawn(async move { run_job(job, worker) }).detach();
+                        let label = model_label(model).to_string();
+                        status.info(format!("{label}: running"));
+                        sim.job = Some(RunningJob { shared, base, label });
+                        sim.ledger = Ledger::default();
+                        sim.progress = Progress::default();
+                        sim.steps_per_s = 0.0;
+                    }
+                    Err(e) => status.error(format!("Simulate: {e}")),
+                }
+            }
+            EditorCommand::SetPaused(p) => {
+                if let Some(j) = &sim.job {
+                    j.shared.set_paused(*p);
+                    status.info(if *p { "Paused" } else { "Resumed" });
+                }
+            }
+            EditorCommand::CancelSimulation => {
+                if let Some(j) = &sim.job {
+                    j.shared.cancel();
+                    // A paused job must wake up to see the cancel.
+                    j.shared.set_paused(false);
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Shows the newest update of the running job; at the end, records the run as one undo step.
+pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>) {
+    let Some(job) = &sim.job else { return };
+    let Some(update) = job.shared.take_update() else { return };
+    terrain.show_heights(&update.heights);
+    let sim = &mut *sim;
+    sim.ledger = update.ledger;
+    sim.progress = update.progress;
+    sim.steps_per_s = update.steps_per_s;
+    sim.updates_shown += 1;
+    let Some(end) = update.end else { return };
+    let Some(job) = sim.job.take() else { return };
+    terrain.doc.restore_base(&job.base);
+    match terrain.doc.apply_result(update.heights, &job.label) {
+        Ok(change) => {
+            terrain.refresh(change);
+            let how = if end == JobEnd::Cancelled { "cancelled" } else { "finished" };
+            status.info(format!(
+                "{}: {how} after {} of {} — eroded {:.3}, deposited {:.3}, lost {:.3} (m·nodes)",
+                job.label, update.progress.done, update.progress.total, update.ledger.eroded, update.ledger.deposited, update.ledger.lost_at_border
+            ));
+        }
+        Err(e) => status.error(format!("{}: {e}", job.label)),
+    }
+}

@@ -1,0 +1,155 @@
+//! The real editor window, driven by a script under X (Xvfb + Mesa's software Vulkan in CI):
+//! generate, paint a stroke, simulate droplets, save after each, take a screenshot, report frame
+//! times. Checks that the saved BHEF files changed where the stroke went (and nowhere far from
+//! it), that the simulation changed the painted terrain, and that the screenshot is a real frame.
+//!
+//! Needs `Xvfb` (or a `DISPLAY`) and a Vulkan driver; `.ci/deps` installs both. This test is the
+//! window's end-to-end check, so it fails, rather than skips, when they are missing.
+
+#![cfg(feature = "editor")]
+
+use std::path::{Path, PathBuf};
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+use talus::core::Heightmap;
+use talus::core::io::bhef;
+
+struct Xvfb(Option<Child>, String);
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server.
+fn display() -> Xvfb {
+    if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
+        return Xvfb(None, d);
+    }
+    let n = 140 + std::process::id() % 200;
+    let child = Command::new("Xvfb")
+        .args([format!(":{n}"), "-screen".into(), "0".into(), "1280x720x24".into(), "-nolisten".into(), "tcp".into()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is needed for the window test (Debian: xvfb; `.ci/deps` installs it)");
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let t = Instant::now();
+    while !socket.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "Xvfb :{n} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Xvfb(Some(child), format!(":{n}"))
+}
+
+fn load(p: &Path) -> Heightmap {
+    bhef::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
+}
+
+/// Distance from node `(x, y)` to the polyline.
+fn dist_to_polyline(x: f32, y: f32, pts: &[(f32, f32)]) -> f32 {
+    pts.windows(2)
+        .map(|w| {
+            let (a, b) = (w[0], w[1]);
+            let (dx, dy) = (b.0 - a.0, b.1 - a.1);
+            let t = (((x - a.0) * dx + (y - a.1) * dy) / (dx * dx + dy * dy)).clamp(0.0, 1.0);
+            ((x - a.0 - t * dx).powi(2) + (y - a.1 - t * dy).powi(2)).sqrt()
+        })
+        .fold(f32::INFINITY, f32::min)
+}
+
+#[test]
+fn scripted_session_generates_paints_simulates_and_saves() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let points = [(70.0f32, 128.0f32), (128.0, 110.0), (186.0, 128.0)];
+    let radius_m = 60.0f32;
+    let cell = 4.0f32;
+    let script = format!(
+        r#"[
+    Generate((width: 257, height: 257, cell_size: {cell}, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
+    Save("{generated}"),
+    Stroke(tool: Raise, radius: {radius_m}, strength: 30.0, points: [{pts}], seconds: 1.5),
+    Save("{painted}"),
+    Simulate(model: Droplet((droplets: 20000)), seed: 3),
+    WaitSimulation,
+    Save("{eroded}"),
+    Screenshot("{shot}"),
+    FrameReport("{frames}"),
+    Quit,
+]"#,
+        generated = d.join("gen.bhef").display(),
+        painted = d.join("painted.bhef").display(),
+        eroded = d.join("eroded.bhef").display(),
+        shot = d.join("shot.png").display(),
+        frames = d.join("frames.json").display(),
+        pts = points.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect::<Vec<_>>().join(", "),
+    );
+    let script_path = d.join("session.ron");
+    std::fs::write(&script_path, script).unwrap();
+
+    let x = display();
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(["editor", "--script"])
+        .arg(&script_path)
+        .env("DISPLAY", &x.1)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("TALUS_CONFIG_DIR", d.join("config"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+
+    let base = load(&d.join("gen.bhef"));
+    let painted = load(&d.join("painted.bhef"));
+    let eroded = load(&d.join("eroded.bhef"));
+    // BHEF stores no cell size (seed 004 layout), so only the node counts come back.
+    assert_eq!((base.width, base.height), (257, 257));
+
+    // The stroke raised the terrain along its path and changed nothing far from it.
+    let reach = radius_m / cell + 2.0;
+    let mut near_raised = 0.0f64;
+    for y in 0..base.height {
+        for x in 0..base.width {
+            let dh = painted.get(x, y) - base.get(x, y);
+            let dist = dist_to_polyline(x as f32, y as f32, &points);
+            if dist > reach {
+                assert_eq!(dh, 0.0, "node ({x}, {y}) {dist:.1} nodes from the stroke changed by {dh}");
+            } else {
+                assert!(dh >= 0.0, "a raise stroke lowered ({x}, {y}) by {dh}");
+                near_raised += dh as f64;
+            }
+        }
+    }
+    assert!(near_raised > 100.0, "the stroke raised the terrain by only {near_raised} m·nodes");
+    let on_path = painted.get(128, 110) - base.get(128, 110);
+    assert!(on_path > 1.0, "the stroke's centre line rose by only {on_path} m");
+
+    // The droplets changed the painted terrain, and it stayed finite.
+    assert!(eroded.all_finite());
+    let changed = painted.data.iter().zip(&eroded.data).filter(|(a, b)| a != b).count();
+    assert!(changed > 1000, "the simulation changed only {changed} nodes");
+
+    // The screenshot is a real frame: the size of the window, with many colours and contrast.
+    let img = image::open(d.join("shot.png")).expect("screenshot").to_rgb8();
+    assert!(img.width() >= 640 && img.height() >= 360, "screenshot is {}×{}", img.width(), img.height());
+    let mut colours = std::collections::HashSet::new();
+    let (mut sum, mut sum2, n) = (0.0f64, 0.0f64, (img.width() * img.height()) as f64);
+    for p in img.pixels() {
+        colours.insert(p.0);
+        let l = 0.299 * p.0[0] as f64 + 0.587 * p.0[1] as f64 + 0.114 * p.0[2] as f64;
+        sum += l;
+        sum2 += l * l;
+    }
+    let sd = (sum2 / n - (sum / n).powi(2)).max(0.0).sqrt();
+    assert!(colours.len() > 2000 && sd > 15.0, "screenshot looks blank: {} colours, luminance sd {sd:.1}", colours.len());
+
+    let frames: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("frames.json")).unwrap()).unwrap();
+    assert!(frames["idle"]["frames"].as_u64().unwrap() > 0, "{frames}");
+    eprintln!("frame report: {frames}");
+}
