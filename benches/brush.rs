@@ -5,6 +5,8 @@
 //!   `undo_touch_dab_commit` (tile snapshot + dab + after-copy, what one recorded dab costs).
 //!   `whole_map_clone` is the naive alternative to tile snapshots, copying the map per edit: the
 //!   reference the dab figures are compared with (no peer crate has brushes).
+//! * `dab_2048_r32/raise_dab_and_remesh` — a dab plus rebuilding the geometry of the mesh chunks
+//!   it touched: the CPU work per dab in the editor (goal ≤ 4 ms).
 //! * `raycast_2048/*` — a camera ray hitting the map, and a grazing ray crossing all of it.
 //!
 //! Run: `cargo bench --no-default-features --bench brush`.
@@ -18,6 +20,7 @@ use talus::core::brush::{BrushKind, BrushParams, dab, dab_bounds};
 use talus::core::generate::{GenerateParams, generate};
 use talus::core::raycast::{Ray, raycast};
 use talus::core::undo::UndoStack;
+use talus::editor::mesh::chunk_geometry;
 
 fn map() -> Heightmap {
     generate(&GenerateParams { width: 2048, height: 2048, ..GenerateParams::default() }).unwrap()
@@ -59,6 +62,27 @@ fn dabs(c: &mut Criterion) {
         })
     });
     g.bench_function("whole_map_clone", |b| b.iter(|| black_box(base.clone())));
+    // What one dab costs the editor on the CPU: the dab, then the geometry of every 64-quad chunk
+    // its rectangle (grown by one node for the normals) touches — 4 chunks for a radius-32 dab
+    // away from chunk borders, up to 9 across them. The GPU upload is not included.
+    let stats = base.stats();
+    let mut hm = base.clone();
+    let mut i = 0u32;
+    g.bench_function("raise_dab_and_remesh", |b| {
+        b.iter(|| {
+            i = i.wrapping_add(1);
+            let c = [1000.0 + (i % 64) as f32 * 0.37, 1020.0 + (i % 32) as f32 * 0.53];
+            let r = dab(&mut hm, c, &p, 1.0 / 60.0).grow(1, hm.width, hm.height);
+            let (q, last) = (64, |n: usize| (n - 2) / 64);
+            let mut vertices = 0;
+            for cy in r.y0.saturating_sub(1) / q..=((r.y1 - 1) / q).min(last(hm.height)) {
+                for cx in r.x0.saturating_sub(1) / q..=((r.x1 - 1) / q).min(last(hm.width)) {
+                    vertices += chunk_geometry(&hm, &stats, cx, cy, q).positions.len();
+                }
+            }
+            black_box(vertices)
+        })
+    });
     g.finish();
 }
 

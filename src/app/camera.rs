@@ -5,9 +5,12 @@
 //! camera frames the whole map at start and again whenever the map's size changes.
 
 use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
-use bevy::camera::Viewport;
+use bevy::camera::visibility::RenderLayers;
+use bevy::camera::{CameraOutputMode, Viewport};
+use bevy::render::render_resource::BlendState;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
+use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
 
 use super::EditorTerrain;
 
@@ -16,6 +19,8 @@ pub struct CameraPlugin;
 
 impl Plugin for CameraPlugin {
     fn build(&self, app: &mut App) {
+        // The panel gets its own camera (below), so the 3-D camera's viewport can leave room for it.
+        app.world_mut().resource_mut::<EguiGlobalSettings>().auto_create_primary_context = false;
         app.add_systems(Startup, spawn_camera).add_systems(Update, (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain());
     }
 }
@@ -56,6 +61,18 @@ fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
     let mut orbit = OrbitCamera { focus: Vec3::ZERO, yaw: 0.0, pitch: 0.5, distance: 10.0, framed: (0, 0) };
     orbit.frame(&terrain);
     commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+    // The egui camera: draws only the panel, over the whole window, after the 3-D view.
+    commands.spawn((
+        PrimaryEguiContext,
+        Camera2d,
+        RenderLayers::none(),
+        Camera {
+            order: 1,
+            output_mode: CameraOutputMode::Write { blend_state: Some(BlendState::ALPHA_BLENDING), clear_color: ClearColorConfig::None },
+            clear_color: ClearColorConfig::Custom(Color::NONE),
+            ..default()
+        },
+    ));
 }
 
 /// Renders the 3-D view in the part of the window the side panel leaves free, so the terrain is

@@ -116,7 +116,7 @@ fn run_script(
     terrain: Res<EditorTerrain>,
     mut pointer: ResMut<Pointer>,
     mut tool: ResMut<BrushTool>,
-    cams: Query<(&Camera, &GlobalTransform)>,
+    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
 ) {
     if !runner.active {
         return;

@@ -1,5 +1,8 @@
 //! The terrain as a chunked triangle mesh, lit by a sun with shadows and an ambient term.
 //!
+//! The geometry (positions, normals, colours, indices) is built by Bevy-free code in
+//! [`crate::editor::mesh`], benchmarked in `benches/brush.rs`; this plugin wraps it in meshes.
+//!
 //! Chunk `(cx, cy)` covers nodes `x ∈ [64·cx, min(64·cx + 64, width − 1)]` (same for `y`), so
 //! neighbouring chunks share their border vertices and the surface has no cracks. Node `(x, y)`
 //! sits at world `(x·cell, h, y·cell)` (Bevy is y-up; our second horizontal axis is world z).
@@ -17,6 +20,7 @@ use bevy::prelude::*;
 use super::{CHUNK_QUADS, EditorTerrain};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
+use crate::editor::mesh::chunk_geometry;
 
 /// Builds and refreshes the terrain mesh and sets up the lights.
 pub struct TerrainMeshPlugin;
@@ -97,84 +101,14 @@ fn rebuild_dirty_chunks(
     terrain.dirty.clear();
 }
 
-/// The mesh of chunk `(cx, cy)`: positions, normals, colours and two triangles per quad.
+/// The Bevy mesh of chunk `(cx, cy)` (geometry from [`chunk_geometry`]).
 pub fn chunk_mesh(map: &Heightmap, stats: &Stats, cx: usize, cy: usize) -> Mesh {
-    let x0 = (cx * CHUNK_QUADS).min(map.width - 1);
-    let y0 = (cy * CHUNK_QUADS).min(map.height - 1);
-    let x1 = (x0 + CHUNK_QUADS).min(map.width - 1);
-    let y1 = (y0 + CHUNK_QUADS).min(map.height - 1);
-    let (vw, vh) = (x1 - x0 + 1, y1 - y0 + 1);
-    let mut positions = Vec::with_capacity(vw * vh);
-    let mut normals = Vec::with_capacity(vw * vh);
-    let mut colors = Vec::with_capacity(vw * vh);
-    let c = map.cell_size;
-    for y in y0..=y1 {
-        for x in x0..=x1 {
-            let h = map.get(x, y);
-            let n = map.normal(x, y);
-            positions.push([x as f32 * c, h, y as f32 * c]);
-            normals.push(n);
-            colors.push(height_color(h, n[1], stats));
-        }
-    }
-    let mut indices = Vec::with_capacity((vw - 1) * (vh - 1) * 6);
-    for j in 0..vh.saturating_sub(1) {
-        for i in 0..vw.saturating_sub(1) {
-            let a = (j * vw + i) as u32;
-            let b = a + vw as u32; // (x, y + 1)
-            let c = a + 1; // (x + 1, y)
-            let d = b + 1; // (x + 1, y + 1)
-            // Counter-clockwise seen from above (+Y), Bevy's front face.
-            indices.extend_from_slice(&[a, b, c, c, b, d]);
-        }
-    }
+    let g = chunk_geometry(map, stats, cx, cy, CHUNK_QUADS);
     Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
-        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, positions)
-        .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, normals)
-        .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, colors)
-        .with_inserted_indices(Indices::U32(indices))
-}
-
-/// Linear RGBA for a vertex at height `h` (metres) whose normal has vertical component `up`.
-/// Below 0 m (the sea) is wet sand; above, sand → grass → rock → snow by the fraction of the
-/// map's positive height range; slopes steeper than about 55° show rock.
-pub fn height_color(h: f32, up: f32, stats: &Stats) -> [f32; 4] {
-    const SEABED: [f32; 3] = [0.45, 0.40, 0.30];
-    const SAND: [f32; 3] = [0.76, 0.70, 0.50];
-    const GRASS: [f32; 3] = [0.30, 0.50, 0.18];
-    const FOREST: [f32; 3] = [0.20, 0.36, 0.14];
-    const ROCK: [f32; 3] = [0.45, 0.42, 0.40];
-    const SNOW: [f32; 3] = [0.95, 0.95, 0.97];
-    let top = if stats.max > 0.0 { stats.max } else { (stats.max - stats.min).max(1.0) };
-    let base = if stats.max > 0.0 { 0.0 } else { stats.min };
-    let t = ((h - base) / top).clamp(-1.0, 1.0);
-    let mut rgb = if t < 0.0 {
-        SEABED
-    } else if t < 0.03 {
-        SAND
-    } else if t < 0.08 {
-        mix(SAND, GRASS, (t - 0.03) / 0.05)
-    } else if t < 0.45 {
-        mix(GRASS, FOREST, (t - 0.08) / 0.37)
-    } else if t < 0.7 {
-        mix(FOREST, ROCK, (t - 0.45) / 0.25)
-    } else if t < 0.85 {
-        ROCK
-    } else {
-        mix(ROCK, SNOW, ((t - 0.85) / 0.05).min(1.0))
-    };
-    if t >= 0.03 {
-        let steep = ((0.6 - up) / 0.15).clamp(0.0, 1.0);
-        rgb = mix(rgb, ROCK, steep);
-    }
-    // sRGB-ish constants above; the vertex colour attribute is linear.
-    let lin = |v: f32| v.powf(2.2);
-    [lin(rgb[0]), lin(rgb[1]), lin(rgb[2]), 1.0]
-}
-
-fn mix(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    let t = t.clamp(0.0, 1.0);
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+        .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, g.positions)
+        .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, g.normals)
+        .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, g.colors)
+        .with_inserted_indices(Indices::U32(g.indices))
 }
 
 #[cfg(test)]
@@ -182,13 +116,10 @@ mod tests {
     use super::*;
 
     #[test]
-    fn chunks_share_borders_and_face_up() {
+    fn chunk_meshes_carry_the_geometry() {
         let map = Heightmap::from_fn(130, 70, 2.0, |x, y| (x + y) as f32 * 0.1).unwrap();
         let s = map.stats();
-        let m = chunk_mesh(&map, &s, 0, 0);
-        assert_eq!(m.count_vertices(), 65 * 65);
-        let last = chunk_mesh(&map, &s, 2, 1);
-        // x 128..=129, y 64..=69
-        assert_eq!(last.count_vertices(), 2 * 6);
+        assert_eq!(chunk_mesh(&map, &s, 0, 0).count_vertices(), 65 * 65);
+        assert_eq!(chunk_mesh(&map, &s, 2, 1).count_vertices(), 2 * 6);
     }
 }

@@ -120,7 +120,7 @@ fn read_mouse(
 }
 
 /// Casts the pointer into the terrain.
-fn cast_pointer(cams: Query<(&Camera, &GlobalTransform)>, terrain: Res<EditorTerrain>, mut pointer: ResMut<Pointer>) {
+fn cast_pointer(cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>, terrain: Res<EditorTerrain>, mut pointer: ResMut<Pointer>) {
     pointer.hit = None;
     let Some(pos) = pointer.pos else { return };
     let Ok((camera, cam_tf)) = cams.single() else { return };

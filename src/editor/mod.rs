@@ -5,11 +5,13 @@
 //!   comments, so the panel can edit every parameter with a tooltip.
 //! - [`document`]: the open terrain with its undo history and file state.
 //! - [`job`]: a simulation running in the background, streaming updates, pausable, cancellable.
+//! - [`mesh`]: terrain chunk geometry (vertices, normals, colours) for the 3-D view.
 //! - [`persist`]: settings, recent files, autosave.
 //! - [`script`]: scripted sessions that drive the real window.
 
 pub mod document;
 pub mod job;
+pub mod mesh;
 pub mod persist;
 pub mod schema;
 pub mod script;
