@@ -1,10 +1,12 @@
 //! The Bevy front end (feature `editor`): a window with the terrain as a chunked, lit mesh, an
-//! orbit camera and an egui side panel.
+//! orbit camera, brushes, background generation and simulation, and an egui side panel.
 //!
-//! Shape: [`EditorTerrain`] is the one resource the editor's plugins share (the current
-//! [`Heightmap`] plus which mesh chunks are stale); every plugin lives in its own file and
-//! [`EditorPlugins`] lists them, so this file reads as the table of contents. Systems stay thin:
-//! they gather ECS data, call `crate::core`, and write the result back.
+//! Shape: [`EditorTerrain`] is the one resource the plugins share — the [`Document`] (map, undo
+//! history, file state; `crate::editor::document`) plus which mesh chunks are stale. Every user
+//! request is an [`commands::EditorCommand`] message, sent alike by the panel, the keyboard
+//! shortcuts and scripts ([`script`]); each plugin (one per file, listed in [`EditorPlugins`], the
+//! table of contents) handles its part. Systems stay thin: the logic lives in `crate::editor` and
+//! `crate::core`, which test without a window.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
