@@ -1,5 +1,6 @@
 //! The real editor window, driven by a script under X (Xvfb + Mesa's software Vulkan in CI):
-//! generate, paint a stroke, simulate droplets, save after each, take a screenshot, report frame
+//! generate, paint a stroke, simulate droplets, save after each, undo and redo the simulation,
+//! start a long pipe-model run and pause, resume and cancel it, take a screenshot, report frame
 //! times. Checks that the saved BHEF files changed where the stroke went (and nowhere far from
 //! it), that the simulation changed the painted terrain, and that the screenshot is a real frame.
 //!
@@ -79,6 +80,18 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     Simulate(model: Droplet((droplets: 20000)), seed: 3),
     WaitSimulation,
     Save("{eroded}"),
+    Undo,
+    Save("{undone}"),
+    Redo,
+    Save("{redone}"),
+    Simulate(model: Pipe((steps: 1000000)), seed: 1),
+    WaitFrames(2),
+    Pause(true),
+    WaitFrames(2),
+    Pause(false),
+    Cancel,
+    WaitSimulation,
+    Save("{cancelled}"),
     Screenshot("{shot}"),
     FrameReport("{frames}"),
     Quit,
@@ -86,6 +99,9 @@ fn scripted_session_generates_paints_simulates_and_saves() {
         generated = d.join("gen.bhef").display(),
         painted = d.join("painted.bhef").display(),
         eroded = d.join("eroded.bhef").display(),
+        undone = d.join("undone.bhef").display(),
+        redone = d.join("redone.bhef").display(),
+        cancelled = d.join("cancelled.bhef").display(),
         shot = d.join("shot.png").display(),
         frames = d.join("frames.json").display(),
         pts = points.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect::<Vec<_>>().join(", "),
@@ -134,6 +150,14 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     assert!(eroded.all_finite());
     let changed = painted.data.iter().zip(&eroded.data).filter(|(a, b)| a != b).count();
     assert!(changed > 1000, "the simulation changed only {changed} nodes");
+
+    // Undo restores the painted map bit for bit, redo the eroded one.
+    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&load(&d.join("undone.bhef"))) == bits(&painted), "undo did not restore the painted map exactly");
+    assert!(bits(&load(&d.join("redone.bhef"))) == bits(&eroded), "redo did not restore the eroded map exactly");
+    // A cancelled million-step pipe run stopped early (the script went on) and left a valid map.
+    let cancelled = load(&d.join("cancelled.bhef"));
+    assert!(cancelled.all_finite());
 
     // The screenshot is a real frame: the size of the window, with many colours and contrast.
     let img = image::open(d.join("shot.png")).expect("screenshot").to_rgb8();

@@ -48,7 +48,8 @@ pub fn screenshot_script_from_env() -> Option<Vec<Action>> {
 enum Step {
     Frames(u32),
     Generating,
-    SimulationStarting(u32),
+    /// Runs started before the Simulate command, and frames waited.
+    SimulationStarting(u64, u32),
     Simulating,
     Stroke { points: Vec<(f32, f32)>, i: usize, t0: f64, dt: f64 },
     Shot { path: PathBuf, frames: u32 },
@@ -140,14 +141,14 @@ fn run_script(
         runner.step = match step {
             Step::Frames(n) => (n > 1).then_some(Step::Frames(n - 1)),
             Step::Generating => gen_state.busy().then_some(Step::Generating),
-            Step::SimulationStarting(n) => {
-                if sim.running() {
-                    Some(Step::Simulating)
+            Step::SimulationStarting(before, n) => {
+                if sim.started > before {
+                    None
                 } else if n > 3 {
                     runner.failures.push("a simulation did not start".into());
                     None
                 } else {
-                    Some(Step::SimulationStarting(n + 1))
+                    Some(Step::SimulationStarting(before, n + 1))
                 }
             }
             Step::Simulating => sim.running().then_some(Step::Simulating),
@@ -221,7 +222,7 @@ fn run_script(
         }
         Action::Simulate { model, seed } => {
             out.write(EditorCommand::Simulate { model, boundary: panel.boundary, seed });
-            Some(Step::SimulationStarting(0))
+            Some(Step::SimulationStarting(sim.started, 0))
         }
         Action::WaitSimulation => Some(Step::Simulating),
         Action::Pause(p) => {

@@ -53,6 +53,8 @@ pub struct SimState {
     pub steps_per_s: f64,
     /// Updates shown in the mesh since start (for the frame report).
     pub updates_shown: usize,
+    /// Runs started since start (a script waits for this to grow after Simulate).
+    pub started: u64,
 }
 
 impl SimState {
@@ -98,6 +100,7 @@ fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimS
                         let label = model_label(model).to_string();
                         status.info(format!("{label}: running"));
                         sim.job = Some(RunningJob { shared, base, label });
+                        sim.started += 1;
                         sim.ledger = Ledger::default();
                         sim.progress = Progress::default();
                         sim.steps_per_s = 0.0;
