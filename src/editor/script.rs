@@ -132,6 +132,20 @@ mod tests {
     }
 
     #[test]
+    fn shipped_scripts_parse() {
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/scripts");
+        let mut n = 0;
+        for e in std::fs::read_dir(&dir).unwrap() {
+            let p = e.unwrap().path();
+            if p.extension().is_some_and(|x| x == "ron") {
+                load(&p).unwrap();
+                n += 1;
+            }
+        }
+        assert!(n > 0);
+    }
+
+    #[test]
     fn a_bad_script_names_the_problem() {
         let e = parse("[Generate((width: 257)), Fly]").unwrap_err();
         assert!(e.contains("Fly"), "{e}");
