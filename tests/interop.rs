@@ -121,7 +121,7 @@ fn hgt_voids_are_filled_from_their_neighbours() {
     assert!(t.all_finite());
     assert!(t.data[10] > 100.0 && t.data[10] < 300.0);
     assert!(t.data.iter().all(|&h| (100.0..=300.0).contains(&h)));
-    let all_void: Vec<u8> = vec![hgt::VOID; 4].iter().flat_map(|x| x.to_be_bytes()).collect();
+    let all_void: Vec<u8> = [hgt::VOID; 4].iter().flat_map(|x| x.to_be_bytes()).collect();
     assert!(matches!(hgt::decode(&all_void), Err(InteropError::Unsupported { .. })));
     assert!(matches!(hgt::decode(&[0u8; 7]), Err(InteropError::Size { .. })));
     assert!(matches!(hgt::decode(&[0u8; 10]), Err(InteropError::Size { .. })));

@@ -38,7 +38,7 @@ pub const METRES_PER_DEGREE: f32 = 111_320.0;
 pub fn side_from_len(len: u64) -> Result<usize, InteropError> {
     let n = len / 2;
     let s = (n as f64).sqrt().round() as u64;
-    if len % 2 != 0 || s < 2 || s * s != n {
+    if !len.is_multiple_of(2) || s < 2 || s * s != n {
         return Err(InteropError::Size {
             format: FORMAT,
             msg: format!("the file is {len} bytes; a tile is 2·n² bytes (2 884 802 for SRTM3 1201², 25 934 402 for SRTM1 3601²)"),

@@ -9,13 +9,14 @@
 //!
 //! Rows follow each other from **our `y = 0` (file row 0)** to `y = height − 1`; each row runs
 //! along `+x`, the same order as our memory and as the PNG export. `tests/interop.rs` checks this
-//! with an asymmetric map. Unity's terrain importer reads row `r` as terrain row `z = r` (leave
-//! "Flip Vertically" off to keep our `+y` as Unity's `+z`, i.e. the map seen from above appears
-//! mirrored against our 2-D view, whose `y` grows downwards) with "Byte Order: Windows"
-//! (little-endian) and "Depth: Bit 16" (Unity Manual, "Working with Heightmaps",
-//! <https://docs.unity3d.com/Manual/terrain-Heightmaps.html>). Unity wants square `2^n + 1`
-//! sizes from 33 to 4097 ([`super::interop::UNITY_SIZES`]); Godot's Terrain3D/HTerrain import
-//! R16 of any size with the same layout.
+//! with an asymmetric map, and `tests/interop_tools.rs` reads the file with Pillow as `I;16`
+//! (little-endian) and finds the PNG's pixels in the same order. Unity's importer (Terrain
+//! Settings → Import Raw…, "Depth: Bit 16", "Byte Order: Windows", i.e. little-endian; Unity
+//! Manual, "Working with Heightmaps", <https://docs.unity3d.com/Manual/terrain-Heightmaps.html>)
+//! reads the rows in file order; its "Flip Vertically" option reverses them if the terrain should
+//! come in mirrored north–south for a project's axis convention. Unity wants square `2^n + 1`
+//! sizes from 33 to 4097 ([`super::interop::UNITY_SIZES`], `convert --resize unity`); Godot's
+//! terrain plugins (HTerrain, Terrain3D) import R16 of any size with the same layout.
 //!
 //! # Values
 //!
@@ -42,7 +43,7 @@ const FORMAT: &str = "R16";
 
 /// `width × height` from a byte length and an optional width. Allocates nothing.
 pub fn size_from_len(len: u64, width: Option<usize>) -> Result<(usize, usize), InteropError> {
-    if len == 0 || len % 2 != 0 {
+    if len == 0 || !len.is_multiple_of(2) {
         return Err(InteropError::Size { format: FORMAT, msg: format!("the file is {len} bytes; R16 needs a positive even length (2 bytes per sample)") });
     }
     let n = len / 2;
