@@ -109,6 +109,7 @@ fn geotiff_is_read_by_gdal_with_its_geotransform() {
     let info: Value = serde_json::from_str(&stdout(&run("gdalinfo", &["-stats", "-json", s(&p)]))).unwrap();
     assert_eq!(info["driverShortName"], "GTiff");
     assert_eq!(info["size"], serde_json::json!([29, 13]));
+    assert_eq!(info["metadata"][""]["AREA_OR_POINT"], "Point", "heights are node samples (PixelIsPoint)");
     let band = &info["bands"][0];
     assert_eq!(band["type"], "Float32");
     let st = hm.stats();

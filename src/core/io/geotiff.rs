@@ -19,7 +19,8 @@
 //! So node `(x, y)` lies at model `X = x·cell`, `Y = (height − 1 − y)·cell`: north up, the
 //! south-west node at the origin of a local metric plane (we carry no real-world position).
 //! `PixelIsPoint` because our heights are samples at nodes, not cell averages. GDAL reads the
-//! file as `GTiff` with this geotransform (`gdalinfo` prints origin and pixel size; see
+//! file as `GTiff` with a local metric (engineering) CRS, `AREA_OR_POINT=Point` and this
+//! geotransform (`gdalinfo` prints origin and pixel size; see
 //! `tests/interop_tools.rs`), and so do QGIS and other GDAL-based tools.
 //!
 //! # Values and import
