@@ -1,4 +1,4 @@
-//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`; with no subcommand it
+//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`; with no subcommand it
 //! opens the editor when a display is present, and runs the headless demo job otherwise.
 //!
 //! Every parameter of a generator or erosion model is reachable: the common ones as flags, all of
@@ -20,7 +20,7 @@ use serde_json::Value;
 
 use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd};
 use crate::core::generate::{self, Base, GenerateParams};
-use crate::core::io::{atomic::write_atomic, bhef, preview};
+use crate::core::io::{atomic::write_atomic, bhef, interop, normal_map, preview, sidecar};
 
 /// Talus: a terrain editor with procedural generation, hydraulic/thermal erosion and BHEF files.
 #[derive(Parser, Debug)]
@@ -82,6 +82,43 @@ pub enum Command {
     },
     /// Open the editor window (the default when a display is present).
     Editor(EditorArgs),
+    /// Convert between heightmap formats, chosen by extension: .bhef .png (16-bit grey; 8/16 on
+    /// input) .r16/.raw .exr .tif/.tiff (GeoTIFF) .hgt (input) .obj .glb (output). Integer
+    /// outputs get a JSON sidecar (`out.png.json`) holding the metres of their range.
+    Convert(ConvertArgs),
+}
+
+/// Arguments of `talus convert`.
+#[derive(Args, Debug)]
+pub struct ConvertArgs {
+    /// The file to read.
+    pub input: PathBuf,
+    /// The file to write.
+    pub output: PathBuf,
+    /// MIN:MAX metres that integer 0 and full scale stand for: on an integer output instead of
+    /// the map's own min:max (normalise to full range, the default); on an integer input instead
+    /// of its sidecar (default without one: 0:1).
+    #[arg(long, allow_hyphen_values = true)]
+    pub range: Option<String>,
+    /// Integer output centred the way Unreal reads it (32768 = 0 m); prints the Z scale.
+    #[arg(long, conflicts_with = "range")]
+    pub unreal: bool,
+    /// Resample to N×N, W×H (e.g. 1025x513), or the nearest preset size: `unity` (2^n+1,
+    /// 33…4097) or `unreal` (127, 253, 505, 1009, 2017, 4033, 8129).
+    #[arg(long)]
+    pub resize: Option<String>,
+    /// Width in nodes of a non-square .r16/.raw input (the height follows from the length).
+    #[arg(long)]
+    pub width: Option<usize>,
+    /// Metres between nodes (overrides what the input says; BHEF stores none).
+    #[arg(long)]
+    pub cell_size: Option<f32>,
+    /// Meshes: keep every K-th node along each axis (plus the last).
+    #[arg(long, default_value_t = 1)]
+    pub decimate: usize,
+    /// Also write a tangent-space normal map (RGB PNG, OpenGL convention).
+    #[arg(long)]
+    pub normal_map: Option<PathBuf>,
 }
 
 /// Generator kinds of `generate --kind`.
@@ -307,6 +344,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         }
         Some(Command::Demo { out_dir, size, seed }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
         Some(Command::Editor(a)) => open_editor(a),
+        Some(Command::Convert(a)) => cmd_convert(a),
         None => {
             if cli.script.is_some() || has_display() {
                 open_editor(EditorArgs { file: None, script: cli.script })
@@ -794,6 +832,70 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         preview::save_png(f, &preview::render(sim.heightmap(), f32::NEG_INFINITY)).map_err(|e| format!("{}: {e}", f.display()))?;
     }
     Ok(if end == RunEnd::Cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
+
+/// `N`, `WxH`, `unity` or `unreal` for a map of `w × h`.
+fn parse_resize(s: &str, w: usize, h: usize) -> Result<(usize, usize), CliError> {
+    let t = s.trim().to_ascii_lowercase();
+    let side = w.max(h);
+    let n = match t.as_str() {
+        "unity" => return Ok((interop::nearest_size(&interop::UNITY_SIZES, side), interop::nearest_size(&interop::UNITY_SIZES, side))),
+        "unreal" => return Ok((interop::nearest_size(&interop::UNREAL_SIZES, side), interop::nearest_size(&interop::UNREAL_SIZES, side))),
+        _ => t,
+    };
+    let bad = || CliError(format!("--resize `{s}`: expected N, WxH, `unity` or `unreal`"));
+    let (a, b) = match n.split_once('x') {
+        Some((a, b)) => (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?),
+        None => {
+            let a = n.parse::<usize>().map_err(|_| bad())?;
+            (a, a)
+        }
+    };
+    crate::core::heightmap::check_size(a, b)?;
+    Ok((a, b))
+}
+
+fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
+    let range = match &a.range {
+        Some(r) => parse_range(r)?,
+        None => None,
+    };
+    let in_fmt = interop::Format::from_path(&a.input)?;
+    let out_fmt = interop::Format::from_path(&a.output)?;
+    if in_fmt.is_integer() && range.is_none() && !sidecar::path_for(&a.input).exists() {
+        eprintln!("note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values", a.input.display());
+    }
+    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size };
+    let mut hm = interop::load(&a.input, &opts)?;
+    if let Some(r) = &a.resize {
+        let (w, h) = parse_resize(r, hm.width, hm.height)?;
+        if (w, h) != (hm.width, hm.height) {
+            hm = hm.resample(w, h)?;
+        }
+    }
+    if out_fmt == interop::Format::R16 && !(hm.width == hm.height && interop::UNITY_SIZES.contains(&hm.width)) {
+        eprintln!("note: {}×{} is not a Unity terrain size (square 2^n+1, 33…4097); use --resize unity for Unity", hm.width, hm.height);
+    }
+    let eo = interop::ExportOptions { range: range.filter(|_| out_fmt.is_integer()), unreal: a.unreal, decimate: a.decimate, source: a.input.display().to_string() };
+    if a.unreal && !out_fmt.is_integer() {
+        return Err(CliError("--unreal applies to integer outputs (.png, .r16)".into()));
+    }
+    let rep = interop::save(&a.output, &hm, &eo)?;
+    let s = hm.stats();
+    eprintln!("wrote {} ({}×{}, heights {:.3} … {:.3} m, cell {} m)", a.output.display(), hm.width, hm.height, s.min, s.max, hm.cell_size);
+    if let Some([lo, hi]) = rep.range {
+        eprintln!("integer range {lo} … {hi} m (sidecar {})", sidecar::path_for(&a.output).display());
+    }
+    if rep.clipped > 0 {
+        eprintln!("warning: {} heights lay outside --range and were clipped", rep.clipped);
+    }
+    if let Some(z) = rep.unreal_z_scale {
+        eprintln!("Unreal import: Z scale {z:.4}, X/Y scale {:.4} (cm per node)", hm.cell_size * 100.0);
+    }
+    if let Some(n) = &a.normal_map {
+        normal_map::save(n, &hm)?;
+    }
+    Ok(ExitCode::SUCCESS)
 }
 
 /// The headless main job: the default island, eroded by droplets, saved with previews.

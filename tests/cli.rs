@@ -92,3 +92,50 @@ fn no_display_runs_the_headless_demo() {
         assert!(d.path().join("o").join(f).exists(), "{f}");
     }
 }
+
+#[test]
+fn convert_round_trips_resizes_and_explains_errors() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--width", "100", "--height", "60", "--seed", "4", "--normalize=-20:380", "--out", "a.bhef"], p));
+    let a = talus::core::io::bhef::load(&p.join("a.bhef")).unwrap();
+    // BHEF → PNG16 (+ sidecar) → BHEF restores metres within half a 16-bit step.
+    ok(&talus(&["convert", "a.bhef", "a.png", "--cell-size", "2"], p));
+    assert!(p.join("a.png.json").exists());
+    ok(&talus(&["convert", "a.png", "b.bhef"], p));
+    let b = talus::core::io::bhef::load(&p.join("b.bhef")).unwrap();
+    let err = a.data.iter().zip(&b.data).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(err <= 400.0 / 65535.0, "{err}");
+    // Unity preset size: the longer side 100 snaps to 129, square.
+    ok(&talus(&["convert", "a.bhef", "u.r16", "--resize", "unity"], p));
+    assert_eq!(std::fs::metadata(p.join("u.r16")).unwrap().len(), 2 * 129 * 129);
+    // Unreal: centred range, the Z scale printed.
+    let out = talus(&["convert", "a.bhef", "ue.png", "--unreal", "--resize", "253x127"], p);
+    ok(&out);
+    assert!(String::from_utf8_lossy(&out.stderr).contains("Z scale"));
+    // Float and mesh outputs, a normal map on the side.
+    for o in ["a.exr", "a.tif", "a.obj", "a.glb"] {
+        ok(&talus(&["convert", "a.bhef", o, "--decimate", "3", "--normal-map", "n.png"], p));
+    }
+    ok(&talus(&["convert", "a.tif", "c.bhef"], p));
+    assert_eq!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join("c.bhef")).unwrap());
+    // A non-square R16 without a sidecar needs --width; with it and --range the values are read.
+    ok(&talus(&["convert", "a.bhef", "n.r16"], p));
+    std::fs::rename(p.join("n.r16"), p.join("bare.r16")).unwrap();
+    for (args, needle) in [
+        (vec!["convert", "bare.r16", "x.bhef"], "--width"),
+        (vec!["convert", "a.bhef", "x.jpg"], "unknown format"),
+        (vec!["convert", "a.obj", "x.bhef"], "exported but not imported"),
+        (vec!["convert", "a.bhef", "x.png", "--range", "5:1"], "MIN:MAX"),
+        (vec!["convert", "a.bhef", "x.png", "--resize", "big"], "--resize"),
+        (vec!["convert", "missing.png", "x.bhef"], "missing.png"),
+    ] {
+        let out = talus(&args, p);
+        assert_eq!(out.status.code(), Some(1), "{args:?}");
+        let e = String::from_utf8_lossy(&out.stderr);
+        assert!(e.contains("error:") && e.contains(needle), "{args:?}: {e}");
+    }
+    ok(&talus(&["convert", "bare.r16", "bare.bhef", "--width", "100", "--range", "0:10"], p));
+    let bare = talus::core::io::bhef::load(&p.join("bare.bhef")).unwrap();
+    assert_eq!((bare.width, bare.height, bare.stats().min, bare.stats().max), (100, 60, 0.0, 10.0));
+}

@@ -1,0 +1,64 @@
+//! Parameter presets as RON files: generator ([`crate::core::generate::GenerateParams`]),
+//! erosion (each model's parameters or [`crate::core::erosion::ModelParams`]) and brush
+//! ([`crate::core::brush::BrushParams`]) settings. Every parameter struct is `#[serde(default)]`,
+//! so a preset may name only the fields it changes. Saving is atomic and pretty-printed.
+//!
+//! The repository ships a few in `assets/presets/` (`generate/alpine.ron`,
+//! `desert_canyons.ron`, `archipelago.ron`, `rolling_hills.ron`; `erode/…`; `brush/…`) that
+//! `talus generate --preset` and `talus erode --params` accept (`tests/presets.rs`).
+
+use std::path::Path;
+
+use serde::Serialize;
+use serde::de::DeserializeOwned;
+use thiserror::Error;
+
+use super::atomic::write_atomic;
+
+/// Why a preset could not be read or written.
+#[derive(Debug, Error)]
+pub enum PresetError {
+    #[error("could not {op} preset {path}: {source}")]
+    Io {
+        op: &'static str,
+        path: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("preset {path}: {msg}")]
+    Parse { path: String, msg: String },
+}
+
+/// Reads a preset of type `T` from RON.
+pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, PresetError> {
+    let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io { op: "read", path: path.display().to_string(), source })?;
+    ron::from_str(&text).map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })
+}
+
+/// Writes `value` as a pretty RON preset, atomically.
+pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), PresetError> {
+    let text = ron::ser::to_string_pretty(value, ron::ser::PrettyConfig::default()).map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })?;
+    write_atomic(path, |w| w.write_all(text.as_bytes())).map_err(|source| PresetError::Io { op: "write", path: path.display().to_string(), source })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::brush::BrushParams;
+    use crate::core::generate::GenerateParams;
+
+    #[test]
+    fn presets_round_trip_and_bad_ones_are_reported() {
+        let d = tempfile::tempdir().unwrap();
+        let p = d.path().join("b.ron");
+        let b = BrushParams { radius: 3.5, flatten_height: Some(-2.0), ..Default::default() };
+        save(&p, &b).unwrap();
+        assert_eq!(load::<BrushParams>(&p).unwrap(), b);
+        let g = GenerateParams { seed: 99, ..Default::default() };
+        save(&p, &g).unwrap();
+        assert_eq!(load::<GenerateParams>(&p).unwrap(), g);
+        std::fs::write(&p, "(radius: \"big\")").unwrap();
+        assert!(matches!(load::<BrushParams>(&p), Err(PresetError::Parse { .. })));
+        assert!(matches!(load::<BrushParams>(&d.path().join("none.ron")), Err(PresetError::Io { .. })));
+    }
+}
