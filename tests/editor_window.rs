@@ -1,7 +1,7 @@
 //! The real editor window, driven by a script under X (Xvfb + Mesa's software Vulkan in CI):
 //! generate, paint a stroke, simulate droplets, save after each, undo and redo the simulation,
-//! start a long pipe-model run and pause, resume and cancel it, take a screenshot, report frame
-//! times. Checks that the saved BHEF files changed where the stroke went (and nowhere far from
+//! start a long pipe-model run and pause, resume and cancel it, export to PNG16 and import it
+//! back, take a screenshot, report frame times. Checks that the saved BHEF files changed where the stroke went (and nowhere far from
 //! it), that the simulation changed the painted terrain, and that the screenshot is a real frame.
 //!
 //! Needs `Xvfb` (or a `DISPLAY`) and a Vulkan driver; `.ci/deps` installs both. This test is the
@@ -92,6 +92,9 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     Cancel,
     WaitSimulation,
     Save("{cancelled}"),
+    Export("{exported}"),
+    Import("{exported}"),
+    Save("{imported}"),
     Screenshot("{shot}"),
     FrameReport("{frames}"),
     Quit,
@@ -102,6 +105,8 @@ fn scripted_session_generates_paints_simulates_and_saves() {
         undone = d.join("undone.bhef").display(),
         redone = d.join("redone.bhef").display(),
         cancelled = d.join("cancelled.bhef").display(),
+        exported = d.join("exported.png").display(),
+        imported = d.join("imported.bhef").display(),
         shot = d.join("shot.png").display(),
         frames = d.join("frames.json").display(),
         pts = points.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect::<Vec<_>>().join(", "),
@@ -158,6 +163,12 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     // A cancelled million-step pipe run stopped early (the script went on) and left a valid map.
     let cancelled = load(&d.join("cancelled.bhef"));
     assert!(cancelled.all_finite());
+    // File ▸ Export to PNG16 and Import back: metres restored from the sidecar within one step.
+    let imported = load(&d.join("imported.bhef"));
+    let s = cancelled.stats();
+    let step = (s.max - s.min) / 65535.0;
+    let worst = cancelled.data.iter().zip(&imported.data).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+    assert!(worst <= step, "PNG16 round trip off by {worst} m (one step is {step} m)");
 
     // The screenshot is a real frame: the size of the window, with many colours and contrast.
     let img = image::open(d.join("shot.png")).expect("screenshot").to_rgb8();

@@ -18,6 +18,7 @@ use super::{EditorTerrain, StatusLine, UserSettings};
 use crate::core::Heightmap;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
+use crate::core::io::interop::{self, ExportOptions, ImportOptions};
 use crate::editor::document::Document;
 
 /// Handles document commands and keyboard shortcuts.
@@ -44,8 +45,19 @@ pub enum EditorCommand {
     Save,
     /// Save to a new path.
     SaveAs(PathBuf),
+    /// Import a heightmap in another tool's format (PNG, R16, EXR, GeoTIFF, HGT, BHEF) as one
+    /// undo step (the document keeps its file).
+    Import(PathBuf),
+    /// Export the map in the format named by the extension (PNG16, R16, EXR, GeoTIFF, OBJ, GLB,
+    /// BHEF); `unreal` centres integer formats on zero as Unreal reads them; meshes keep every
+    /// `decimate`-th node.
+    Export { path: PathBuf, unreal: bool, decimate: usize },
     /// Ask for a file to open (dialog).
     OpenDialog,
+    /// Ask for a file to import (dialog).
+    ImportDialog,
+    /// Ask for a path to export to (dialog); the options as in [`EditorCommand::Export`].
+    ExportDialog { unreal: bool, decimate: usize },
     /// Ask for a path to save to (dialog).
     SaveAsDialog,
     Undo,
@@ -144,6 +156,41 @@ fn apply_document_commands(
                         status.info(format!("Saved {}", p.display()));
                     }
                     Err(e) => status.error(e),
+                }
+            }
+            EditorCommand::Import(path) => {
+                if busy {
+                    refuse(&mut status, "Import");
+                    continue;
+                }
+                match interop::load(path, &ImportOptions::default()) {
+                    Ok(map) => {
+                        let (w, h) = (map.width, map.height);
+                        if w > MAX_NEW_SIDE || h > MAX_NEW_SIDE {
+                            status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
+                            continue;
+                        }
+                        let change = terrain.doc.replace(map, "Import");
+                        terrain.refresh(change);
+                        status.info(format!("Imported {} ({w}×{h})", path.display()));
+                    }
+                    Err(e) => status.error(format!("Import failed: {e}")),
+                }
+            }
+            EditorCommand::Export { path, unreal, decimate } => {
+                let opts = ExportOptions { unreal: *unreal, decimate: *decimate, source: terrain.doc.title(), ..Default::default() };
+                match interop::save(path, terrain.map(), &opts) {
+                    Ok(r) => {
+                        let mut msg = format!("Exported {}", path.display());
+                        if let Some([lo, hi]) = r.range {
+                            msg += &format!(" (range {lo:.2} … {hi:.2} m, sidecar written)");
+                        }
+                        if let Some(z) = r.unreal_z_scale {
+                            msg += &format!(", Unreal Z scale {z:.3}");
+                        }
+                        status.info(msg);
+                    }
+                    Err(e) => status.error(format!("Export failed: {e}")),
                 }
             }
             EditorCommand::SaveAs(path) => match terrain.doc.save_as(path) {

@@ -1,8 +1,9 @@
 //! Files and safety: open/save dialogs, the window title, asking before closing with unsaved work,
 //! the autosave and its recovery, and writing the user's settings at exit.
 //!
-//! - Dialogs are rfd's native ones (XDG portal, or zenity), run on their own thread so the frame
-//!   never waits; their answer becomes an [`EditorCommand::Open`] / [`EditorCommand::SaveAs`]. The
+//! - Dialogs (open, save as, import, export) are rfd's native ones (XDG portal, or zenity), run on their own thread so the frame
+//!   never waits; their answer becomes the matching [`EditorCommand`] (`Open`, `SaveAs`, `Import`,
+//!   `Export`). The
 //!   panel also has a path field, so files can be opened and saved where no dialog is available.
 //! - Closing the window (or [`EditorCommand::Quit`]) with unsaved changes asks: Save, Discard or
 //!   Cancel. Saving first goes through the same save path, and only quits once it succeeded.
@@ -46,6 +47,8 @@ impl Plugin for FilesPlugin {
 enum DialogKind {
     Open,
     SaveAs,
+    Import,
+    Export { unreal: bool, decimate: usize },
 }
 
 type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
@@ -85,6 +88,8 @@ fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<File
         let kind = match cmd {
             EditorCommand::OpenDialog => DialogKind::Open,
             EditorCommand::SaveAsDialog => DialogKind::SaveAs,
+            EditorCommand::ImportDialog => DialogKind::Import,
+            EditorCommand::ExportDialog { unreal, decimate } => DialogKind::Export { unreal: *unreal, decimate: *decimate },
             _ => continue,
         };
         if dialogs.pending.is_some() {
@@ -96,13 +101,25 @@ fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<File
         let start_dir = terrain.doc.path().and_then(|p| p.parent()).map(|p| p.to_path_buf());
         let name = terrain.doc.path().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "terrain.bhef".into());
         let spawned = std::thread::Builder::new().name("file-dialog".into()).spawn(move || {
-            let mut d = rfd::FileDialog::new().add_filter("BHEF heightmap", &["bhef"]);
+            let mut d = match kind {
+                DialogKind::Open | DialogKind::SaveAs => rfd::FileDialog::new().add_filter("BHEF heightmap", &["bhef"]),
+                DialogKind::Import => rfd::FileDialog::new()
+                    .add_filter("Heightmaps", &["png", "r16", "raw", "exr", "tif", "tiff", "hgt", "bhef"])
+                    .add_filter("All files", &["*"]),
+                DialogKind::Export { .. } => rfd::FileDialog::new()
+                    .add_filter("PNG 16-bit", &["png"])
+                    .add_filter("RAW R16", &["r16", "raw"])
+                    .add_filter("OpenEXR", &["exr"])
+                    .add_filter("GeoTIFF", &["tif"])
+                    .add_filter("Mesh", &["glb", "obj"]),
+            };
             if let Some(dir) = start_dir {
                 d = d.set_directory(dir);
             }
             let picked = match kind {
-                DialogKind::Open => d.pick_file(),
+                DialogKind::Open | DialogKind::Import => d.pick_file(),
                 DialogKind::SaveAs => d.set_file_name(name).save_file(),
+                DialogKind::Export { .. } => d.set_file_name(name.replace(".bhef", ".png")).save_file(),
             };
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(picked);
         });
@@ -127,6 +144,15 @@ fn finish_dialogs(mut dialogs: ResMut<FileDialogs>, mut out: MessageWriter<Edito
                 p.set_extension("bhef");
             }
             out.write(EditorCommand::SaveAs(p));
+        }
+        (DialogKind::Import, Some(p)) => {
+            out.write(EditorCommand::Import(p));
+        }
+        (DialogKind::Export { unreal, decimate }, Some(mut p)) => {
+            if p.extension().is_none() {
+                p.set_extension("png");
+            }
+            out.write(EditorCommand::Export { path: p, unreal, decimate });
         }
         (_, None) => {
             quit.quit_after_save = false;

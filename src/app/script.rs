@@ -208,6 +208,14 @@ fn run_script(
             out.write(EditorCommand::Open(p));
             Some(Step::Frames(2))
         }
+        Action::Import(p) => {
+            out.write(EditorCommand::Import(p));
+            Some(Step::Frames(2))
+        }
+        Action::Export(path) => {
+            out.write(EditorCommand::Export { path, unreal: panel.export_unreal, decimate: panel.export_decimate });
+            Some(Step::Frames(2))
+        }
         Action::Stroke { tool: kind, radius, strength, points, seconds } => {
             tool.params.kind = kind;
             tool.params.radius = radius;

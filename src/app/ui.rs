@@ -93,6 +93,14 @@ pub struct PanelState {
     pub new_cell: f32,
     pub new_height: f32,
     pub brush_error: Option<String>,
+    /// Where "Save preset" writes.
+    pub preset_path: String,
+    /// The last preset load/save message (error or confirmation).
+    pub preset_msg: Option<(String, bool)>,
+    /// Export integer formats centred on zero the way Unreal reads them.
+    pub export_unreal: bool,
+    /// Mesh export: keep every n-th node (1 = all).
+    pub export_decimate: usize,
 }
 
 impl Default for PanelState {
@@ -125,6 +133,10 @@ impl PanelState {
             new_cell: 2.0,
             new_height: 0.0,
             brush_error: None,
+            preset_path: "my-preset.ron".into(),
+            preset_msg: None,
+            export_unreal: false,
+            export_decimate: 1,
         }
     }
 
@@ -247,6 +259,28 @@ fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerra
                 out.write(EditorCommand::SaveAs(path));
             }
         });
+        ui.horizontal(|ui| {
+            if ui.button("Import…").on_hover_text("PNG 8/16-bit, RAW R16, EXR, GeoTIFF, SRTM .hgt").clicked() {
+                out.write(EditorCommand::ImportDialog);
+            }
+            if ui.button("Export…").on_hover_text("PNG 16-bit, RAW R16 (+ JSON sidecar), EXR, GeoTIFF, OBJ, GLB").clicked() {
+                out.write(EditorCommand::ExportDialog { unreal: panel.export_unreal, decimate: panel.export_decimate });
+            }
+            let path = PathBuf::from(panel.path_text.trim());
+            let has = !panel.path_text.trim().is_empty();
+            if ui.add_enabled(has, egui::Button::new("Import path")).clicked() {
+                out.write(EditorCommand::Import(path.clone()));
+            }
+            if ui.add_enabled(has, egui::Button::new("Export path")).clicked() {
+                out.write(EditorCommand::Export { path, unreal: panel.export_unreal, decimate: panel.export_decimate });
+            }
+        });
+        ui.horizontal(|ui| {
+            ui.checkbox(&mut panel.export_unreal, "Unreal range").on_hover_text("PNG/R16: 32768 = 0 m; the status line gives the Z scale to import with");
+            ui.label("Mesh: every");
+            ui.add(egui::DragValue::new(&mut panel.export_decimate).range(1..=64)).on_hover_text("Keep every n-th node in OBJ/GLB exports");
+            ui.label("th node");
+        });
         if !settings.0.recent.is_empty() {
             ui.menu_button("Recent files", |ui| {
                 for p in &settings.0.recent {
@@ -326,6 +360,10 @@ fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenS
             Ok(false) => {}
             Err(e) => panel.gen_error = Some(e),
         }
+        if preset_row(ui, "generate", "", &mut panel.generator, &mut panel.preset_path, &mut panel.preset_msg) {
+            panel.gen_edited_at = Some(now);
+        }
+        preset_message(ui, &panel.preset_msg);
         if ui.small_button("Reset to the default island").clicked() {
             panel.generator = crate::cli::demo_params(panel.generator.width.clamp(2, MAX_EDITOR_SIDE), panel.generator.seed);
             panel.gen_edited_at = Some(now);
@@ -405,11 +443,82 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                     panel.model_error = Some(e);
                 }
             });
+            let (models, path, msg) = (&mut panel.models, &mut panel.preset_path, &mut panel.preset_msg);
+            match &mut models[i] {
+                ModelParams::Droplet(p) => preset_row(ui, "erode", "droplet", p, path, msg),
+                ModelParams::Snowball(p) => preset_row(ui, "erode", "snowball", p, path, msg),
+                ModelParams::Pipe(p) => preset_row(ui, "erode", "pipe", p, path, msg),
+                ModelParams::Thermal(p) => preset_row(ui, "erode", "thermal", p, path, msg),
+                ModelParams::StreamPower(p) => preset_row(ui, "erode", "stream_power", p, path, msg),
+            };
+            preset_message(ui, &panel.preset_msg);
             if ui.small_button("Reset this model to its defaults").clicked() {
                 panel.models[i] = default_models().swap_remove(i);
             }
         });
     });
+}
+
+/// The folder of shipped presets: `assets/presets` next to the working directory, else the one
+/// in the source tree the binary was built from.
+pub fn presets_dir() -> PathBuf {
+    let local = PathBuf::from("assets/presets");
+    if local.is_dir() { local } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/presets") }
+}
+
+/// A row to load a shipped preset of kind `sub` (`generate`, `erode`, `brush`) whose file name
+/// contains `name_has` (erosion presets are named after their model) into `value`, or save
+/// `value` as a preset to the path typed in the panel.
+fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
+    ui: &mut egui::Ui,
+    sub: &str,
+    name_has: &str,
+    value: &mut T,
+    path_text: &mut String,
+    msg: &mut Option<(String, bool)>,
+) -> bool {
+    let mut loaded = false;
+    ui.horizontal(|ui| {
+        let dir = presets_dir().join(sub);
+        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
+            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ron") && p.to_string_lossy().contains(name_has)).collect())
+            .unwrap_or_default();
+        files.sort();
+        egui::ComboBox::from_id_salt(format!("presets_{sub}")).selected_text("Load preset").show_ui(ui, |ui| {
+            for f in &files {
+                let name = f.file_stem().map(|n| n.to_string_lossy().replace('_', " ")).unwrap_or_default();
+                if ui.selectable_label(false, name).clicked() {
+                    match crate::core::io::presets::load::<T>(f) {
+                        Ok(v) => {
+                            *value = v;
+                            loaded = true;
+                            *msg = Some((format!("Loaded {}", f.display()), false));
+                        }
+                        Err(e) => *msg = Some((format!("{e}"), true)),
+                    }
+                }
+            }
+            if files.is_empty() {
+                ui.label(format!("no presets in {}", dir.display()));
+            }
+        });
+        ui.add(egui::TextEdit::singleline(path_text).desired_width(110.0)).on_hover_text("Where Save preset writes (RON)");
+        if ui.button("Save preset").clicked() {
+            let p = PathBuf::from(path_text.trim());
+            *msg = Some(match crate::core::io::presets::save(&p, value) {
+                Ok(()) => (format!("Saved preset {}", p.display()), false),
+                Err(e) => (format!("{e}"), true),
+            });
+        }
+    });
+    loaded
+}
+
+fn preset_message(ui: &mut egui::Ui, msg: &Option<(String, bool)>) {
+    if let Some((m, err)) = msg {
+        let c = if *err { egui::Color32::LIGHT_RED } else { ui.visuals().weak_text_color() };
+        ui.colored_label(c, m);
+    }
 }
 
 fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool) {
@@ -420,6 +529,7 @@ fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool
             }
         });
         let mut p = tool.params.clone();
+        preset_row(ui, "brush", "", &mut p, &mut panel.preset_path, &mut panel.preset_msg);
         match edit_params(ui, "brush", "BrushParams", &mut p) {
             Ok(_) => match p.validate() {
                 Ok(()) => {

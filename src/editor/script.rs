@@ -35,6 +35,10 @@ pub enum Action {
     Generate(GenerateParams),
     /// Open a BHEF file.
     Open(PathBuf),
+    /// Import a heightmap in another format (as File ▸ Import does).
+    Import(PathBuf),
+    /// Export to another format, chosen by the extension (as File ▸ Export does).
+    Export(PathBuf),
     /// Paint a stroke through `points` (grid nodes `(x, y)`), taking `seconds` of brush time.
     Stroke {
         tool: BrushKind,
