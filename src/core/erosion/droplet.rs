@@ -180,8 +180,10 @@ pub(crate) fn check_hardness(h: &Option<Vec<f32>>, n: usize) -> Result<(), JobEr
     Ok(())
 }
 
-/// Droplets of one tile advanced together, round-robin (see [`Ctx::walk_group`]).
-const WINDOW: usize = 8;
+/// Droplets advanced together in lockstep (see [`Ctx::walk_group`]).
+const LANES: usize = 8;
+/// A tile task with at least this many droplets first prefetches its whole region.
+const REGION_PREFETCH_MIN: usize = 16;
 
 /// A cache hint; never faults, whatever the address.
 #[inline(always)]
@@ -203,13 +205,15 @@ const SUB: usize = 4;
 /// Below this many live droplets a batch finishes serially.
 const SERIAL_TAIL: usize = 64;
 
-/// One row of a brush: nodes `offset .. offset + len` (relative to the base node's flat index)
-/// with weights `weights[start .. start + len]`.
-#[derive(Clone, Debug)]
-struct BrushRow {
+/// Nodes per brush chunk: a brush row is applied in runs of this many adjacent nodes (one SIMD
+/// vector), the nodes of the run outside the disc carrying weight 0.
+const CHUNK: usize = 4;
+
+/// A run of [`CHUNK`] adjacent nodes of a brush: flat offset of the first from the base node.
+#[derive(Clone, Copy, Debug)]
+struct BrushChunk {
     offset: isize,
-    start: usize,
-    len: usize,
+    weights: [f32; CHUNK],
 }
 
 /// The brush of one sub-cell position.
@@ -217,16 +221,20 @@ struct BrushRow {
 struct BrushVariant {
     /// `(dx, dy, weight)` relative to the base node, for clipped/wrapped brushes.
     taps: Vec<(i32, i32, f32)>,
-    rows: Vec<BrushRow>,
-    weights: Vec<f32>,
+    /// The same taps as zero-padded runs, for brushes that lie wholly inside the map.
+    chunks: Vec<BrushChunk>,
 }
 
 /// Precomputed erosion brushes: weights `max(0, r − |c − n|)` normalised to 1, for the sub-cell
 /// centres `c = ((qx + ½)/4, (qy + ½)/4)` relative to the base node `⌊p⌋`.
 #[derive(Clone, Debug)]
 struct Brush {
-    /// `⌈r⌉`: offsets run over `−reach ..= reach + 1`.
+    /// `⌈r⌉`: taps lie in `−reach ..= reach + 1` on both axes.
     reach: usize,
+    /// Column range `lo ..= hi` (relative to the base node) the padded chunks touch; within
+    /// `−(reach + 1) ..= reach + 3`, so inside a particle task's margin.
+    lo: isize,
+    hi: isize,
     variants: Vec<BrushVariant>,
 }
 
@@ -235,6 +243,7 @@ impl Brush {
         let r = radius as f64;
         let rc = radius.ceil() as i32;
         let mut variants = Vec::with_capacity(SUB * SUB);
+        let (mut lo, mut hi) = (0isize, 0isize);
         for qy in 0..SUB {
             for qx in 0..SUB {
                 let cx = (qx as f64 + 0.5) / SUB as f64;
@@ -250,23 +259,38 @@ impl Brush {
                 }
                 let sum: f64 = raw.iter().map(|t| t.2).sum();
                 let taps: Vec<(i32, i32, f32)> = raw.iter().map(|&(dx, dy, w)| (dx, dy, (w / sum) as f32)).collect();
-                // Rows: the taps of one dy form a contiguous dx interval (a disc cut by a line).
-                let mut rows = Vec::new();
-                let mut weights = Vec::with_capacity(taps.len());
+                // Rows: the taps of one dy form a contiguous dx interval (a disc cut by a line),
+                // covered by ⌈len/4⌉ chunks; the run is shifted left where it would overhang the
+                // right edge by more than two nodes, so it stays within −(rc+1) ..= rc+3.
+                let mut chunks = Vec::new();
                 let mut i = 0;
                 while i < taps.len() {
                     let (dx0, dy, _) = taps[i];
-                    let start = weights.len();
-                    while i < taps.len() && taps[i].1 == dy {
-                        weights.push(taps[i].2);
-                        i += 1;
+                    let mut j = i;
+                    while j < taps.len() && taps[j].1 == dy {
+                        j += 1;
                     }
-                    rows.push(BrushRow { offset: dy as isize * width as isize + dx0 as isize, start, len: weights.len() - start });
+                    let n = (j - i).div_ceil(CHUNK);
+                    let start = dx0.min(rc + 4 - (n * CHUNK) as i32);
+                    for c in 0..n {
+                        let first = start + (c * CHUNK) as i32;
+                        let mut weights = [0.0f32; CHUNK];
+                        for &(dx, _, w) in &taps[i..j] {
+                            if (first..first + CHUNK as i32).contains(&dx) {
+                                weights[(dx - first) as usize] = w;
+                            }
+                        }
+                        chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, weights });
+                    }
+                    lo = lo.min(start as isize);
+                    hi = hi.max((start + (n * CHUNK) as i32 - 1) as isize);
+                    i = j;
                 }
-                variants.push(BrushVariant { taps, rows, weights });
+                variants.push(BrushVariant { taps, chunks });
             }
         }
-        Self { reach: rc as usize, variants }
+        debug_assert!(lo >= -(rc as isize) - 1 && hi <= rc as isize + 3);
+        Self { reach: rc as usize, lo, hi, variants }
     }
 }
 
@@ -293,6 +317,70 @@ impl Walker for Drop {
     fn stalled(&self) -> bool {
         false
     }
+}
+
+impl Drop {
+    /// A dead droplet at node 0 (an empty lane).
+    fn parked() -> Self {
+        Drop { x: 0.0, y: 0.0, dx: 0.0, dy: 0.0, speed: 0.0, water: 0.0, sediment: 0.0, life: 0, alive: false, rng: SplitMix64::new(0) }
+    }
+}
+
+/// [`LANES`] droplets in structure-of-arrays form (see [`Ctx::walk_group`]); the random stream
+/// stays in the droplet's slot of the task's slice.
+#[derive(Clone, Debug, Default)]
+struct Lanes {
+    x: [f32; LANES],
+    y: [f32; LANES],
+    dx: [f32; LANES],
+    dy: [f32; LANES],
+    speed: [f32; LANES],
+    water: [f32; LANES],
+    sed: [f64; LANES],
+    life: [u32; LANES],
+    alive: [bool; LANES],
+    /// Index of the lane's droplet in the task's slice.
+    slot: [u32; LANES],
+}
+
+impl Lanes {
+    #[inline(always)]
+    fn load(&mut self, l: usize, slot: usize, d: &Drop) {
+        (self.x[l], self.y[l], self.dx[l], self.dy[l]) = (d.x, d.y, d.dx, d.dy);
+        (self.speed[l], self.water[l], self.sed[l]) = (d.speed, d.water, d.sediment);
+        (self.life[l], self.alive[l], self.slot[l]) = (d.life, d.alive, slot as u32);
+    }
+
+    #[inline(always)]
+    fn store(&self, l: usize, ds: &mut [Drop]) {
+        let d = &mut ds[self.slot[l] as usize];
+        (d.x, d.y, d.dx, d.dy) = (self.x[l], self.y[l], self.dx[l], self.dy[l]);
+        (d.speed, d.water, d.sediment) = (self.speed[l], self.water[l], self.sed[l]);
+        (d.life, d.alive) = (self.life[l], self.alive[l]);
+    }
+
+    /// Empties lane `l` (node 0, never stepped).
+    fn park(&mut self, l: usize) {
+        self.load(l, 0, &Drop::parked());
+    }
+}
+
+/// What [`Ctx::plan`] worked out for every lane.
+#[derive(Clone, Debug, Default)]
+struct Plan {
+    /// Bit `l`: lane `l` takes a plain step with these values.
+    plain: u32,
+    /// Flat index of the node `h00` of the lane's cell (maps have at most 2²⁸ nodes), and the
+    /// offsets in it.
+    cell: [u32; LANES],
+    u: [f32; LANES],
+    v: [f32; LANES],
+    /// New direction and position, and `Δh`.
+    dx: [f32; LANES],
+    dy: [f32; LANES],
+    nx: [f32; LANES],
+    ny: [f32; LANES],
+    dh: [f32; LANES],
 }
 
 /// Everything a droplet step reads, with raw access to the shared maps.
@@ -323,23 +411,292 @@ impl Ctx<'_> {
         while unsafe { self.step(d, None, b) } {}
     }
 
-    /// Advances the droplets of one tile until each has ended or stepped out of it. They move in
-    /// round-robin windows of [`WINDOW`] droplets, one step each per turn, so the memory accesses
-    /// of one droplet's next step (prefetched when it moves) overlap with the others' work.
+    /// Advances the droplets of one tile until each has ended or stepped out of it, [`LANES`] at a
+    /// time in lockstep: every turn first computes steps 1–4 for all lanes together (branch-free,
+    /// so it runs as SIMD and the memory accesses of the lanes overlap), then applies steps 5–7
+    /// lane by lane, in lane order. A lane whose droplet ends or leaves the tile takes the next
+    /// droplet of `ds`. A step that is not plain — a position next to the last row or column, a
+    /// random direction, an edge to confine — is run by [`Ctx::step`] instead, from the current
+    /// heights. With `rect = None` (the whole map is this task's) nothing leaves.
+    ///
+    /// So a lane reads the heights before the other lanes' steps of the same turn were applied:
+    /// within a turn the lanes' steps are concurrent, across turns sequential.
     ///
     /// # Safety
-    /// As [`Ctx::step`] with `Some(rect)`.
-    unsafe fn walk_group(&self, ds: &mut [Drop], rect: Rect, b: &mut Books) {
-        for w in ds.chunks_mut(WINDOW) {
-            let mut live: u32 = if w.len() == 32 { u32::MAX } else { (1u32 << w.len()) - 1 };
-            while live != 0 {
-                for (i, d) in w.iter_mut().enumerate() {
-                    if live & (1 << i) != 0 && !unsafe { self.step(d, Some(rect), b) } {
-                        live &= !(1 << i);
+    /// As [`Ctx::step`].
+    unsafe fn walk_group(&self, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) {
+        if let Some(t) = rect {
+            if ds.len() >= REGION_PREFETCH_MIN {
+                self.prefetch_region(t);
+            }
+        }
+        let mut s = Lanes::default();
+        let mut next = 0usize;
+        let mut live = 0u32;
+        for l in 0..LANES {
+            if unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
+                live |= 1 << l;
+            }
+        }
+        while live != 0 {
+            let pre = unsafe { self.plan(&s) };
+            for l in 0..LANES {
+                if live & (1 << l) == 0 {
+                    continue;
+                }
+                let go = if pre.plain & (1 << l) != 0 {
+                    unsafe { self.apply(&mut s, &pre, l, b) }
+                } else {
+                    unsafe { self.step_lane(&mut s, l, ds, rect, b) }
+                };
+                let keep = go && unsafe { self.keeps(&mut s, l, rect, b) };
+                if !keep {
+                    s.store(l, ds);
+                    if !unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
+                        live &= !(1 << l);
                     }
                 }
             }
         }
+    }
+
+    /// Hints the caches with every map row a step starting in tile `t` may touch, so the misses
+    /// overlap instead of stalling the lanes one by one.
+    fn prefetch_region(&self, t: Rect) {
+        let g = &self.geom;
+        let raw = &self.raw;
+        let m = self.brush.reach + 3;
+        let (x0, x1) = (t.x0.saturating_sub(m), (t.x1 + m).min(g.w));
+        let (y0, y1) = (t.y0.saturating_sub(m), (t.y1 + m).min(g.h));
+        let maps = [raw.h, raw.ero, raw.dep, raw.flow, raw.fvol, raw.hard as *mut f32];
+        for y in y0..y1 {
+            for &p in &maps {
+                if p.is_null() {
+                    continue;
+                }
+                let row = p.wrapping_add(y * g.w);
+                let mut x = x0;
+                while x < x1 {
+                    prefetch(row.wrapping_add(x));
+                    x += 16;
+                }
+                prefetch(row.wrapping_add(x1 - 1));
+            }
+        }
+    }
+
+    /// Loads the next droplet of `ds` that can step in `rect` into lane `l`; droplets that are
+    /// dead, out of the tile or at the end of their life (settled here) are passed over.
+    /// Returns `false` when `ds` is used up (the lane is then parked on node 0).
+    ///
+    /// # Safety
+    /// As [`Ctx::step`].
+    unsafe fn fill(&self, s: &mut Lanes, l: usize, ds: &mut [Drop], next: &mut usize, rect: Option<Rect>, b: &mut Books) -> bool {
+        while *next < ds.len() {
+            let i = *next;
+            *next += 1;
+            let d = &mut ds[i];
+            if !d.alive {
+                continue;
+            }
+            if d.life >= self.max_life {
+                unsafe { self.settle(d, b) };
+                continue;
+            }
+            if let Some(t) = rect {
+                let (cx, cy) = self.geom.owner_cell(d.x, d.y);
+                if !t.owns(cx, cy) {
+                    continue;
+                }
+            }
+            s.load(l, i, d);
+            return true;
+        }
+        s.park(l);
+        false
+    }
+
+    /// After a step of lane `l`: ends a droplet that reached its lifetime (dropping its sediment),
+    /// and lets go of one that left the tile. Returns whether the lane steps on.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`].
+    #[inline(always)]
+    unsafe fn keeps(&self, s: &mut Lanes, l: usize, rect: Option<Rect>, b: &mut Books) -> bool {
+        if s.life[l] >= self.max_life {
+            unsafe { self.settle_lane(s, l, b) };
+            return false;
+        }
+        match rect {
+            Some(t) => {
+                let (cx, cy) = self.geom.owner_cell(s.x[l], s.y[l]);
+                t.owns(cx, cy)
+            }
+            None => true,
+        }
+    }
+
+    /// Steps 1–4 for every lane at once: heights and gradient at the position, the new direction
+    /// and position, and the height difference — or, where the step is not plain, a flag.
+    ///
+    /// # Safety
+    /// `self.raw` holds the maps and no other thread writes the nodes the lanes read.
+    #[inline(always)]
+    unsafe fn plan(&self, s: &Lanes) -> Plan {
+        let g = &self.geom;
+        let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
+        let mut p = Plan::default();
+        // 1. Height and gradient at the position (as `Ctx::step`).
+        let (cell, u, v, [h00, h10, h01, h11]) = unsafe { self.corners(&s.x, &s.y) };
+        let (mut nx, mut ny) = ([0.0f32; LANES], [0.0f32; LANES]);
+        let (mut sx, mut sy) = ([0.0f32; LANES], [0.0f32; LANES]);
+        let mut h_old = [0.0f32; LANES];
+        let mut plain = [0u32; LANES];
+        for l in 0..LANES {
+            let (u, v) = (u[l], v[l]);
+            let (h00, h10, h01, h11) = (h00[l], h10[l], h01[l], h11[l]);
+            let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
+            let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
+            h_old[l] = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
+            // 2. Direction.
+            let dx = s.dx[l] * self.inertia - gx * (1.0 - self.inertia);
+            let dy = s.dy[l] * self.inertia - gy * (1.0 - self.inertia);
+            let len = (dx * dx + dy * dy).sqrt();
+            let (dx, dy) = (dx / len, dy / len);
+            // 3. Plain: a real direction, and the old and new cells strictly inside the last
+            // row and column (no edge, seam or clamp involved).
+            let (x, y) = (s.x[l], s.y[l]);
+            let (px, py) = (x + dx, y + dy);
+            let ok = (len >= 1e-6) & (len <= f32::MAX) & (x < xlast) & (y < ylast);
+            let ok = ok & (px >= 0.0) & (px < xlast) & (py >= 0.0) & (py < ylast);
+            plain[l] = ok as u32;
+            (p.dx[l], p.dy[l], nx[l], ny[l]) = (dx, dy, px, py);
+            (sx[l], sy[l]) = if ok { (px, py) } else { (x, y) };
+        }
+        // 4. Height at the new position.
+        let (_, un, vn, [n00, n10, n01, n11]) = unsafe { self.corners(&sx, &sy) };
+        for l in 0..LANES {
+            let (u, v) = (un[l], vn[l]);
+            let h_new = n00[l] * (1.0 - u) * (1.0 - v) + n10[l] * u * (1.0 - v) + n01[l] * (1.0 - u) * v + n11[l] * u * v;
+            p.dh[l] = h_new - h_old[l];
+            p.plain |= plain[l] << l;
+        }
+        (p.cell, p.u, p.v, p.nx, p.ny) = (cell, u, v, nx, ny);
+        p
+    }
+
+    /// The bilinear cells of the lanes' positions (clamped into the map): `h00`'s flat index,
+    /// the offsets `u, v` and the corner heights `[h00, h10, h01, h11]`. Equals [`Geom::cell`]
+    /// for positions strictly inside the last row and column.
+    ///
+    /// # Safety
+    /// As [`Ctx::plan`].
+    #[inline(always)]
+    #[allow(clippy::type_complexity)]
+    unsafe fn corners(&self, x: &[f32; LANES], y: &[f32; LANES]) -> ([u32; LANES], [f32; LANES], [f32; LANES], [[f32; LANES]; 4]) {
+        let g = &self.geom;
+        let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
+        let (xcell, ycell, w) = (g.w as i32 - 2, g.h as i32 - 2, g.w as i32);
+        let (mut i, mut u, mut v) = ([0u32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
+        for l in 0..LANES {
+            // `max` first: NaN becomes 0, so the conversions are in range whatever the lane holds.
+            let xi = unsafe { x[l].max(0.0).min(xlast).to_int_unchecked::<i32>() }.min(xcell);
+            let yi = unsafe { y[l].max(0.0).min(ylast).to_int_unchecked::<i32>() }.min(ycell);
+            // < 2²⁸ nodes, so no overflow.
+            i[l] = (yi * w + xi) as u32;
+            u[l] = x[l] - xi as f32;
+            v[l] = y[l] - yi as f32;
+        }
+        let h = self.raw.h as *const f32;
+        let w = g.w;
+        let mut c = [[0.0f32; LANES]; 4];
+        for l in 0..LANES {
+            let k = i[l] as usize;
+            // SAFETY: column ≤ w − 2 and row ≤ h − 2, so all four nodes are in the map.
+            unsafe {
+                c[0][l] = *h.add(k);
+                c[1][l] = *h.add(k + 1);
+                c[2][l] = *h.add(k + w);
+                c[3][l] = *h.add(k + w + 1);
+            }
+        }
+        (i, u, v, c)
+    }
+
+    /// Steps 5–7 of a plain lane with the planned values (as `Ctx::step`). Returns `false` when
+    /// the droplet ended.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`]; the lane's cell is inside the task's tile.
+    #[inline(always)]
+    unsafe fn apply(&self, s: &mut Lanes, p: &Plan, l: usize, b: &mut Books) -> bool {
+        let raw = &self.raw;
+        let w = self.geom.w;
+        let i = p.cell[l] as usize;
+        let idx = [i, i + 1, i + w, i + w + 1];
+        let (u, v, dh) = (p.u[l], p.v[l], p.dh[l]);
+        let sed = s.sed[l] as f32;
+        if dh > 0.0 {
+            let a = sed.min(dh);
+            if a > 0.0 {
+                let put = unsafe { deposit4(raw, idx, u, v, a) };
+                b.deposited += put;
+                s.sed[l] -= put;
+            }
+        } else {
+            let cap = ((-dh).max(self.min_slope) * s.speed[l] * s.water[l] * self.capacity).min(1e30);
+            if sed > cap {
+                let a = (sed - cap) * self.deposition;
+                if a > 0.0 {
+                    let put = unsafe { deposit4(raw, idx, u, v, a) };
+                    b.deposited += put;
+                    s.sed[l] -= put;
+                }
+            } else {
+                let a = ((cap - sed) * self.erosion).min(-dh);
+                if a > 0.0 {
+                    let got = unsafe { self.erode(s.x[l], s.y[l], a) };
+                    b.eroded += got;
+                    s.sed[l] += got;
+                }
+            }
+        }
+        let speed = s.speed[l];
+        s.speed[l] = (speed * speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
+        s.water[l] *= self.keep_water;
+        s.life[l] += 1;
+        (s.x[l], s.y[l], s.dx[l], s.dy[l]) = (p.nx[l], p.ny[l], p.dx[l], p.dy[l]);
+        unsafe { raw.visit(self.geom.nearest(p.nx[l], p.ny[l]), s.water[l]) };
+        if s.water[l] < self.min_water {
+            unsafe { self.settle_lane(s, l, b) };
+            return false;
+        }
+        true
+    }
+
+    /// Runs one [`Ctx::step`] for lane `l` (a step that is not plain). Returns `false` when the
+    /// droplet ended.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`].
+    #[cold]
+    unsafe fn step_lane(&self, s: &mut Lanes, l: usize, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) -> bool {
+        s.store(l, ds);
+        let d = &mut ds[s.slot[l] as usize];
+        let go = unsafe { self.step(d, rect, b) };
+        s.load(l, s.slot[l] as usize, d);
+        go && d.alive
+    }
+
+    /// Drops the sediment of lane `l` where it stands and ends the droplet.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`].
+    unsafe fn settle_lane(&self, s: &mut Lanes, l: usize, b: &mut Books) {
+        let mut d = Drop { x: s.x[l], y: s.y[l], sediment: s.sed[l], ..Drop::parked() };
+        unsafe { self.settle(&mut d, b) };
+        s.sed[l] = 0.0;
+        s.alive[l] = false;
     }
 
     /// One step of droplet `d` (SPEC §2a steps 1–7). Returns `false` when the droplet has ended,
@@ -445,37 +802,7 @@ impl Ctx<'_> {
             unsafe { self.settle(d, b) };
             return false;
         }
-        self.prefetch_next(d);
         true
-    }
-
-    /// Hints the caches with what the droplet's next step will touch: the brush rows around its
-    /// new position (heights and the erosion map) and the cell it is heading for.
-    #[inline(always)]
-    fn prefetch_next(&self, d: &Drop) {
-        let g = &self.geom;
-        let raw = &self.raw;
-        let r = self.brush.reach;
-        let (bx, by) = g.owner_cell(d.x, d.y);
-        let (x0, x1) = (bx.saturating_sub(r), (bx + r + 1).min(g.w - 1));
-        for y in by.saturating_sub(r)..=(by + r + 1).min(g.h - 1) {
-            let (i0, i1) = (y * g.w + x0, y * g.w + x1);
-            prefetch(raw.h.wrapping_add(i0));
-            prefetch(raw.h.wrapping_add(i1));
-            prefetch(raw.ero.wrapping_add(i0));
-            prefetch(raw.ero.wrapping_add(i1));
-        }
-        // The next position is within one cell; its nearest node within −1 ..= +2.
-        let (fx0, fx1) = (bx.saturating_sub(1), (bx + 2).min(g.w - 1));
-        for y in by.saturating_sub(1)..=(by + 2).min(g.h - 1) {
-            let (i0, i1) = (y * g.w + fx0, y * g.w + fx1);
-            prefetch(raw.flow.wrapping_add(i0));
-            prefetch(raw.flow.wrapping_add(i1));
-            prefetch(raw.fvol.wrapping_add(i0));
-            prefetch(raw.fvol.wrapping_add(i1));
-        }
-        prefetch(raw.dep.wrapping_add(by * g.w + bx));
-        prefetch(raw.dep.wrapping_add(((by + 1) * g.w + bx).min(raw.n - 1)));
     }
 
     /// Drops all remaining sediment at the droplet's position and ends it.
@@ -508,11 +835,12 @@ impl Ctx<'_> {
         let r = self.brush.reach;
         let raw = &self.raw;
         let mut got = 0.0f64;
-        if bx >= r && by >= r && bx + r + 1 < g.w && by + r + 1 < g.h {
-            // Fast path: the whole brush is inside; every row is a contiguous run of nodes.
+        let br = self.brush;
+        if bx as isize + br.lo >= 0 && by >= r && bx as isize + br.hi < g.w as isize && by + r + 1 < g.h {
+            // Fast path: the whole padded brush is inside the map.
             let base = by * g.w + bx;
             let guard = self.floor > f32::NEG_INFINITY;
-            // SAFETY (all four): the brush spans bx−r..=bx+r+1 × by−r..=by+r+1, inside the map
+            // SAFETY (all four): the chunks span bx+lo..=bx+hi × by−r..=by+r+1, inside the map
             // (checked above) and within this task's margin.
             got = match (raw.hard.is_null(), guard) {
                 (true, false) => unsafe { brush_fast::<false, false>(raw, var, base, amount, self.floor) },
@@ -557,74 +885,78 @@ fn take(h: &mut f32, e: &mut f32, want: f32, floor: f32) -> f64 {
 }
 
 /// Erodes a whole, unclipped brush at flat index `base`; returns the sum of what the nodes lost.
-/// Monomorphised on hardness and the `min_height` guard so the row loops stay branch-free.
+/// Every chunk is one vector: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))`, which is also
+/// added to its erosion map entry (padding nodes have `w = 0` and stay bit-identical). The exact
+/// f32 changes are summed in [`CHUNK`] lanes. Monomorphised on hardness and the `min_height`
+/// guard so the loop stays branch-free.
 ///
 /// # Safety
-/// Every row of `var` placed at `base` lies in the map, and the caller may write those nodes.
+/// Every chunk of `var` placed at `base` lies in the map, and the caller may write those nodes.
 #[inline(always)]
-unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &BrushVariant, base: usize, amount: f32, floor: f32) -> f32 {
-    let mut got = 0.0f32;
-    for row in &var.rows {
-        let start = (base as isize + row.offset) as usize;
-        let ws = &var.weights[row.start..row.start + row.len];
-        let (hs, es) = unsafe { (raw.h_span(start, row.len), raw.ero_span(start, row.len)) };
-        let ks = if HARD { unsafe { raw.hard_span(start, row.len) }.unwrap_or(ws) } else { ws };
-        got += erode_row::<HARD, GUARD>(hs, es, ws, ks, amount, floor);
+unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &BrushVariant, base: usize, a: f32, floor: f32) -> f32 {
+    #[cfg(target_arch = "x86_64")]
+    {
+        // SSE2 is part of x86_64. The same operations as the portable loop below, lane by lane
+        // (IEEE single precision, no fused operations), so both give the same bits.
+        use std::arch::x86_64::*;
+        // SAFETY: every chunk lies in the map (caller) and is written by this task only.
+        unsafe {
+            let (va, vf, zero) = (_mm_set1_ps(a), _mm_set1_ps(floor), _mm_setzero_ps());
+            let mut acc = zero;
+            for c in &var.chunks {
+                let start = (base as isize + c.offset) as usize;
+                debug_assert!(start + CHUNK <= raw.n);
+                let (hp, ep) = (raw.h.add(start), raw.ero.add(start));
+                let old = _mm_loadu_ps(hp);
+                let mut t = _mm_mul_ps(va, _mm_loadu_ps(c.weights.as_ptr()));
+                if HARD {
+                    t = _mm_mul_ps(t, _mm_loadu_ps(raw.hard.add(start)));
+                }
+                if GUARD {
+                    // min(t, max(old − floor, 0)); nothing here is NaN.
+                    t = _mm_min_ps(t, _mm_max_ps(_mm_sub_ps(old, vf), zero));
+                }
+                let new = _mm_sub_ps(old, t);
+                _mm_storeu_ps(hp, new);
+                let d = _mm_sub_ps(old, new);
+                _mm_storeu_ps(ep, _mm_add_ps(_mm_loadu_ps(ep), d));
+                acc = _mm_add_ps(acc, d);
+            }
+            let mut l = [0.0f32; CHUNK];
+            _mm_storeu_ps(l.as_mut_ptr(), acc);
+            (l[0] + l[1]) + (l[2] + l[3])
+        }
     }
-    got
-}
-
-/// One brush row: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))`, which is also added to
-/// its erosion map entry. Returns the sum of the exact f32 changes, accumulated in four lanes
-/// (so the loop vectorises; `ks` is ignored unless `HARD`).
-#[inline(always)]
-fn erode_row<const HARD: bool, const GUARD: bool>(hs: &mut [f32], es: &mut [f32], ws: &[f32], ks: &[f32], a: f32, floor: f32) -> f32 {
-    #[inline(always)]
-    fn one<const HARD: bool, const GUARD: bool>(h: &mut f32, e: &mut f32, w: f32, k: f32, a: f32, floor: f32) -> f32 {
-        let old = *h;
-        let mut t = a * w;
-        if HARD {
-            t *= k;
-        }
-        if GUARD {
-            t = t.min((old - floor).max(0.0));
-        }
-        let new = old - t;
-        *h = new;
-        let d = old - new;
-        *e += d;
-        d
-    }
-    let mut acc = [0.0f32; 4];
-    let mut hc = hs.chunks_exact_mut(4);
-    let mut ec = es.chunks_exact_mut(4);
-    let mut wc = ws.chunks_exact(4);
-    let mut kc = ks.chunks_exact(4);
-    for (((h4, e4), w4), k4) in (&mut hc).zip(&mut ec).zip(&mut wc).zip(&mut kc) {
-        // Whole-lane arrays so the four nodes are computed as one vector.
-        let old: [f32; 4] = [h4[0], h4[1], h4[2], h4[3]];
-        let mut t = [a * w4[0], a * w4[1], a * w4[2], a * w4[3]];
-        if HARD {
-            t = [t[0] * k4[0], t[1] * k4[1], t[2] * k4[2], t[3] * k4[3]];
-        }
-        if GUARD {
-            for l in 0..4 {
-                t[l] = t[l].min((old[l] - floor).max(0.0));
+    #[cfg(not(target_arch = "x86_64"))]
+    {
+        let mut acc = [0.0f32; CHUNK];
+        for c in &var.chunks {
+            let start = (base as isize + c.offset) as usize;
+            debug_assert!(start + CHUNK <= raw.n);
+            for l in 0..CHUNK {
+                // SAFETY: in the map (caller), and no one else touches these nodes meanwhile.
+                unsafe {
+                    let (h, e) = (&mut *raw.h.add(start + l), &mut *raw.ero.add(start + l));
+                    let old = *h;
+                    let mut t = a * c.weights[l];
+                    if HARD {
+                        t *= *raw.hard.add(start + l);
+                    }
+                    if GUARD {
+                        let room = old - floor;
+                        let room = if room > 0.0 { room } else { 0.0 };
+                        t = if t < room { t } else { room };
+                    }
+                    let new = old - t;
+                    *h = new;
+                    let d = old - new;
+                    *e += d;
+                    acc[l] += d;
+                }
             }
         }
-        let new = [old[0] - t[0], old[1] - t[1], old[2] - t[2], old[3] - t[3]];
-        h4.copy_from_slice(&new);
-        let d = [old[0] - new[0], old[1] - new[1], old[2] - new[2], old[3] - new[3]];
-        for l in 0..4 {
-            e4[l] += d[l];
-            acc[l] += d[l];
-        }
+        (acc[0] + acc[1]) + (acc[2] + acc[3])
     }
-    let (hr, er) = (hc.into_remainder(), ec.into_remainder());
-    for (((h, e), &w), &k) in hr.iter_mut().zip(er.iter_mut()).zip(wc.remainder()).zip(kc.remainder()) {
-        acc[0] += one::<HARD, GUARD>(h, e, w, k, a, floor);
-    }
-    (acc[0] + acc[1]) + (acc[2] + acc[3])
 }
 
 /// Adds `amount` bilinearly over the four nodes `idx` (weights from `u, v`); returns what was added.
@@ -795,10 +1127,7 @@ impl DropletJob {
                     |d: &Drop| self.geom.owner_cell(d.x, d.y),
                     // SAFETY: `particles::run` hands each task a tile whose margin (2·margin wide
                     // tiles, margin = reach + 3) no concurrent task touches, or runs serially.
-                    |rect, ds: &mut [Drop], b: &mut Books| match rect {
-                        Some(t) => unsafe { ctx.walk_group(ds, t, b) },
-                        None => ds.iter_mut().for_each(|d| unsafe { ctx.walk(d, b) }),
-                    },
+                    |rect, ds: &mut [Drop], b: &mut Books| unsafe { ctx.walk_group(ds, rect, b) },
                     |b| books.add(&b),
                 );
             }
@@ -974,29 +1303,6 @@ pub(crate) mod particles {
         pub unsafe fn hard(&self, i: usize) -> f32 {
             debug_assert!(i < self.n);
             if self.hard.is_null() { 1.0 } else { unsafe { *self.hard.add(i) } }
-        }
-        /// # Safety
-        /// `start + len <= n`, and no one else touches these nodes while the slice lives.
-        #[inline(always)]
-        #[allow(clippy::mut_from_ref)]
-        pub unsafe fn h_span(&self, start: usize, len: usize) -> &mut [f32] {
-            debug_assert!(start + len <= self.n);
-            unsafe { std::slice::from_raw_parts_mut(self.h.add(start), len) }
-        }
-        /// # Safety
-        /// As [`Raw::h_span`].
-        #[inline(always)]
-        #[allow(clippy::mut_from_ref)]
-        pub unsafe fn ero_span(&self, start: usize, len: usize) -> &mut [f32] {
-            debug_assert!(start + len <= self.n);
-            unsafe { std::slice::from_raw_parts_mut(self.ero.add(start), len) }
-        }
-        /// # Safety
-        /// `start + len <= n`.
-        #[inline(always)]
-        pub unsafe fn hard_span(&self, start: usize, len: usize) -> Option<&[f32]> {
-            debug_assert!(start + len <= self.n);
-            if self.hard.is_null() { None } else { Some(unsafe { std::slice::from_raw_parts(self.hard.add(start), len) }) }
         }
         /// Counts a particle visit (and the water it carries) at node `i`.
         ///
@@ -1558,9 +1864,8 @@ mod tests {
             let b = Brush::new(r, 50);
             assert_eq!(b.variants.len(), SUB * SUB);
             for (q, v) in b.variants.iter().enumerate() {
-                let s: f32 = v.weights.iter().sum();
+                let s: f32 = v.taps.iter().map(|t| t.2).sum();
                 assert!((s - 1.0).abs() < 1e-5, "r {r} q {q}: {s}");
-                assert_eq!(v.weights.len(), v.taps.len());
                 let cx = ((q % SUB) as f32 + 0.5) / SUB as f32;
                 let cy = ((q / SUB) as f32 + 0.5) / SUB as f32;
                 for &(dx, dy, w) in &v.taps {
@@ -1574,17 +1879,22 @@ mod tests {
                     .filter(|&(dx, dy)| ((dx as f32 - cx).powi(2) + (dy as f32 - cy).powi(2)).sqrt() < r - 1e-4)
                     .count();
                 assert!(v.taps.len() >= inside);
-                // Rows reproduce the taps.
-                let mut k = 0;
-                for row in &v.rows {
-                    for j in 0..row.len {
-                        let (dx, dy, w) = v.taps[k];
-                        assert_eq!(row.offset + j as isize, dy as isize * 50 + dx as isize);
-                        assert_eq!(v.weights[row.start + j], w);
-                        k += 1;
+                // The chunks hold every tap exactly once, zeros elsewhere, no node twice, and stay
+                // within the columns lo ..= hi inside the task margin.
+                assert!(b.lo >= -(rc as isize) - 1 && b.hi <= rc as isize + 3, "{} {}", b.lo, b.hi);
+                let mut slots = std::collections::HashMap::new();
+                for c in &v.chunks {
+                    for (j, &w) in c.weights.iter().enumerate() {
+                        let off = c.offset + j as isize;
+                        let (dy, dx) = ((off + 25).div_euclid(50), (off + 25).rem_euclid(50) - 25);
+                        assert!(dx >= b.lo && dx <= b.hi && dy >= -(rc as isize) && dy <= rc as isize + 1);
+                        assert!(slots.insert(off, w).is_none(), "node {off} twice");
                     }
                 }
-                assert_eq!(k, v.taps.len());
+                for &(dx, dy, w) in &v.taps {
+                    assert_eq!(slots.remove(&(dy as isize * 50 + dx as isize)), Some(w));
+                }
+                assert!(slots.values().all(|&w| w == 0.0));
             }
         }
     }
