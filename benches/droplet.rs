@@ -312,6 +312,7 @@ fn profile(which: &str) {
             let (hm, p) = match which {
                 "m1" => (terrain(1024, 200.0, 1.0), tg_like()),
                 "m1_serial" => (terrain(1024, 200.0, 1.0), DropletParams { parallel: false, ..tg_like() }),
+                "m1_256" => (terrain(256, 50.0, 1.0), DropletParams { droplets: 1 << 16, batch: 1 << 13, ..tg_like() }),
                 "seed100k_serial" => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, parallel: false, ..Default::default() }),
                 _ => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, ..Default::default() }),
             };

@@ -213,6 +213,9 @@ const CHUNK: usize = 4;
 #[derive(Clone, Copy, Debug)]
 struct BrushChunk {
     offset: isize,
+    /// Column and row of the first node relative to the base node.
+    dx: i32,
+    dy: i32,
     weights: [f32; CHUNK],
 }
 
@@ -280,7 +283,7 @@ impl Brush {
                                 weights[(dx - first) as usize] = w;
                             }
                         }
-                        chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, weights });
+                        chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, dx: first, dy, weights });
                     }
                     lo = lo.min(start as isize);
                     hi = hi.max((start + (n * CHUNK) as i32 - 1) as isize);
@@ -359,10 +362,35 @@ impl Lanes {
         (d.life, d.alive) = (self.life[l], self.alive[l]);
     }
 
+    /// Takes the planned state for the lanes of `mask`.
+    #[inline(always)]
+    fn commit(&mut self, p: &Plan, mask: u32) {
+        for l in 0..LANES {
+            if mask & (1 << l) != 0 {
+                (self.x[l], self.y[l], self.dx[l], self.dy[l]) = (p.nx[l], p.ny[l], p.dx[l], p.dy[l]);
+                (self.speed[l], self.water[l]) = (p.speed[l], p.water[l]);
+                self.life[l] += 1;
+            }
+        }
+    }
+
     /// Empties lane `l` (node 0, never stepped).
     fn park(&mut self, l: usize) {
         self.load(l, 0, &Drop::parked());
     }
+}
+
+/// The bilinear cells of [`LANES`] positions (see [`Ctx::corners`]).
+#[derive(Clone, Debug, Default)]
+struct Corners {
+    /// Flat index of `h00`, its column and row, the offsets in the cell, the corner heights
+    /// `[h00, h10, h01, h11]`.
+    i: [u32; LANES],
+    xi: [i32; LANES],
+    yi: [i32; LANES],
+    u: [f32; LANES],
+    v: [f32; LANES],
+    h: [[f32; LANES]; 4],
 }
 
 /// What [`Ctx::plan`] worked out for every lane.
@@ -370,17 +398,28 @@ impl Lanes {
 struct Plan {
     /// Bit `l`: lane `l` takes a plain step with these values.
     plain: u32,
-    /// Flat index of the node `h00` of the lane's cell (maps have at most 2²⁸ nodes), and the
-    /// offsets in it.
+    /// Bit `l`: after this step lane `l`'s droplet ends or stands outside the tile.
+    attention: u32,
+    /// Bit `l`: lane `l`'s padded brush lies in the map.
+    fits: u32,
+    /// Flat index of the node `h00` of the lane's cell (maps have at most 2²⁸ nodes).
     cell: [u32; LANES],
-    u: [f32; LANES],
-    v: [f32; LANES],
-    /// New direction and position, and `Δh`.
+    /// Bilinear weights of the cell's four nodes (`[node][lane]`), for a deposit.
+    wts: [[f32; LANES]; 4],
+    /// Brush variant for the position in the cell.
+    variant: [u32; LANES],
+    /// What to deposit (> 0) or erode (> 0) at the old position.
+    deposit: [f32; LANES],
+    erode: [f32; LANES],
+    /// The new state.
     dx: [f32; LANES],
     dy: [f32; LANES],
     nx: [f32; LANES],
     ny: [f32; LANES],
-    dh: [f32; LANES],
+    speed: [f32; LANES],
+    water: [f32; LANES],
+    /// Node nearest to the new position (flow map).
+    visit: [u32; LANES],
 }
 
 /// Everything a droplet step reads, with raw access to the shared maps.
@@ -412,12 +451,19 @@ impl Ctx<'_> {
     }
 
     /// Advances the droplets of one tile until each has ended or stepped out of it, [`LANES`] at a
-    /// time in lockstep: every turn first computes steps 1–4 for all lanes together (branch-free,
-    /// so it runs as SIMD and the memory accesses of the lanes overlap), then applies steps 5–7
-    /// lane by lane, in lane order. A lane whose droplet ends or leaves the tile takes the next
-    /// droplet of `ds`. A step that is not plain — a position next to the last row or column, a
-    /// random direction, an edge to confine — is run by [`Ctx::step`] instead, from the current
-    /// heights. With `rect = None` (the whole map is this task's) nothing leaves.
+    /// time in lockstep. Every turn
+    ///
+    /// 1. [`Ctx::plan`]s the step of all lanes together: steps 1–4, the amount to deposit or
+    ///    erode, the new speed, water and position, and whether the droplet ends or leaves the
+    ///    tile — branch-free, so it runs as SIMD and the lanes' memory accesses overlap;
+    /// 2. applies the planned changes to the maps lane by lane, in lane order (deposit, brush,
+    ///    flow map), and commits the planned droplet states;
+    /// 3. ends the lanes' droplets that are done (dropping their sediment) and lets go of those
+    ///    that left the tile, in lane order, each lane taking the next droplet of `ds`.
+    ///
+    /// A step that is not plain — a cell next to the last row or column, a random direction, an
+    /// edge to confine — is run by [`Ctx::step`] instead, in its place in step 2, from the
+    /// current heights. With `rect = None` (the whole map is this task's) nothing leaves.
     ///
     /// So a lane reads the heights before the other lanes' steps of the same turn were applied:
     /// within a turn the lanes' steps are concurrent, across turns sequential.
@@ -430,6 +476,26 @@ impl Ctx<'_> {
                 self.prefetch_region(t);
             }
         }
+        let guard = self.floor > f32::NEG_INFINITY;
+        // SAFETY (all four): as this function.
+        match (self.raw.hard.is_null(), guard) {
+            (true, false) => unsafe { self.walk_lanes::<false, false>(ds, rect, b) },
+            (true, true) => unsafe { self.walk_lanes::<false, true>(ds, rect, b) },
+            (false, false) => unsafe { self.walk_lanes::<true, false>(ds, rect, b) },
+            (false, true) => unsafe { self.walk_lanes::<true, true>(ds, rect, b) },
+        }
+    }
+
+    /// [`Ctx::walk_group`], monomorphised on hardness and the `min_height` guard.
+    ///
+    /// # Safety
+    /// As [`Ctx::step`].
+    unsafe fn walk_lanes<const HARD: bool, const GUARD: bool>(&self, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) {
+        // The tile as a position range: a plain step ends in the tile iff its position does.
+        let area = match rect {
+            Some(t) => [t.x0 as f32, t.x1 as f32, t.y0 as f32, t.y1 as f32],
+            None => [0.0, f32::INFINITY, 0.0, f32::INFINITY],
+        };
         let mut s = Lanes::default();
         let mut next = 0usize;
         let mut live = 0u32;
@@ -439,22 +505,30 @@ impl Ctx<'_> {
             }
         }
         while live != 0 {
-            let pre = unsafe { self.plan(&s) };
+            let p = unsafe { self.plan(&s, &area) };
+            let plain = p.plain & live;
+            // Lanes to end or let go after this turn.
+            let mut out = p.attention & plain;
             for l in 0..LANES {
                 if live & (1 << l) == 0 {
                     continue;
                 }
-                let go = if pre.plain & (1 << l) != 0 {
-                    unsafe { self.apply(&mut s, &pre, l, b) }
-                } else {
-                    unsafe { self.step_lane(&mut s, l, ds, rect, b) }
-                };
-                let keep = go && unsafe { self.keeps(&mut s, l, rect, b) };
-                if !keep {
-                    s.store(l, ds);
-                    if !unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
-                        live &= !(1 << l);
-                    }
+                if plain & (1 << l) != 0 {
+                    unsafe { self.apply::<HARD, GUARD>(&mut s, &p, l, b) };
+                } else if !unsafe { self.step_lane(&mut s, l, ds, rect, b) && self.keeps(&mut s, l, rect, b) } {
+                    out |= 1 << l;
+                }
+            }
+            s.commit(&p, plain);
+            while out != 0 {
+                let l = out.trailing_zeros() as usize;
+                out &= out - 1;
+                if plain & (1 << l) != 0 && (s.water[l] < self.min_water || s.life[l] >= self.max_life) {
+                    unsafe { self.settle_lane(&mut s, l, b) };
+                }
+                s.store(l, ds);
+                if !unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
+                    live &= !(1 << l);
                 }
             }
         }
@@ -516,12 +590,12 @@ impl Ctx<'_> {
         false
     }
 
-    /// After a step of lane `l`: ends a droplet that reached its lifetime (dropping its sediment),
-    /// and lets go of one that left the tile. Returns whether the lane steps on.
+    /// After a step of lane `l` run by [`Ctx::step`]: ends a droplet that reached its lifetime
+    /// (dropping its sediment) and lets go of one that left the tile. Returns whether the lane
+    /// steps on.
     ///
     /// # Safety
     /// As [`Ctx::step`].
-    #[inline(always)]
     unsafe fn keeps(&self, s: &mut Lanes, l: usize, rect: Option<Rect>, b: &mut Books) -> bool {
         if s.life[l] >= self.max_life {
             unsafe { self.settle_lane(s, l, b) };
@@ -536,19 +610,20 @@ impl Ctx<'_> {
         }
     }
 
-    /// Steps 1–4 for every lane at once: heights and gradient at the position, the new direction
-    /// and position, and the height difference — or, where the step is not plain, a flag.
+    /// Plans one step for every lane at once (see [`Ctx::walk_group`]): the same arithmetic as
+    /// [`Ctx::step`], so a plain step gives the same bits either way. `area` is the tile as
+    /// `[x0, x1, y0, y1]`.
     ///
     /// # Safety
     /// `self.raw` holds the maps and no other thread writes the nodes the lanes read.
     #[inline(always)]
-    unsafe fn plan(&self, s: &Lanes) -> Plan {
+    unsafe fn plan(&self, s: &Lanes, area: &[f32; 4]) -> Plan {
         let g = &self.geom;
         let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
         let mut p = Plan::default();
-        // 1. Height and gradient at the position (as `Ctx::step`).
-        let (cell, u, v, [h00, h10, h01, h11]) = unsafe { self.corners(&s.x, &s.y) };
-        let (mut nx, mut ny) = ([0.0f32; LANES], [0.0f32; LANES]);
+        // 1. Height and gradient at the position.
+        let old = unsafe { self.corners(&s.x, &s.y) };
+        let (u, v, [h00, h10, h01, h11]) = (old.u, old.v, old.h);
         let (mut sx, mut sy) = ([0.0f32; LANES], [0.0f32; LANES]);
         let mut h_old = [0.0f32; LANES];
         let mut plain = [0u32; LANES];
@@ -570,108 +645,125 @@ impl Ctx<'_> {
             let ok = (len >= 1e-6) & (len <= f32::MAX) & (x < xlast) & (y < ylast);
             let ok = ok & (px >= 0.0) & (px < xlast) & (py >= 0.0) & (py < ylast);
             plain[l] = ok as u32;
-            (p.dx[l], p.dy[l], nx[l], ny[l]) = (dx, dy, px, py);
+            (p.dx[l], p.dy[l], p.nx[l], p.ny[l]) = (dx, dy, px, py);
             (sx[l], sy[l]) = if ok { (px, py) } else { (x, y) };
         }
         // 4. Height at the new position.
-        let (_, un, vn, [n00, n10, n01, n11]) = unsafe { self.corners(&sx, &sy) };
+        let new = unsafe { self.corners(&sx, &sy) };
+        let (un, vn, [n00, n10, n01, n11]) = (new.u, new.v, new.h);
+        let r = self.brush.reach as i32;
+        let (xend, yend) = (g.w as i32, g.h as i32);
+        let (lo, hi) = (self.brush.lo as i32, self.brush.hi as i32);
+        let w = g.w as i32;
+        let (mut attention, mut fits) = ([false; LANES], [false; LANES]);
         for l in 0..LANES {
-            let (u, v) = (un[l], vn[l]);
-            let h_new = n00[l] * (1.0 - u) * (1.0 - v) + n10[l] * u * (1.0 - v) + n01[l] * (1.0 - u) * v + n11[l] * u * v;
-            p.dh[l] = h_new - h_old[l];
-            p.plain |= plain[l] << l;
+            let (u1, v1) = (un[l], vn[l]);
+            let h_new = n00[l] * (1.0 - u1) * (1.0 - v1) + n10[l] * u1 * (1.0 - v1) + n01[l] * (1.0 - u1) * v1 + n11[l] * u1 * v1;
+            let dh = h_new - h_old[l];
+            // 5. Deposit or erode.
+            let (speed, water, sed) = (s.speed[l], s.water[l], s.sed[l] as f32);
+            let cap = ((-dh).max(self.min_slope) * speed * water * self.capacity).min(1e30);
+            let fill = sed > cap;
+            let up = dh > 0.0;
+            let on_fill = if fill { (sed - cap) * self.deposition } else { 0.0 };
+            p.deposit[l] = if up { sed.min(dh) } else { on_fill };
+            let dig = ((cap - sed) * self.erosion).min(-dh);
+            p.erode[l] = if up | fill { 0.0 } else { dig };
+            // 6. Where: bilinear weights, and the brush variant and whether it fits the map.
+            let (u, v) = (u[l], v[l]);
+            p.wts[0][l] = (1.0 - u) * (1.0 - v);
+            p.wts[1][l] = u * (1.0 - v);
+            p.wts[2][l] = (1.0 - u) * v;
+            p.wts[3][l] = u * v;
+            let (bx, by) = (old.xi[l], old.yi[l]);
+            // u, v ∈ [0, 1], so the conversions are in range.
+            let qx = unsafe { (u * SUB as f32).to_int_unchecked::<i32>() }.min(SUB as i32 - 1);
+            let qy = unsafe { (v * SUB as f32).to_int_unchecked::<i32>() }.min(SUB as i32 - 1);
+            p.variant[l] = (qy * SUB as i32 + qx) as u32;
+            fits[l] = (bx + lo >= 0) & (bx + hi < xend) & (by >= r) & (by + r + 1 < yend);
+            // 7. Speed and water; visit and what happens next.
+            p.speed[l] = (speed * speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
+            p.water[l] = water * self.keep_water;
+            let (nx, ny) = (p.nx[l], p.ny[l]);
+            let xi = unsafe { (nx + 0.5).max(0.0).min(xlast).to_int_unchecked::<i32>() };
+            let yi = unsafe { (ny + 0.5).max(0.0).min(ylast).to_int_unchecked::<i32>() };
+            p.visit[l] = (yi * w + xi) as u32;
+            let stays = (nx >= area[0]) & (nx < area[1]) & (ny >= area[2]) & (ny < area[3]);
+            let ends = (p.water[l] < self.min_water) | (s.life[l] as i64 + 1 >= self.max_life as i64);
+            attention[l] = ends | !stays;
         }
-        (p.cell, p.u, p.v, p.nx, p.ny) = (cell, u, v, nx, ny);
+        for l in 0..LANES {
+            p.plain |= plain[l] << l;
+            p.fits |= (fits[l] as u32) << l;
+            p.attention |= (attention[l] as u32) << l;
+        }
+        p.cell = old.i;
         p
     }
 
-    /// The bilinear cells of the lanes' positions (clamped into the map): `h00`'s flat index,
-    /// the offsets `u, v` and the corner heights `[h00, h10, h01, h11]`. Equals [`Geom::cell`]
+    /// The bilinear cells of the lanes' positions (clamped into the map). Equals [`Geom::cell`]
     /// for positions strictly inside the last row and column.
     ///
     /// # Safety
     /// As [`Ctx::plan`].
     #[inline(always)]
     #[allow(clippy::type_complexity)]
-    unsafe fn corners(&self, x: &[f32; LANES], y: &[f32; LANES]) -> ([u32; LANES], [f32; LANES], [f32; LANES], [[f32; LANES]; 4]) {
+    unsafe fn corners(&self, x: &[f32; LANES], y: &[f32; LANES]) -> Corners {
         let g = &self.geom;
         let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
         let (xcell, ycell, w) = (g.w as i32 - 2, g.h as i32 - 2, g.w as i32);
-        let (mut i, mut u, mut v) = ([0u32; LANES], [0.0f32; LANES], [0.0f32; LANES]);
+        let mut c = Corners::default();
         for l in 0..LANES {
             // `max` first: NaN becomes 0, so the conversions are in range whatever the lane holds.
             let xi = unsafe { x[l].max(0.0).min(xlast).to_int_unchecked::<i32>() }.min(xcell);
             let yi = unsafe { y[l].max(0.0).min(ylast).to_int_unchecked::<i32>() }.min(ycell);
             // < 2²⁸ nodes, so no overflow.
-            i[l] = (yi * w + xi) as u32;
-            u[l] = x[l] - xi as f32;
-            v[l] = y[l] - yi as f32;
+            c.i[l] = (yi * w + xi) as u32;
+            (c.xi[l], c.yi[l]) = (xi, yi);
+            c.u[l] = x[l] - xi as f32;
+            c.v[l] = y[l] - yi as f32;
         }
         let h = self.raw.h as *const f32;
         let w = g.w;
-        let mut c = [[0.0f32; LANES]; 4];
         for l in 0..LANES {
-            let k = i[l] as usize;
+            let k = c.i[l] as usize;
             // SAFETY: column ≤ w − 2 and row ≤ h − 2, so all four nodes are in the map.
             unsafe {
-                c[0][l] = *h.add(k);
-                c[1][l] = *h.add(k + 1);
-                c[2][l] = *h.add(k + w);
-                c[3][l] = *h.add(k + w + 1);
+                c.h[0][l] = *h.add(k);
+                c.h[1][l] = *h.add(k + 1);
+                c.h[2][l] = *h.add(k + w);
+                c.h[3][l] = *h.add(k + w + 1);
             }
         }
-        (i, u, v, c)
+        c
     }
 
-    /// Steps 5–7 of a plain lane with the planned values (as `Ctx::step`). Returns `false` when
-    /// the droplet ended.
+    /// Applies the planned step of plain lane `l` to the maps: the deposit or the erosion at its
+    /// old position and the visit at the new one; books it and updates the carried sediment.
     ///
     /// # Safety
     /// As [`Ctx::step`]; the lane's cell is inside the task's tile.
     #[inline(always)]
-    unsafe fn apply(&self, s: &mut Lanes, p: &Plan, l: usize, b: &mut Books) -> bool {
+    unsafe fn apply<const HARD: bool, const GUARD: bool>(&self, s: &mut Lanes, p: &Plan, l: usize, b: &mut Books) {
         let raw = &self.raw;
-        let w = self.geom.w;
         let i = p.cell[l] as usize;
-        let idx = [i, i + 1, i + w, i + w + 1];
-        let (u, v, dh) = (p.u[l], p.v[l], p.dh[l]);
-        let sed = s.sed[l] as f32;
-        if dh > 0.0 {
-            let a = sed.min(dh);
-            if a > 0.0 {
-                let put = unsafe { deposit4(raw, idx, u, v, a) };
-                b.deposited += put;
-                s.sed[l] -= put;
-            }
-        } else {
-            let cap = ((-dh).max(self.min_slope) * s.speed[l] * s.water[l] * self.capacity).min(1e30);
-            if sed > cap {
-                let a = (sed - cap) * self.deposition;
-                if a > 0.0 {
-                    let put = unsafe { deposit4(raw, idx, u, v, a) };
-                    b.deposited += put;
-                    s.sed[l] -= put;
-                }
+        if p.deposit[l] > 0.0 {
+            let ws = [p.wts[0][l], p.wts[1][l], p.wts[2][l], p.wts[3][l]];
+            let put = unsafe { deposit_cell(raw, i, self.geom.w, ws, p.deposit[l]) };
+            b.deposited += put;
+            s.sed[l] -= put;
+        } else if p.erode[l] > 0.0 {
+            let got = if p.fits & (1 << l) != 0 {
+                let var = &self.brush.variants[p.variant[l] as usize];
+                // SAFETY: the padded brush fits the map (planned) and lies in the task's margin.
+                (unsafe { brush_fast::<HARD, GUARD>(raw, var, i, p.erode[l], self.floor) }) as f64
             } else {
-                let a = ((cap - sed) * self.erosion).min(-dh);
-                if a > 0.0 {
-                    let got = unsafe { self.erode(s.x[l], s.y[l], a) };
-                    b.eroded += got;
-                    s.sed[l] += got;
-                }
-            }
+                unsafe { self.erode(s.x[l], s.y[l], p.erode[l]) }
+            };
+            b.eroded += got;
+            s.sed[l] += got;
         }
-        let speed = s.speed[l];
-        s.speed[l] = (speed * speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
-        s.water[l] *= self.keep_water;
-        s.life[l] += 1;
-        (s.x[l], s.y[l], s.dx[l], s.dy[l]) = (p.nx[l], p.ny[l], p.dx[l], p.dy[l]);
-        unsafe { raw.visit(self.geom.nearest(p.nx[l], p.ny[l]), s.water[l]) };
-        if s.water[l] < self.min_water {
-            unsafe { self.settle_lane(s, l, b) };
-            return false;
-        }
-        true
+        unsafe { raw.visit(p.visit[l] as usize, p.water[l]) };
     }
 
     /// Runs one [`Ctx::step`] for lane `l` (a step that is not plain). Returns `false` when the
@@ -848,6 +940,16 @@ impl Ctx<'_> {
                 (false, false) => unsafe { brush_fast::<true, false>(raw, var, base, amount, self.floor) },
                 (false, true) => unsafe { brush_fast::<true, true>(raw, var, base, amount, self.floor) },
             } as f64;
+        } else if !g.wrap_x && !g.wrap_y {
+            // Clipped by the map edge: renormalise over the in-map nodes.
+            let guard = self.floor > f32::NEG_INFINITY;
+            // SAFETY (all four): `brush_clipped` touches in-map nodes of the brush only.
+            got = match (raw.hard.is_null(), guard) {
+                (true, false) => unsafe { self.brush_clipped::<false, false>(var, bx, by, amount) },
+                (true, true) => unsafe { self.brush_clipped::<false, true>(var, bx, by, amount) },
+                (false, false) => unsafe { self.brush_clipped::<true, false>(var, bx, by, amount) },
+                (false, true) => unsafe { self.brush_clipped::<true, true>(var, bx, by, amount) },
+            };
         } else {
             // Slow path: clip (renormalising over the in-map nodes) or wrap.
             let mut sum = 0.0f32;
@@ -869,6 +971,94 @@ impl Ctx<'_> {
             }
         }
         got
+    }
+}
+
+impl Ctx<'_> {
+    /// The brush of variant `var` at cell `(bx, by)` on a map without wrapped edges, clipped to
+    /// the map: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))` with `a = amount / Σ w` over
+    /// the in-map nodes. Returns what was removed.
+    ///
+    /// # Safety
+    /// As [`Ctx::walk`]; `(bx, by)` is a node of the map.
+    unsafe fn brush_clipped<const HARD: bool, const GUARD: bool>(&self, var: &BrushVariant, bx: usize, by: usize, amount: f32) -> f64 {
+        let g = &self.geom;
+        let (w, h) = (g.w as isize, g.h as isize);
+        let (bx, by) = (bx as isize, by as isize);
+        let row_in = |c: &BrushChunk| (0..h).contains(&(by + c.dy as isize));
+        let mut sum = 0.0f32;
+        for c in var.chunks.iter().filter(|c| row_in(c)) {
+            for (j, &wt) in c.weights.iter().enumerate() {
+                if (0..w).contains(&(bx + (c.dx as isize) + j as isize)) {
+                    sum += wt;
+                }
+            }
+        }
+        if sum <= 0.0 {
+            return 0.0;
+        }
+        let a = amount / sum;
+        let raw = &self.raw;
+        let mut got = 0.0f32;
+        for c in var.chunks.iter().filter(|c| row_in(c)) {
+            let (x0, row) = (bx + c.dx as isize, (by + c.dy as isize) * w);
+            if x0 >= 0 && x0 + CHUNK as isize <= w {
+                // SAFETY: the whole chunk is in the map.
+                got += unsafe { erode_chunk::<HARD, GUARD>(raw, (row + x0) as usize, &c.weights, a, self.floor) };
+            } else {
+                for (j, &wt) in c.weights.iter().enumerate() {
+                    let x = x0 + j as isize;
+                    if (0..w).contains(&x) {
+                        // SAFETY: an in-map node of the brush.
+                        got += unsafe { erode_node::<HARD, GUARD>(raw, (row + x) as usize, wt, a, self.floor) };
+                    }
+                }
+            }
+        }
+        got as f64
+    }
+}
+
+/// [`brush_fast`] for the one chunk of nodes `start .. start + CHUNK`; returns the sum of what
+/// they lost.
+///
+/// # Safety
+/// The nodes are in the map and the caller may write them.
+#[inline(always)]
+unsafe fn erode_chunk<const HARD: bool, const GUARD: bool>(raw: &Raw, start: usize, ws: &[f32; CHUNK], a: f32, floor: f32) -> f32 {
+    let mut got = 0.0;
+    for (j, &wt) in ws.iter().enumerate() {
+        // SAFETY: as this function.
+        got += unsafe { erode_node::<HARD, GUARD>(raw, start + j, wt, a, floor) };
+    }
+    got
+}
+
+/// One node of a brush: loses `min(a·w·k, max(0, h − floor))`, booked in the erosion map;
+/// returns the exact f32 change.
+///
+/// # Safety
+/// `i` is in the map and the caller may write it.
+#[inline(always)]
+unsafe fn erode_node<const HARD: bool, const GUARD: bool>(raw: &Raw, i: usize, w: f32, a: f32, floor: f32) -> f32 {
+    // SAFETY: as this function.
+    unsafe {
+        let (h, e) = (&mut *raw.h.add(i), &mut *raw.ero.add(i));
+        let old = *h;
+        let mut t = a * w;
+        if HARD {
+            t *= *raw.hard.add(i);
+        }
+        if GUARD {
+            let room = old - floor;
+            let room = if room > 0.0 { room } else { 0.0 };
+            t = if t < room { t } else { room };
+        }
+        let new = old - t;
+        *h = new;
+        let d = old - new;
+        *e += d;
+        d
     }
 }
 
@@ -957,6 +1147,26 @@ unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &Brush
         }
         (acc[0] + acc[1]) + (acc[2] + acc[3])
     }
+}
+
+/// [`deposit4`] on the cell whose node `h00` is `i`, with precomputed weights.
+///
+/// # Safety
+/// As [`deposit4`]; the cell's four nodes are in the map.
+#[inline(always)]
+unsafe fn deposit_cell(raw: &Raw, i: usize, w: usize, ws: [f32; 4], amount: f32) -> f64 {
+    let mut put = 0.0f64;
+    for (i, w) in [i, i + 1, i + w, i + w + 1].into_iter().zip(ws) {
+        unsafe {
+            let h = &mut *raw.h.add(i);
+            let old = *h;
+            let new = old + amount * w;
+            *h = new;
+            *raw.dep.add(i) += new - old;
+            put += new as f64 - old as f64;
+        }
+    }
+    put
 }
 
 /// Adds `amount` bilinearly over the four nodes `idx` (weights from `u, v`); returns what was added.
@@ -1116,21 +1326,28 @@ impl DropletJob {
         if p.parallel {
             // A bounded number of droplets in flight at once (see `particles::in_flight`).
             let sub = particles::in_flight(&self.grid, self.hm.len());
+            let (grid, geom) = (&self.grid, self.geom);
             let mut drops = drops;
-            while !drops.is_empty() {
-                let rest = drops.split_off(sub.min(drops.len()));
-                let chunk = std::mem::replace(&mut drops, rest);
-                particles::run(
-                    &self.grid,
-                    chunk,
-                    SERIAL_TAIL,
-                    |d: &Drop| self.geom.owner_cell(d.x, d.y),
-                    // SAFETY: `particles::run` hands each task a tile whose margin (2·margin wide
-                    // tiles, margin = reach + 3) no concurrent task touches, or runs serially.
-                    |rect, ds: &mut [Drop], b: &mut Books| unsafe { ctx.walk_group(ds, rect, b) },
-                    |b| books.add(&b),
-                );
-            }
+            // On a worker thread of the pool, so the many short phases of a batch are forked from
+            // inside the pool instead of each waking it from outside (and, on one thread, run
+            // without any hand-over).
+            rayon::scope(|_| {
+                while !drops.is_empty() {
+                    let rest = drops.split_off(sub.min(drops.len()));
+                    let chunk = std::mem::replace(&mut drops, rest);
+                    particles::run(
+                        grid,
+                        chunk,
+                        SERIAL_TAIL,
+                        |d: &Drop| geom.owner_cell(d.x, d.y),
+                        // SAFETY: `particles::run` hands each task a tile whose margin (2·margin
+                        // wide tiles, margin = reach + 3) no concurrent task touches, or runs
+                        // serially.
+                        |rect, ds: &mut [Drop], b: &mut Books| unsafe { ctx.walk_group(ds, rect, b) },
+                        |b| books.add(&b),
+                    );
+                }
+            });
         } else {
             for mut d in drops {
                 // SAFETY: serial, `&mut self` gives exclusive access to every map.
