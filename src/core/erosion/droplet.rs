@@ -548,7 +548,7 @@ impl Ctx<'_> {
                 if p.is_null() {
                     continue;
                 }
-                let row = p.wrapping_add(y * g.w);
+                let row = p.wrapping_add(y * g.pitch);
                 let mut x = x0;
                 while x < x1 {
                     prefetch(row.wrapping_add(x));
@@ -654,7 +654,7 @@ impl Ctx<'_> {
         let r = self.brush.reach as i32;
         let (xend, yend) = (g.w as i32, g.h as i32);
         let (lo, hi) = (self.brush.lo as i32, self.brush.hi as i32);
-        let w = g.w as i32;
+        let w = g.pitch as i32;
         let (mut attention, mut fits) = ([false; LANES], [false; LANES]);
         for l in 0..LANES {
             let (u1, v1) = (un[l], vn[l]);
@@ -711,7 +711,7 @@ impl Ctx<'_> {
     unsafe fn corners(&self, x: &[f32; LANES], y: &[f32; LANES]) -> Corners {
         let g = &self.geom;
         let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
-        let (xcell, ycell, w) = (g.w as i32 - 2, g.h as i32 - 2, g.w as i32);
+        let (xcell, ycell, w) = (g.w as i32 - 2, g.h as i32 - 2, g.pitch as i32);
         let mut c = Corners::default();
         for l in 0..LANES {
             // `max` first: NaN becomes 0, so the conversions are in range whatever the lane holds.
@@ -724,7 +724,7 @@ impl Ctx<'_> {
             c.v[l] = y[l] - yi as f32;
         }
         let h = self.raw.h as *const f32;
-        let w = g.w;
+        let w = g.pitch;
         for l in 0..LANES {
             let k = c.i[l] as usize;
             // SAFETY: column ≤ w − 2 and row ≤ h − 2, so all four nodes are in the map.
@@ -749,7 +749,7 @@ impl Ctx<'_> {
         let i = p.cell[l] as usize;
         if p.deposit[l] > 0.0 {
             let ws = [p.wts[0][l], p.wts[1][l], p.wts[2][l], p.wts[3][l]];
-            let put = unsafe { deposit_cell(raw, i, self.geom.w, ws, p.deposit[l]) };
+            let put = unsafe { deposit_cell(raw, i, self.geom.pitch, ws, p.deposit[l]) };
             b.deposited += put;
             s.sed[l] -= put;
         } else if p.erode[l] > 0.0 {
@@ -930,7 +930,7 @@ impl Ctx<'_> {
         let br = self.brush;
         if bx as isize + br.lo >= 0 && by >= r && bx as isize + br.hi < g.w as isize && by + r + 1 < g.h {
             // Fast path: the whole padded brush is inside the map.
-            let base = by * g.w + bx;
+            let base = by * g.pitch + bx;
             let guard = self.floor > f32::NEG_INFINITY;
             // SAFETY (all four): the chunks span bx+lo..=bx+hi × by−r..=by+r+1, inside the map
             // (checked above) and within this task's margin.
@@ -1001,7 +1001,7 @@ impl Ctx<'_> {
         let raw = &self.raw;
         let mut got = 0.0f32;
         for c in var.chunks.iter().filter(|c| row_in(c)) {
-            let (x0, row) = (bx + c.dx as isize, (by + c.dy as isize) * w);
+            let (x0, row) = (bx + c.dx as isize, (by + c.dy as isize) * g.pitch as isize);
             if x0 >= 0 && x0 + CHUNK as isize <= w {
                 // SAFETY: the whole chunk is in the map.
                 got += unsafe { erode_chunk::<HARD, GUARD>(raw, (row + x0) as usize, &c.weights, a, self.floor) };
@@ -1149,7 +1149,7 @@ unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &Brush
     }
 }
 
-/// [`deposit4`] on the cell whose node `h00` is `i`, with precomputed weights.
+/// [`deposit4`] on the cell whose node `h00` is `i` (rows `w` apart), with precomputed weights.
 ///
 /// # Safety
 /// As [`deposit4`]; the cell's four nodes are in the map.
@@ -1190,23 +1190,92 @@ unsafe fn deposit4(raw: &Raw, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f
     put
 }
 
+/// The maps the droplets work on, in one allocation: planes of `h` rows of `pitch ≥ w` values.
+/// Pitch and plane stride are odd numbers of 64-byte lines, so the rows of a brush, and the
+/// planes at one node, fall into different cache sets: unpadded, a row of 1024 heights is 4 KiB
+/// and every row of every map competes for the same few sets and TLB entries.
+#[derive(Clone, Debug)]
+struct Planes {
+    data: Vec<f32>,
+    w: usize,
+    h: usize,
+    pitch: usize,
+    stride: usize,
+}
+
+/// Plane numbers in [`Planes`].
+const P_H: usize = 0;
+const P_ERO: usize = 1;
+const P_DEP: usize = 2;
+const P_FLOW: usize = 3;
+const P_FVOL: usize = 4;
+/// Hardness (when given), or the blur mode's throw-away per-node books.
+const P_HARD: usize = 5;
+const P_SCRATCH: usize = 6;
+
+impl Planes {
+    fn new(w: usize, h: usize, count: usize) -> Self {
+        let odd_lines = |n: usize| (n.div_ceil(16) | 1) * 16;
+        let pitch = odd_lines(w);
+        let stride = odd_lines(pitch * h);
+        Self { data: vec![0.0; stride * count], w, h, pitch, stride }
+    }
+
+    fn plane(&self, k: usize) -> &[f32] {
+        &self.data[k * self.stride..][..self.pitch * self.h]
+    }
+
+    fn plane_mut(&mut self, k: usize) -> &mut [f32] {
+        &mut self.data[k * self.stride..][..self.pitch * self.h]
+    }
+
+    /// Start of plane `k` (null when there is no such plane).
+    fn ptr(&mut self, k: usize) -> *mut f32 {
+        if (k + 1) * self.stride <= self.data.len() { self.data[k * self.stride..].as_mut_ptr() } else { std::ptr::null_mut() }
+    }
+
+    /// Copies a `w × h` row-major map into plane `k`.
+    fn import(&mut self, k: usize, src: &[f32]) {
+        let (w, pitch) = (self.w, self.pitch);
+        for (row, s) in self.plane_mut(k).chunks_mut(pitch).zip(src.chunks(w)) {
+            row[..w].copy_from_slice(s);
+        }
+    }
+
+    /// Plane `k` as a `w × h` row-major map, into `dst`.
+    fn export_into(&self, k: usize, dst: &mut [f32]) {
+        for (d, row) in dst.chunks_mut(self.w).zip(self.plane(k).chunks(self.pitch)) {
+            d.copy_from_slice(&row[..self.w]);
+        }
+    }
+
+    fn export(&self, k: usize) -> Vec<f32> {
+        let mut v = vec![0.0; self.w * self.h];
+        self.export_into(k, &mut v);
+        v
+    }
+}
+
 /// A running droplet-erosion job (see the module doc).
 pub struct DropletJob {
+    /// The terrain, kept equal to the height plane after every step.
     hm: Heightmap,
+    /// The maps being worked on (heights, books, flow, hardness); see [`Planes`].
+    planes: Planes,
+    /// The height plane must be reloaded from `hm` (which was edited or blurred).
+    stale: bool,
+    /// `maps()`, exported from the planes when first asked for after a step.
+    maps: std::sync::OnceLock<ErosionMaps>,
     params: DropletParams,
     seed: u64,
-    hardness: Option<Vec<f32>>,
-    maps: ErosionMaps,
-    flow: Vec<f32>,
-    flow_volume: Vec<f32>,
+    has_hardness: bool,
     ledger: Ledger,
     done: u64,
     brush: Brush,
     grid: TileGrid,
     geom: Geom,
-    /// Blur mode: the heights at the start of the batch, and throw-away per-node books.
+    /// Blur mode: the heights at the start of the batch.
     base: Vec<f32>,
-    scratch: ErosionMaps,
     /// Maps with fewer than 2 nodes along a side have no cells: nothing to erode.
     degenerate: bool,
     /// The erosion floor: `min_height`, or the input's minimum (`floor_at_input_min`), or −∞.
@@ -1225,11 +1294,18 @@ impl DropletJob {
         check_hardness(&inputs.hardness, n)?;
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
-        let geom = Geom::new(w, h, &inputs.boundary);
-        let brush = Brush::new(params.radius, w);
+        let blur = params.blur_changes.is_some_and(|s| s > 0.0);
+        // Hardness, then the blur mode's scratch books, after the five planes every job has.
+        let count = if blur { P_SCRATCH + 2 } else if inputs.hardness.is_some() { P_HARD + 1 } else { P_HARD };
+        let mut planes = Planes::new(w, h, count);
+        planes.import(P_H, &terrain.data);
+        if let Some(hard) = &inputs.hardness {
+            planes.import(P_HARD, hard);
+        }
+        let geom = Geom::new(w, h, &inputs.boundary).with_pitch(planes.pitch);
+        let brush = Brush::new(params.radius, planes.pitch);
         let margin = brush.reach + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
-        let blur = params.blur_changes.is_some_and(|s| s > 0.0);
         let volume = terrain.sum();
         let floor = match (params.min_height, params.floor_at_input_min) {
             (Some(m), _) => m,
@@ -1240,17 +1316,16 @@ impl DropletJob {
             floor,
             params,
             seed: inputs.seed,
-            hardness: inputs.hardness,
-            maps: ErosionMaps::new(n),
-            flow: vec![0.0; n],
-            flow_volume: vec![0.0; n],
+            has_hardness: inputs.hardness.is_some(),
+            planes,
+            stale: false,
+            maps: std::sync::OnceLock::new(),
             ledger: Ledger { volume_before: volume, volume_after: volume, ..Ledger::default() },
             done: 0,
             brush,
             grid,
             geom,
             base: if blur { vec![0.0; n] } else { Vec::new() },
-            scratch: if blur { ErosionMaps::new(n) } else { ErosionMaps::default() },
             degenerate,
             hm: terrain,
         })
@@ -1259,6 +1334,23 @@ impl DropletJob {
     /// The parameters the job runs with.
     pub fn params(&self) -> &DropletParams {
         &self.params
+    }
+
+    /// Raw access to the planes the droplets write: the books go to the scratch planes in blur
+    /// mode.
+    fn raw(&mut self) -> Raw {
+        let blur = !self.base.is_empty();
+        let pl = &mut self.planes;
+        let (ero, dep) = if blur { (pl.ptr(P_SCRATCH), pl.ptr(P_SCRATCH + 1)) } else { (pl.ptr(P_ERO), pl.ptr(P_DEP)) };
+        Raw {
+            h: pl.ptr(P_H),
+            ero,
+            dep,
+            flow: pl.ptr(P_FLOW),
+            fvol: pl.ptr(P_FVOL),
+            hard: if self.has_hardness { pl.ptr(P_HARD) } else { std::ptr::null_mut() },
+            n: pl.pitch * pl.h,
+        }
     }
 
     fn spawn(&self, id: u64) -> Drop {
@@ -1285,23 +1377,13 @@ impl DropletJob {
 
     /// Simulates droplets `start .. end`; returns the scalar books of the batch.
     fn run_batch(&mut self, start: u64, end: u64) -> Books {
+        if self.stale {
+            self.planes.import(P_H, &self.hm.data);
+            self.stale = false;
+        }
+        let raw = self.raw();
         let p = &self.params;
-        let blur = !self.base.is_empty();
         let drops: Vec<Drop> = (start..end).map(|id| self.spawn(id)).collect();
-        let (ero, dep) = if blur {
-            (self.scratch.eroded.as_mut_ptr(), self.scratch.deposited.as_mut_ptr())
-        } else {
-            (self.maps.eroded.as_mut_ptr(), self.maps.deposited.as_mut_ptr())
-        };
-        let raw = Raw {
-            h: self.hm.data.as_mut_ptr(),
-            ero,
-            dep,
-            flow: self.flow.as_mut_ptr(),
-            fvol: self.flow_volume.as_mut_ptr(),
-            hard: self.hardness.as_ref().map_or(std::ptr::null(), |h| h.as_ptr()),
-            n: self.hm.data.len(),
-        };
         let ctx = Ctx {
             geom: self.geom,
             raw,
@@ -1354,6 +1436,7 @@ impl DropletJob {
                 unsafe { ctx.walk(&mut d, &mut books) };
             }
         }
+        self.planes.export_into(P_H, &mut self.hm.data);
         books
     }
 
@@ -1364,18 +1447,25 @@ impl DropletJob {
         let opts = BlurOptions { wrap_x: self.geom.wrap_x, wrap_y: self.geom.wrap_y, edge: BlurEdge::Conserve };
         gaussian_blur_with(&mut delta, w, h, sigma, opts);
         let floor = self.params.min_height.unwrap_or(f32::NEG_INFINITY);
+        let pitch = self.planes.pitch;
+        let (books, _) = self.planes.data.split_at_mut(P_FLOW * self.planes.stride);
+        let (eroded, deposited) = books.split_at_mut(P_DEP * self.planes.stride);
+        let (eroded, deposited) = (&mut eroded[P_ERO * self.planes.stride..][..pitch * h], &mut deposited[..pitch * h]);
         let rows: Vec<(f64, f64, f64)> = self
             .hm
             .data
             .par_chunks_mut(w)
             .zip(self.base.par_chunks(w))
             .zip(delta.par_chunks(w))
-            .zip(self.maps.eroded.par_chunks_mut(w))
-            .zip(self.maps.deposited.par_chunks_mut(w))
+            .zip(eroded.par_chunks_mut(pitch))
+            .zip(deposited.par_chunks_mut(pitch))
             .map(|((((hs, bs), ds), es), ps)| {
                 let (mut ero, mut dep, mut lift) = (0.0f64, 0.0f64, 0.0f64);
                 for ((((hv, &old), &dv), e), p) in hs.iter_mut().zip(bs).zip(ds).zip(es.iter_mut()).zip(ps.iter_mut()) {
                     let free = old + dv;
+                    // What the f32 delta, blur and sum gained or lost against the droplets'
+                    // change is material created outside the budget: booked with the lift.
+                    lift += (free as f64 - old as f64) - (*hv as f64 - old as f64);
                     // Erosion may not take a node below the guard (or lower one already below it).
                     let new = if dv < 0.0 { free.max(old.min(floor)) } else { free };
                     lift += new as f64 - free as f64;
@@ -1392,6 +1482,7 @@ impl DropletJob {
                 (ero, dep, lift)
             })
             .collect();
+        self.stale = true;
         rows.iter().fold((0.0, 0.0, 0.0), |a, r| (a.0 + r.0, a.1 + r.1, a.2 + r.2))
     }
 }
@@ -1407,6 +1498,7 @@ impl Simulation for DropletJob {
             self.done = end;
             return;
         }
+        self.maps.take();
         let blur = self.params.blur_changes.filter(|&s| s > 0.0);
         if blur.is_some() {
             self.base.copy_from_slice(&self.hm.data);
@@ -1439,15 +1531,17 @@ impl Simulation for DropletJob {
     }
 
     fn maps(&self) -> &ErosionMaps {
-        &self.maps
+        self.maps.get_or_init(|| ErosionMaps { eroded: self.planes.export(P_ERO), deposited: self.planes.export(P_DEP) })
     }
 
     fn fields(&self) -> Fields {
-        Fields { flow: Some(self.flow.clone()), flow_volume: Some(self.flow_volume.clone()), ..Fields::default() }
+        Fields { flow: Some(self.planes.export(P_FLOW)), flow_volume: Some(self.planes.export(P_FVOL)), ..Fields::default() }
     }
 
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        super::apply_edit(&mut self.hm, &mut self.ledger.volume_before, f);
+        if super::apply_edit(&mut self.hm, &mut self.ledger.volume_before, f) {
+            self.stale = true;
+        }
     }
 }
 
@@ -1552,6 +1646,8 @@ pub(crate) mod particles {
     pub(crate) struct Geom {
         pub w: usize,
         pub h: usize,
+        /// Distance between the starts of two rows in the maps (`≥ w`; `w` unless padded).
+        pub pitch: usize,
         pub wrap_x: bool,
         pub wrap_y: bool,
         left: EdgeMode,
@@ -1570,6 +1666,7 @@ pub(crate) mod particles {
             Self {
                 w,
                 h,
+                pitch: w,
                 wrap_x,
                 wrap_y,
                 left: b.effective(Side::Left),
@@ -1579,6 +1676,12 @@ pub(crate) mod particles {
                 span_x: if wrap_x { w as f32 } else { w.saturating_sub(1) as f32 },
                 span_y: if wrap_y { h as f32 } else { h.saturating_sub(1) as f32 },
             }
+        }
+
+        /// The same geometry over maps whose rows are `pitch ≥ w` values apart.
+        pub(crate) fn with_pitch(self, pitch: usize) -> Self {
+            debug_assert!(pitch >= self.w);
+            Self { pitch, ..self }
         }
 
         /// The cell a position stands on (its floor, within the map).
@@ -1598,7 +1701,7 @@ pub(crate) mod particles {
             if yi >= self.h {
                 yi = if self.wrap_y { 0 } else { self.h - 1 };
             }
-            yi * self.w + xi
+            yi * self.pitch + xi
         }
 
         /// Node `(x, y)` by signed coordinates: wrapped on wrapped axes, `None` outside otherwise.
@@ -1606,7 +1709,7 @@ pub(crate) mod particles {
         pub(crate) fn node(&self, x: isize, y: isize) -> Option<usize> {
             let x = if self.wrap_x { x.rem_euclid(self.w as isize) } else if x < 0 || x >= self.w as isize { return None } else { x };
             let y = if self.wrap_y { y.rem_euclid(self.h as isize) } else if y < 0 || y >= self.h as isize { return None } else { y };
-            Some(y as usize * self.w + x as usize)
+            Some(y as usize * self.pitch + x as usize)
         }
 
         /// Bilinear cell of a position in the domain: node indices `[h00, h10, h01, h11]` and the
@@ -1615,7 +1718,7 @@ pub(crate) mod particles {
         pub(crate) fn cell(&self, x: f32, y: f32) -> ([usize; 4], f32, f32) {
             let (x0, x1, u) = axis_cell(x, self.w, self.wrap_x);
             let (y0, y1, v) = axis_cell(y, self.h, self.wrap_y);
-            let (r0, r1) = (y0 * self.w, y1 * self.w);
+            let (r0, r1) = (y0 * self.pitch, y1 * self.pitch);
             ([r0 + x0, r0 + x1, r1 + x0, r1 + x1], u, v)
         }
 
@@ -2120,15 +2223,7 @@ mod tests {
     fn clipped_brush_is_renormalised_at_the_edge() {
         let hm = Heightmap::filled(20, 20, 1.0, 10.0).unwrap();
         let mut j = job(hm, DropletParams { radius: 4.0, ..Default::default() }, Boundary::default());
-        let raw = Raw {
-            h: j.hm.data.as_mut_ptr(),
-            ero: j.maps.eroded.as_mut_ptr(),
-            dep: j.maps.deposited.as_mut_ptr(),
-            flow: j.flow.as_mut_ptr(),
-            fvol: j.flow_volume.as_mut_ptr(),
-            hard: std::ptr::null(),
-            n: 400,
-        };
+        let raw = j.raw();
         let ctx = Ctx {
             geom: j.geom,
             raw,
@@ -2146,14 +2241,15 @@ mod tests {
         };
         let got = unsafe { ctx.erode(0.3, 0.2, 1.0) };
         assert!((got - 1.0).abs() < 1e-5, "{got}");
-        let removed: f32 = j.hm.data.iter().map(|h| 10.0 - h).sum();
+        let (hm, eroded) = (j.planes.export(P_H), j.planes.export(P_ERO));
+        let removed: f32 = hm.iter().map(|h| 10.0 - h).sum();
         assert!((removed - 1.0).abs() < 1e-4);
         // Only nodes within the radius lost material; the corner node lost the most.
-        let max = j.hm.data.iter().cloned().fold(f32::INFINITY, f32::min);
-        assert_eq!(j.hm.data[0], max);
-        assert_eq!(j.hm.data[5 * 20 + 5], 10.0);
+        let max = hm.iter().cloned().fold(f32::INFINITY, f32::min);
+        assert_eq!(hm[0], max);
+        assert_eq!(hm[5 * 20 + 5], 10.0);
         // The per-node map holds exactly the change.
-        for (h, e) in j.hm.data.iter().zip(&j.maps.eroded) {
+        for (h, e) in hm.iter().zip(&eroded) {
             assert!(((10.0 - h) - e).abs() < 1e-6);
         }
     }
@@ -2167,15 +2263,7 @@ mod tests {
         let mut d = j.spawn(0);
         d.x = 3.25;
         d.y = 4.0;
-        let raw = Raw {
-            h: j.hm.data.as_mut_ptr(),
-            ero: j.maps.eroded.as_mut_ptr(),
-            dep: j.maps.deposited.as_mut_ptr(),
-            flow: j.flow.as_mut_ptr(),
-            fvol: j.flow_volume.as_mut_ptr(),
-            hard: std::ptr::null(),
-            n: 360,
-        };
+        let raw = j.raw();
         let ctx = Ctx {
             geom: j.geom,
             raw,
@@ -2199,7 +2287,7 @@ mod tests {
         assert!((d.water - 0.98f32.powi(5)).abs() < 1e-6);
         assert!(!d.alive);
         // Flow: 5 visits along the row (the start is counted by the batch, not here).
-        let visited: f32 = j.flow.iter().sum();
+        let visited: f32 = j.planes.export(P_FLOW).iter().sum();
         assert_eq!(visited, 5.0);
     }
 
@@ -2258,8 +2346,8 @@ mod tests {
                     assert_eq!(l.lost_at_border, 0.0);
                 }
                 // The per-node maps agree with the scalar books.
-                let e: f64 = j.maps.eroded.iter().map(|&v| v as f64).sum();
-                let d: f64 = j.maps.deposited.iter().map(|&v| v as f64).sum();
+                let e: f64 = j.maps().eroded.iter().map(|&v| v as f64).sum();
+                let d: f64 = j.maps().deposited.iter().map(|&v| v as f64).sum();
                 assert!((e - l.eroded).abs() <= 1e-3 * l.eroded.max(1e-9), "{e} {}", l.eroded);
                 assert!((d - l.deposited).abs() <= 1e-3 * l.deposited.max(1e-9), "{d} {}", l.deposited);
             }
@@ -2281,10 +2369,10 @@ mod tests {
         run(&mut j);
         for y in 0..40 {
             for x in 0..20 {
-                assert_eq!(j.maps.eroded[y * 40 + x], 0.0);
+                assert_eq!(j.maps().eroded[y * 40 + x], 0.0);
             }
         }
-        assert!(j.maps.eroded.iter().sum::<f32>() > 0.0);
+        assert!(j.maps().eroded.iter().sum::<f32>() > 0.0);
         assert!(j.ledger().closes(1e-4));
     }
 
