@@ -282,8 +282,8 @@ fn cpu_seconds() -> f64 {
 }
 
 /// One plain, uninstrumented run for a profiler (`perf record`) instead of the criterion suite:
-/// `DROPLET_PROFILE=seed100k|seed100k_serial|m1|m1_serial|tg|tg_noise|symbios target/release/deps/droplet-…`.
-/// Prints the wall time and, for ours, steps per droplet and nanoseconds per droplet step.
+/// `DROPLET_PROFILE=seed100k|seed100k_serial|m1|m1_serial|m1_256|tg|tg_noise|symbios target/release/deps/droplet-…`.
+/// Prints the wall time and, for ours, steps per droplet and nanoseconds (wall and CPU) per step.
 fn profile(which: &str) {
     let t = Instant::now();
     match which {
