@@ -2001,8 +2001,8 @@ pub(crate) mod particles {
     /// function of the inputs. `cell(p)` is the cell a particle stands on; `walk(Some(rect), ps,
     /// books)` must advance every particle of `ps` while it stands in `rect` (at least one step,
     /// or set `stalled`, or end it), touching only nodes within the model's margin of `rect` (half
-    /// the minimum tile size of `grid`); `walk(None, ps, books)` runs them to the end, one after
-    /// another, with exclusive access. `merge` receives the books of every task in a fixed order.
+    /// the minimum tile size of `grid`); `walk(None, ps, books)` runs them to the end (in an order
+    /// fixed by `ps`), with exclusive access. `merge` receives the books of every task in a fixed order.
     pub(crate) fn run<P, C, W, M>(grid: &TileGrid, parts: Vec<P>, tail: usize, cell: C, walk: W, mut merge: M)
     where
         P: Walker,
