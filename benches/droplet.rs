@@ -272,9 +272,18 @@ fn summary() {
 
 criterion_group!(benches, seed000, m1_1024, snowball_512);
 
+/// CPU time of this process so far (user + system, from `/proc/self/stat`; 0 elsewhere), seconds.
+fn cpu_seconds() -> f64 {
+    let stat = std::fs::read_to_string("/proc/self/stat").unwrap_or_default();
+    // Fields after the parenthesised command name; utime and stime are the 12th and 13th.
+    let rest = stat.rsplit(')').next().unwrap_or("");
+    let f: Vec<f64> = rest.split_whitespace().skip(11).take(2).filter_map(|v| v.parse().ok()).collect();
+    f.iter().sum::<f64>() / 100.0
+}
+
 /// One plain, uninstrumented run for a profiler (`perf record`) instead of the criterion suite:
-/// `DROPLET_PROFILE=seed100k|m1|m1_serial|tg|tg_noise|symbios target/release/deps/droplet-…`.
-/// Prints the wall time and, for ours, steps per droplet and nanoseconds per droplet step.
+/// `DROPLET_PROFILE=seed100k|seed100k_serial|m1|m1_serial|m1_256|tg|tg_noise|symbios target/release/deps/droplet-…`.
+/// Prints the wall time and, for ours, steps per droplet and nanoseconds (wall and CPU) per step.
 fn profile(which: &str) {
     let t = Instant::now();
     match which {
@@ -303,16 +312,25 @@ fn profile(which: &str) {
             let (hm, p) = match which {
                 "m1" => (terrain(1024, 200.0, 1.0), tg_like()),
                 "m1_serial" => (terrain(1024, 200.0, 1.0), DropletParams { parallel: false, ..tg_like() }),
+                "m1_256" => (terrain(256, 50.0, 1.0), DropletParams { droplets: 1 << 16, batch: 1 << 13, ..tg_like() }),
+                "seed100k_serial" => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, parallel: false, ..Default::default() }),
                 _ => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, ..Default::default() }),
             };
-            let t = Instant::now();
+            let (t, cpu) = (Instant::now(), cpu_seconds());
             let mut j = DropletJob::new(hm, p.clone(), JobInputs { seed: 1, ..Default::default() }).unwrap();
             while !j.is_done() {
                 j.step();
             }
             let steps: f64 = j.fields().flow.unwrap().iter().map(|&v| v as f64).sum();
-            let el = t.elapsed().as_secs_f64();
-            println!("{which}: {:.1} ms, {:.1} steps/droplet, {:.1} ns/step", el * 1e3, steps / p.droplets as f64, el * 1e9 / steps);
+            let (el, cpu) = (t.elapsed().as_secs_f64(), cpu_seconds() - cpu);
+            println!(
+                "{which}: {:.1} ms, {:.1} steps/droplet, {:.1} ns/step; CPU {:.0} ms, {:.1} CPU-ns/step",
+                el * 1e3,
+                steps / p.droplets as f64,
+                el * 1e9 / steps,
+                cpu * 1e3,
+                cpu * 1e9 / steps
+            );
         }
     }
 }
