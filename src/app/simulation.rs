@@ -2,7 +2,8 @@
 //! streams its state into the mesh.
 //!
 //! [`EditorCommand::Simulate`] builds the job from the current map (the map at that moment is
-//! kept as the run's *base*) and runs [`run_job`] on a worker. Every frame
+//! kept as the run's *base*) and runs [`run_job_on`] on a worker, with a thread pool of all cores
+//! but one so the window keeps a core to draw with (results are the same at any thread count). Every frame
 //! [`show_simulation_updates`] takes the newest update (published about ten times a second) and
 //! shows it: only chunks whose heights changed are re-meshed, so the frame stays short. Pause and
 //! Cancel set flags the worker reads between steps (a step is a few milliseconds on the maps the
@@ -23,7 +24,7 @@ use super::commands::EditorCommand;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::core::erosion::{self, JobInputs, Ledger, ModelParams, Progress};
-use crate::editor::job::{JobEnd, JobShared, run_job};
+use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
 
 /// Starts, streams, pauses and cancels simulations.
 pub struct SimulationPlugin;
@@ -96,7 +97,8 @@ fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimS
                     Ok(job) => {
                         let shared = Arc::new(JobShared::default());
                         let worker = shared.clone();
-                        AsyncComputeTaskPool::get().spawn(async move { run_job(job, worker) }).detach();
+                        let threads = simulation_threads();
+                        AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
                         let label = model_label(model).to_string();
                         status.info(format!("{label}: running"));
                         sim.job = Some(RunningJob { shared, base, label });
