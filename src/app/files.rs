@@ -17,6 +17,7 @@ use std::path::PathBuf;
 use std::sync::{Arc, Mutex, PoisonError};
 use std::time::Instant;
 
+use bevy::ecs::system::SystemParam;
 use bevy::prelude::*;
 use bevy::window::WindowCloseRequested;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
@@ -63,7 +64,9 @@ pub struct FileDialogs {
 #[derive(Resource, Default)]
 pub struct QuitPrompt {
     pub open: bool,
-    quit_after_save: bool,
+    /// Set when "Save" was chosen to quit: the error count at that moment, so a failed save
+    /// (a new error) cancels the quit instead of quitting at some later successful save.
+    quit_after_save: Option<u32>,
 }
 
 /// Autosave bookkeeping and a recovery offer found at start.
@@ -155,69 +158,74 @@ fn finish_dialogs(mut dialogs: ResMut<FileDialogs>, mut out: MessageWriter<Edito
             out.write(EditorCommand::Export { path: p, unreal, decimate });
         }
         (_, None) => {
-            quit.quit_after_save = false;
+            quit.quit_after_save = None;
             status.info("No file chosen (where no dialog is available, type a path in the File section)");
         }
     }
 }
 
-/// Writes settings (not in scripted runs) and exits.
-fn exit_now(
-    script: &ScriptRunner,
-    settings: &mut UserSettings,
-    panel: &PanelState,
-    tool: &BrushTool,
-    window: Option<&Window>,
-    exit: &mut MessageWriter<AppExit>,
-    status: &mut StatusLine,
-) {
-    if !script.is_active() {
-        panel.store(&mut settings.0);
-        settings.0.brush = Some(tool.params.clone());
-        if let Some(w) = window {
-            settings.0.window = [w.resolution.width(), w.resolution.height()];
-        }
-        if let Err(e) = settings.0.save() {
-            status.error(format!("settings not saved: {e}"));
-            warn!("settings not saved: {e}");
-        }
-    }
-    exit.write(AppExit::Success);
+/// What quitting needs: the settings to write (not in scripted runs) and the exit message.
+#[derive(SystemParam)]
+pub struct Quitter<'w, 's> {
+    script: Res<'w, ScriptRunner>,
+    settings: ResMut<'w, UserSettings>,
+    panel: Res<'w, PanelState>,
+    tool: Res<'w, BrushTool>,
+    windows: Query<'w, 's, &'static Window>,
+    exit: MessageWriter<'w, AppExit>,
 }
 
-#[allow(clippy::too_many_arguments)]
+impl Quitter<'_, '_> {
+    /// Writes the settings (not in scripted runs) and exits.
+    fn exit_now(&mut self, status: &mut StatusLine) {
+        if !self.script.is_active() {
+            let s = &mut self.settings.0;
+            self.panel.store(s);
+            s.brush = Some(self.tool.params.clone());
+            if let Ok(w) = self.windows.single() {
+                s.window = [w.resolution.width(), w.resolution.height()];
+            }
+            if let Err(e) = s.save() {
+                status.error(format!("settings not saved: {e}"));
+                warn!("settings not saved: {e}");
+            }
+        }
+        self.exit.write(AppExit::Success);
+    }
+}
+
 fn handle_quit(
     mut cmds: MessageReader<EditorCommand>,
     mut closes: MessageReader<WindowCloseRequested>,
     mut quit: ResMut<QuitPrompt>,
     terrain: Res<EditorTerrain>,
-    script: Res<ScriptRunner>,
-    mut settings: ResMut<UserSettings>,
-    panel: Res<PanelState>,
-    tool: Res<BrushTool>,
-    windows: Query<&Window>,
-    mut exit: MessageWriter<AppExit>,
+    mut quitter: Quitter,
     mut status: ResMut<StatusLine>,
     autosave: Res<AutosaveState>,
 ) {
     let asked = cmds.read().filter(|c| matches!(c, EditorCommand::Quit)).count() > 0;
     let closed = closes.read().count() > 0;
     // A save that was asked for in order to quit has gone through.
-    if quit.quit_after_save && !terrain.doc.is_unsaved() {
-        quit.quit_after_save = false;
+    if let Some(errors) = quit.quit_after_save
+        && status.errors > errors
+    {
+        quit.quit_after_save = None;
+    }
+    if quit.quit_after_save.is_some() && !terrain.doc.is_unsaved() {
+        quit.quit_after_save = None;
         if let Some(slot) = &autosave.slot {
             slot.clear();
         }
-        exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+        quitter.exit_now(&mut status);
         return;
     }
     if !(asked || closed) {
         return;
     }
-    if terrain.doc.is_unsaved() && !script.is_active() {
+    if terrain.doc.is_unsaved() && !quitter.script.is_active() {
         quit.open = true;
     } else {
-        exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+        quitter.exit_now(&mut status);
     }
 }
 
@@ -276,19 +284,13 @@ fn update_title(terrain: Res<EditorTerrain>, mut windows: Query<&mut Window>) {
     }
 }
 
-#[allow(clippy::too_many_arguments)]
 fn draw_prompts(
     mut contexts: EguiContexts,
     mut quit: ResMut<QuitPrompt>,
     mut state: ResMut<AutosaveState>,
     mut terrain: ResMut<EditorTerrain>,
     mut out: MessageWriter<EditorCommand>,
-    script: Res<ScriptRunner>,
-    mut settings: ResMut<UserSettings>,
-    panel: Res<PanelState>,
-    tool: Res<BrushTool>,
-    windows: Query<&Window>,
-    mut exit: MessageWriter<AppExit>,
+    mut quitter: Quitter,
     mut status: ResMut<StatusLine>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
@@ -312,7 +314,7 @@ fn draw_prompts(
         match choice {
             Some(0) => {
                 quit.open = false;
-                quit.quit_after_save = true;
+                quit.quit_after_save = Some(status.errors);
                 out.write(EditorCommand::Save);
             }
             Some(1) => {
@@ -320,7 +322,7 @@ fn draw_prompts(
                 if let Some(slot) = &state.slot {
                     slot.clear();
                 }
-                exit_now(&script, &mut settings, &panel, &tool, windows.single().ok(), &mut exit, &mut status);
+                quitter.exit_now(&mut status);
             }
             Some(_) => quit.open = false,
             None => {}
