@@ -1,14 +1,15 @@
 //! Terrain generation in the background, so the frame never waits for it.
 //!
-//! A [`EditorCommand::Generate`] starts [`generate`] on Bevy's `AsyncComputeTaskPool`. While one
-//! runs, a newer request replaces any request still waiting, and the running one's result is
-//! dropped when it arrives (it is stale); the newest request then starts. So dragging a slider
-//! produces at most one generation in flight and one waiting, and the map always ends at the
-//! parameters the user last chose. `generate` itself has no cancel point, so a stale run finishes
-//! on its worker before the fresh one starts: the latency is at most one generation.
+//! A [`EditorCommand::Generate`] starts [`generate_until`] on Bevy's `AsyncComputeTaskPool`. While
+//! one runs, a newer request replaces any request still waiting and cancels the running one (it
+//! stops between rows of its fBm base or between stages; its result, if it still arrives, is
+//! dropped as stale); the newest request then starts. So dragging a slider produces at most one
+//! generation in flight and one waiting, and the map always ends at the parameters the user last
+//! chose.
 //! A finished generation replaces the map as one undo step; while a simulation runs the result is
 //! refused with a message (the simulation owns the map until it ends).
 
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
 
 use bevy::prelude::*;
@@ -18,7 +19,7 @@ use super::commands::EditorCommand;
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
-use crate::core::generate::{GenerateParams, generate};
+use crate::core::generate::{GenerateParams, generate_until};
 
 /// Runs generation requests in the background.
 pub struct GenerationPlugin;
@@ -31,10 +32,16 @@ impl Plugin for GenerationPlugin {
 
 type Slot = Arc<Mutex<Option<Result<(Heightmap, f64), String>>>>;
 
+/// A generation in flight: where its result lands, and its cancel flag.
+struct Running {
+    slot: Slot,
+    cancel: Arc<AtomicBool>,
+}
+
 /// The generation in flight and the request waiting behind it.
 #[derive(Resource, Default)]
 pub struct GenState {
-    running: Option<Slot>,
+    running: Option<Running>,
     waiting: Option<GenerateParams>,
     /// Seconds the last generation took.
     pub last_seconds: Option<f64>,
@@ -47,23 +54,25 @@ impl GenState {
     }
 }
 
-fn start(params: GenerateParams) -> Slot {
+fn start(params: GenerateParams) -> Running {
     let slot: Slot = Arc::new(Mutex::new(None));
-    let out = slot.clone();
+    let cancel = Arc::new(AtomicBool::new(false));
+    let (out, stop) = (slot.clone(), cancel.clone());
     AsyncComputeTaskPool::get()
         .spawn(async move {
             let t = std::time::Instant::now();
-            let r = generate(&params).map(|m| (m, t.elapsed().as_secs_f64())).map_err(|e| e.to_string());
+            let r = generate_until(&params, &stop).map(|m| (m, t.elapsed().as_secs_f64())).map_err(|e| e.to_string());
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
         })
         .detach();
-    slot
+    Running { slot, cancel }
 }
 
 fn queue_generate_commands(mut cmds: MessageReader<EditorCommand>, mut state: ResMut<GenState>) {
     for cmd in cmds.read() {
         if let EditorCommand::Generate(p) = cmd {
-            if state.running.is_some() {
+            if let Some(r) = &state.running {
+                r.cancel.store(true, Ordering::Relaxed);
                 state.waiting = Some(p.clone());
             } else {
                 state.running = Some(start(p.clone()));
@@ -73,8 +82,8 @@ fn queue_generate_commands(mut cmds: MessageReader<EditorCommand>, mut state: Re
 }
 
 fn finish_generation(mut state: ResMut<GenState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>, sim: Res<SimState>) {
-    let Some(slot) = &state.running else { return };
-    let Some(result) = slot.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
+    let Some(running) = &state.running else { return };
+    let Some(result) = running.slot.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
     state.running = None;
     if let Some(next) = state.waiting.take() {
         // Stale: a newer request came in while this one ran.

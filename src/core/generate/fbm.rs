@@ -46,6 +46,8 @@
 //! [`generate`] stores there.
 
 use noise::NoiseFn;
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
@@ -474,19 +476,37 @@ impl FbmSampler {
 
     /// Fills `hm` with the field sampled at its nodes (rows in parallel, deterministic).
     pub fn fill(&self, hm: &mut Heightmap) {
+        self.fill_until(hm, &AtomicBool::new(false));
+    }
+
+    /// [`Self::fill`], skipping the rows not yet started once `cancel` is set (the map is then
+    /// incomplete and must be thrown away; the caller checks the flag).
+    pub fn fill_until(&self, hm: &mut Heightmap, cancel: &AtomicBool) {
         let w = hm.width;
-        hm.data
-            .par_chunks_mut(w)
-            .enumerate()
-            .for_each_init(|| (Vec::new(), Vec::new()), |(acc, weight), (y, row)| self.fill_row(y, row, acc, weight));
+        hm.data.par_chunks_mut(w).enumerate().for_each_init(
+            || (Vec::new(), Vec::new()),
+            |(acc, weight), (y, row)| {
+                if !cancel.load(Ordering::Relaxed) {
+                    self.fill_row(y, row, acc, weight)
+                }
+            },
+        );
     }
 }
 
 /// A `width × height` map of fractal noise (metres), node `(x, y)` sampled at `(x, y)`.
 pub fn generate(width: usize, height: usize, cell_size: f32, p: &FbmParams, seed: u64) -> Result<Heightmap, GenError> {
+    generate_until(width, height, cell_size, p, seed, &AtomicBool::new(false))
+}
+
+/// [`generate`] that stops early with [`GenError::Cancelled`] once `cancel` is set.
+pub fn generate_until(width: usize, height: usize, cell_size: f32, p: &FbmParams, seed: u64, cancel: &AtomicBool) -> Result<Heightmap, GenError> {
     let sampler = FbmSampler::new(p, seed)?;
     let mut hm = Heightmap::new(width, height, cell_size)?;
-    sampler.fill(&mut hm);
+    sampler.fill_until(&mut hm, cancel);
+    if cancel.load(Ordering::Relaxed) {
+        return Err(GenError::Cancelled);
+    }
     Ok(hm)
 }
 

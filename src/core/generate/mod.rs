@@ -5,6 +5,8 @@
 //! `base → hills → normalise → terraces → island filter → radial falloff → sea level`.
 //! Normalising before terracing makes the step count independent of the base's amplitude.
 
+use std::sync::atomic::{AtomicBool, Ordering};
+
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
@@ -27,6 +29,9 @@ pub enum GenError {
     Size(#[from] HeightmapError),
     #[error("parameter {name} = {value} is outside its range {range}")]
     BadParam { name: &'static str, value: f64, range: &'static str },
+    /// [`generate_until`] was asked to stop (a newer request replaced this one).
+    #[error("generation cancelled")]
+    Cancelled,
 }
 
 /// Checks `lo <= value <= hi` (and finiteness) for a generator parameter.
@@ -160,10 +165,18 @@ impl GenerateParams {
 
 /// Runs the whole pipeline (see the module doc for the order).
 pub fn generate(p: &GenerateParams) -> Result<Heightmap, GenError> {
+    generate_until(p, &AtomicBool::new(false))
+}
+
+/// [`generate`] that gives up with [`GenError::Cancelled`] soon after `cancel` is set: between
+/// stages, and between rows of the fBm base (the costly one). The editor's live sliders use it so a
+/// newer request stops a stale one. The result, when there is one, is the same as [`generate`]'s.
+pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightmap, GenError> {
     super::heightmap::check_size(p.width, p.height)?;
+    let stop = || if cancel.load(Ordering::Relaxed) { Err(GenError::Cancelled) } else { Ok(()) };
     let (w, h, c) = (p.width, p.height, p.cell_size);
     let mut hm = match &p.base {
-        Base::Fbm(b) => fbm::generate(w, h, c, b, p.seed)?,
+        Base::Fbm(b) => fbm::generate_until(w, h, c, b, p.seed, cancel)?,
         Base::DiamondSquare(b) => diamond_square::generate(w, h, c, b, p.seed)?,
         Base::LazyWorld(b) => lazy_world::generate(w, h, c, b, p.seed)?,
         Base::VoronoiIsland(b) => voronoi_island::generate(w, h, c, b, p.seed)?,
@@ -173,26 +186,33 @@ pub fn generate(p: &GenerateParams) -> Result<Heightmap, GenError> {
             Heightmap::filled(w, h, c, *height)?
         }
     };
+    stop()?;
     if let Some(hp) = &p.hills {
         hills::apply(&mut hm, hp, p.stage_seed(1))?;
     }
+    stop()?;
     if let Some([lo, hi]) = p.normalize {
         check("normalize.min", lo as f64, -1.0e6, 1.0e6, "[-1e6, 1e6] m")?;
         check("normalize.max", hi as f64, lo as f64, 1.0e6, "[min, 1e6] m")?;
         hm.normalize(lo, hi);
     }
+    stop()?;
     if let Some(t) = &p.terrace {
         terrace::apply(&mut hm, t)?;
     }
+    stop()?;
     if let Some(i) = &p.island {
         island_filter::island_filter(&mut hm, i)?;
     }
+    stop()?;
     if let Some(f) = &p.falloff {
         island_filter::radial_falloff(&mut hm, f)?;
     }
+    stop()?;
     if let Some(s) = &p.sea_level {
         island_filter::apply_sea_level(&mut hm, s)?;
     }
+    stop()?;
     if !hm.all_finite() {
         // Every stage validates its parameters, so this is a bug guard, reported, not a panic.
         return Err(GenError::BadParam { name: "result", value: f64::NAN, range: "finite heights" });
@@ -206,6 +226,15 @@ mod tests {
 
     fn small(base: Base) -> GenerateParams {
         GenerateParams { width: 65, height: 33, base, ..Default::default() }
+    }
+
+    #[test]
+    fn a_cancelled_generation_stops_and_an_uncancelled_one_matches() {
+        let p = GenerateParams { width: 300, height: 200, ..Default::default() };
+        let flag = AtomicBool::new(true);
+        assert!(matches!(generate_until(&p, &flag), Err(GenError::Cancelled)));
+        let a = generate_until(&p, &AtomicBool::new(false)).unwrap();
+        assert_eq!(a.data, generate(&p).unwrap().data);
     }
 
     #[test]
