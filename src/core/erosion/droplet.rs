@@ -1162,18 +1162,7 @@ unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &Brush
 /// As [`deposit4`]; the cell's four nodes are in the map.
 #[inline(always)]
 unsafe fn deposit_cell(raw: &Raw, i: usize, w: usize, ws: [f32; 4], amount: f32) -> f64 {
-    let mut put = 0.0f64;
-    for (i, w) in [i, i + 1, i + w, i + w + 1].into_iter().zip(ws) {
-        unsafe {
-            let h = &mut *raw.h.add(i);
-            let old = *h;
-            let new = old + amount * w;
-            *h = new;
-            *raw.dep.add(i) += new - old;
-            put += new as f64 - old as f64;
-        }
-    }
-    put
+    unsafe { deposit_weighted(raw, [i, i + 1, i + w, i + w + 1], ws, amount) }
 }
 
 /// Adds `amount` bilinearly over the four nodes `idx` (weights from `u, v`); returns what was added.
@@ -1183,8 +1172,18 @@ unsafe fn deposit_cell(raw: &Raw, i: usize, w: usize, ws: [f32; 4], amount: f32)
 #[inline(always)]
 unsafe fn deposit4(raw: &Raw, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f64 {
     let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+    unsafe { deposit_weighted(raw, idx, ws, amount) }
+}
+
+/// Adds `amount · ws[k]` at node `idx[k]` and to the deposition map; returns what the f32 heights
+/// actually received.
+///
+/// # Safety
+/// The indices are in the map and the caller may write them.
+#[inline(always)]
+unsafe fn deposit_weighted(raw: &Raw, idx: [usize; 4], ws: [f32; 4], amount: f32) -> f64 {
     let mut put = 0.0f64;
-    for (&i, w) in idx.iter().zip(ws) {
+    for (i, w) in idx.into_iter().zip(ws) {
         unsafe {
             let h = &mut *raw.h.add(i);
             let old = *h;
