@@ -1132,24 +1132,7 @@ unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &Brush
             debug_assert!(start + CHUNK <= raw.n);
             for l in 0..CHUNK {
                 // SAFETY: in the map (caller), and no one else touches these nodes meanwhile.
-                unsafe {
-                    let (h, e) = (&mut *raw.h.add(start + l), &mut *raw.ero.add(start + l));
-                    let old = *h;
-                    let mut t = a * c.weights[l];
-                    if HARD {
-                        t *= *raw.hard.add(start + l);
-                    }
-                    if GUARD {
-                        let room = old - floor;
-                        let room = if room > 0.0 { room } else { 0.0 };
-                        t = if t < room { t } else { room };
-                    }
-                    let new = old - t;
-                    *h = new;
-                    let d = old - new;
-                    *e += d;
-                    acc[l] += d;
-                }
+                acc[l] += unsafe { erode_node::<HARD, GUARD>(raw, start + l, c.weights[l], a, floor) };
             }
         }
         (acc[0] + acc[1]) + (acc[2] + acc[3])
