@@ -171,6 +171,7 @@ pub struct Quitter<'w, 's> {
     settings: ResMut<'w, UserSettings>,
     panel: Res<'w, PanelState>,
     tool: Res<'w, BrushTool>,
+    look: Res<'w, super::Look>,
     windows: Query<'w, 's, &'static Window>,
     exit: MessageWriter<'w, AppExit>,
 }
@@ -182,6 +183,7 @@ impl Quitter<'_, '_> {
             let s = &mut self.settings.0;
             self.panel.store(s);
             s.brush = Some(self.tool.params.clone());
+            s.look = self.look.0.clone();
             if let Ok(w) = self.windows.single() {
                 s.window = [w.resolution.width(), w.resolution.height()];
             }

@@ -24,6 +24,7 @@ use crate::editor::persist::Settings;
 
 pub mod camera;
 pub mod commands;
+pub mod fields;
 pub mod files;
 pub mod generation;
 pub mod param_editor;
@@ -172,6 +173,11 @@ impl StatusLine {
 #[derive(Resource, Clone, Debug, Default)]
 pub struct UserSettings(pub Settings);
 
+/// How the terrain is drawn right now (material, water, sky, overlay): edited by the panel's look
+/// sections and scripts, read by the drawing plugins, saved in the settings at exit.
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct Look(pub crate::editor::look::LookParams);
+
 /// How the editor was started.
 #[derive(Clone, Debug, Default)]
 pub struct EditorOptions {
@@ -192,6 +198,7 @@ impl PluginGroup for EditorPlugins {
             .add(camera::CameraPlugin)
             .add(generation::GenerationPlugin)
             .add(simulation::SimulationPlugin)
+            .add(fields::FieldsPlugin)
             .add(tools::ToolsPlugin)
             .add(files::FilesPlugin)
             .add(ui::UiPlugin)
@@ -238,6 +245,7 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     .insert_resource(EditorTerrain::new(doc))
     .insert_resource(status)
     .insert_resource(ui::PanelState::from_settings(&settings))
+    .insert_resource(Look(settings.look.clone()))
     .insert_resource(UserSettings(settings))
     .insert_resource(script::ScriptRunner::new(script))
     .add_plugins(EditorPlugins);

@@ -118,6 +118,8 @@ fn run_script(
     mut pointer: ResMut<Pointer>,
     mut tool: ResMut<BrushTool>,
     cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    mut orbits: Query<&mut super::camera::OrbitCamera>,
+    mut look: ResMut<super::Look>,
 ) {
     if !runner.active {
         return;
@@ -259,6 +261,19 @@ fn run_script(
             Some(Step::Shot { path, frames: 0 })
         }
         Action::WaitFrames(n) => Some(Step::Frames(n.max(1))),
+        Action::Look(l) => {
+            look.0 = l;
+            Some(Step::Frames(2))
+        }
+        Action::Camera { yaw, pitch, zoom } => {
+            for mut orbit in &mut orbits {
+                orbit.frame(&terrain);
+                orbit.yaw = yaw;
+                orbit.pitch = pitch.clamp(0.03, 1.55);
+                orbit.distance *= if zoom.is_finite() && zoom > 0.0 { zoom } else { 1.0 };
+            }
+            Some(Step::Frames(2))
+        }
         Action::FrameReport(path) => {
             let report = runner.report(sim.updates_shown);
             let text = serde_json::to_string_pretty(&report).unwrap_or_default();

@@ -21,6 +21,7 @@ use bevy::prelude::*;
 use bevy::tasks::AsyncComputeTaskPool;
 
 use super::commands::EditorCommand;
+use super::fields::SimFields;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::core::erosion::{self, JobInputs, Ledger, ModelParams, Progress};
@@ -80,7 +81,13 @@ pub fn model_label(m: &ModelParams) -> &'static str {
     }
 }
 
-fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>) {
+fn start_simulation(
+    mut cmds: MessageReader<EditorCommand>,
+    mut sim: ResMut<SimState>,
+    mut terrain: ResMut<EditorTerrain>,
+    mut status: ResMut<StatusLine>,
+    mut fields: ResMut<SimFields>,
+) {
     for cmd in cmds.read() {
         match cmd {
             EditorCommand::Simulate { model, boundary, seed } => {
@@ -92,10 +99,14 @@ fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimS
                 let change = terrain.doc.end_stroke();
                 terrain.refresh(change);
                 let base = terrain.map().clone();
-                let inputs = JobInputs { hardness: None, boundary: *boundary, seed: *seed };
+                let inputs_hardness: Option<Vec<f32>> = None;
+                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed };
                 match erosion::build(base.clone(), model, inputs) {
                     Ok(job) => {
                         let shared = Arc::new(JobShared::default());
+                        // The look draws water, flow and erosion maps from the updates.
+                        shared.set_want_fields(true);
+                        fields.hardness = inputs_hardness.clone();
                         let worker = shared.clone();
                         let threads = simulation_threads();
                         AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
@@ -129,10 +140,11 @@ fn start_simulation(mut cmds: MessageReader<EditorCommand>, mut sim: ResMut<SimS
 }
 
 /// Shows the newest update of the running job; at the end, records the run as one undo step.
-pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>) {
+pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>, mut fields: ResMut<SimFields>) {
     let Some(job) = &sim.job else { return };
-    let Some(update) = job.shared.take_update() else { return };
+    let Some(mut update) = job.shared.take_update() else { return };
     terrain.show_heights(&update.heights);
+    fields.take_update(update.heights.width, update.heights.height, update.fields.take(), update.maps.take());
     let sim = &mut *sim;
     sim.ledger = update.ledger;
     sim.progress = update.progress;

@@ -23,7 +23,7 @@ use std::time::{Duration, Instant};
 
 use crate::core::Heightmap;
 use crate::core::brush::{BrushParams, Stroke};
-use crate::core::erosion::{Fields, Ledger, Progress, Simulation};
+use crate::core::erosion::{ErosionMaps, Fields, Ledger, Progress, Simulation};
 
 /// Default time between published updates.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -55,6 +55,8 @@ pub struct JobUpdate {
     pub heights: Heightmap,
     /// Model fields, when [`JobShared::want_fields`] was set.
     pub fields: Option<Fields>,
+    /// Per-node erosion/deposition totals so far, when [`JobShared::want_fields`] was set.
+    pub maps: Option<ErosionMaps>,
     /// Books so far.
     pub ledger: Ledger,
     /// Work done / total.
@@ -120,8 +122,10 @@ impl JobShared {
     }
 
     fn publish(&self, sim: &dyn Simulation, steps_per_s: f64, end: Option<JobEnd>) {
-        let fields = self.want_fields.load(Ordering::Relaxed).then(|| sim.fields());
-        let u = JobUpdate { heights: sim.heightmap().clone(), fields, ledger: sim.ledger(), progress: sim.progress(), steps_per_s, end };
+        let want = self.want_fields.load(Ordering::Relaxed);
+        let fields = want.then(|| sim.fields());
+        let maps = want.then(|| sim.maps().clone());
+        let u = JobUpdate { heights: sim.heightmap().clone(), fields, maps, ledger: sim.ledger(), progress: sim.progress(), steps_per_s, end };
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(u);
     }
 

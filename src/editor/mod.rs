@@ -11,6 +11,7 @@
 
 pub mod document;
 pub mod job;
+pub mod look;
 pub mod mesh;
 pub mod persist;
 pub mod schema;

@@ -63,6 +63,8 @@ pub struct Settings {
     pub brush: Option<BrushParams>,
     /// Regenerate as generator sliders move.
     pub live_generate: bool,
+    /// How the terrain is drawn (material, water, sky, overlay).
+    pub look: crate::editor::look::LookParams,
 }
 
 impl Default for Settings {
@@ -76,6 +78,7 @@ impl Default for Settings {
             boundary: Boundary::default(),
             brush: None,
             live_generate: true,
+            look: Default::default(),
         }
     }
 }

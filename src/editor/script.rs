@@ -67,6 +67,12 @@ pub enum Action {
     Screenshot(PathBuf),
     /// Let this many frames pass.
     WaitFrames(u32),
+    /// Set how the terrain is drawn, as the panel's look sections do (fields not given take
+    /// their defaults).
+    Look(crate::editor::look::LookParams),
+    /// Place the orbit camera: `yaw` around +Y and `pitch` above the horizon (radians), at
+    /// `zoom` times the distance that frames the whole map, looking at the map's centre.
+    Camera { yaw: f32, pitch: f32, zoom: f32 },
     /// Write frame times so far (idle vs simulating) as JSON.
     FrameReport(PathBuf),
     /// Close the window (unsaved work is autosaved first).
