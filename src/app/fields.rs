@@ -16,8 +16,27 @@ pub struct FieldsPlugin;
 
 impl Plugin for FieldsPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<SimFields>().add_systems(Update, drop_fields_of_another_size);
+        app.init_resource::<SimFields>()
+            .add_systems(PreStartup, create_overlay_texture)
+            .add_systems(Update, drop_fields_of_another_size);
     }
+}
+
+/// The data overlay drawn over the terrain: an RGBA image with one texel per node (texel `(x, y)`
+/// is node `(x, y)`; alpha is the overlay's own coverage), blended over the lit terrain colour at
+/// `opacity` (0 = hidden). The overlay plugin fills it; the terrain material samples it.
+#[derive(Resource, Clone, Debug)]
+pub struct OverlayTexture {
+    pub image: Handle<Image>,
+    /// 0 ..= 1; 0 hides the overlay.
+    pub opacity: f32,
+}
+
+fn create_overlay_texture(mut commands: Commands, mut images: ResMut<Assets<Image>>) {
+    use bevy::asset::RenderAssetUsages;
+    use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
+    let image = Image::new_fill(Extent3d { width: 1, height: 1, depth_or_array_layers: 1 }, TextureDimension::D2, &[0, 0, 0, 0], TextureFormat::Rgba8UnormSrgb, RenderAssetUsages::default());
+    commands.insert_resource(OverlayTexture { image: images.add(image), opacity: 0.0 });
 }
 
 /// The newest per-node data, row-major like the heightmap (`width × height` values each).

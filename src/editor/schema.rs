@@ -51,6 +51,11 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("core/erosion/thermal.rs", include_str!("../core/erosion/thermal.rs")),
     ("core/erosion/stream_power/mod.rs", include_str!("../core/erosion/stream_power/mod.rs")),
     ("core/brush.rs", include_str!("../core/brush.rs")),
+    ("editor/look/mod.rs", include_str!("look/mod.rs")),
+    ("editor/look/material.rs", include_str!("look/material.rs")),
+    ("editor/look/water.rs", include_str!("look/water.rs")),
+    ("editor/look/sky.rs", include_str!("look/sky.rs")),
+    ("editor/look/overlay.rs", include_str!("look/overlay.rs")),
 ];
 
 /// The top-level parameter types the editor edits (each has an entry in [`default_json`]).
@@ -63,6 +68,10 @@ pub const TOP_LEVEL: &[&str] = &[
     "StreamPowerParams",
     "Boundary",
     "BrushParams",
+    "MaterialParams",
+    "WaterParams",
+    "SkyParams",
+    "OverlayParams",
 ];
 
 /// One named field of a struct (or of a struct-like enum variant).
@@ -945,6 +954,12 @@ fn named_default(name: &str) -> Option<Value> {
         "BrushParams" => to_json(BrushParams::default()),
         "BrushKind" => to_json(BrushKind::default()),
         "Falloff" => to_json(Falloff::default()),
+        // Look (issue #5). Each look file registers its nested types here too.
+        "LookParams" => to_json(crate::editor::look::LookParams::default()),
+        "MaterialParams" => to_json(crate::editor::look::MaterialParams::default()),
+        "WaterParams" => to_json(crate::editor::look::WaterParams::default()),
+        "SkyParams" => to_json(crate::editor::look::SkyParams::default()),
+        "OverlayParams" => to_json(crate::editor::look::OverlayParams::default()),
         _ => None,
     }
 }
