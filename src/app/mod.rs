@@ -27,12 +27,17 @@ pub mod commands;
 pub mod fields;
 pub mod files;
 pub mod generation;
+pub mod overlay;
+pub mod material;
 pub mod param_editor;
 pub mod script;
+pub mod shaders;
 pub mod simulation;
+pub mod sky;
 pub mod terrain_mesh;
 pub mod tools;
 pub mod ui;
+pub mod water;
 
 /// Quads along one side of a mesh chunk. Neighbouring chunks share their border vertices.
 pub const CHUNK_QUADS: usize = 64;
@@ -194,11 +199,16 @@ impl PluginGroup for EditorPlugins {
     fn build(self) -> PluginGroupBuilder {
         PluginGroupBuilder::start::<Self>()
             .add(commands::CommandsPlugin)
+            .add(shaders::ShadersPlugin)
+            .add(material::TerrainMaterialPlugin)
             .add(terrain_mesh::TerrainMeshPlugin)
             .add(camera::CameraPlugin)
             .add(generation::GenerationPlugin)
             .add(simulation::SimulationPlugin)
             .add(fields::FieldsPlugin)
+            .add(overlay::OverlayPlugin)
+            .add(sky::SkyPlugin)
+            .add(water::WaterPlugin)
             .add(tools::ToolsPlugin)
             .add(files::FilesPlugin)
             .add(ui::UiPlugin)

@@ -17,6 +17,7 @@
 //! - enums: a ComboBox of the variants (hover = variant doc); switching fills the variant's
 //!   default payload, then the payload's editor; `[T; N]`: a row of editors;
 //!   `Vec<struct>`: a list with Remove / Add buttons; `Vec<f32>`: "map of N values", read-only;
+//! - `[f32; 3]` fields whose doc says "colour": a colour button with egui's sRGB picker;
 //! - anything else: a read-only label (never a panic).
 //!
 //! Widget ids are kept unique by `push_id` with the caller's `id_salt` and each field name /
@@ -176,7 +177,9 @@ fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Val
                         Some(fv) => {
                             let ty = Ty::parse(&f.ty);
                             let range = parse_range(&f.doc);
-                            changed |= ui.push_id(&f.name, |ui| edit_ty(ui, schema, &ty, fv, range)).inner;
+                            changed |= ui
+                                .push_id(&f.name, |ui| if is_colour(f) { edit_colour(ui, fv) } else { edit_ty(ui, schema, &ty, fv, range) })
+                                .inner;
                         }
                         None => {
                             ui.weak("(missing)");
@@ -447,6 +450,38 @@ fn edit_array(ui: &mut egui::Ui, schema: &Schema, inner: &Ty, v: &mut Value, ran
 }
 
 // ---------------------------------------------------------------------------------------------
+// Colours.
+
+/// True for an `[f32; 3]` field whose doc calls it a colour (sRGB, each channel `0 ..= 1`).
+fn is_colour(f: &Field) -> bool {
+    f.ty == "[f32;3]" && {
+        let d = f.doc.to_lowercase();
+        d.contains("colour") || d.contains("color")
+    }
+}
+
+/// A colour button with egui's picker (sRGB), plus the three numbers on hover. Values outside
+/// `0 ..= 1` or not numbers show clamped and are written back only when the user picks a colour.
+fn edit_colour(ui: &mut egui::Ui, v: &mut Value) -> bool {
+    let Some(items) = v.as_array_mut().filter(|a| a.len() == 3) else { return read_only(ui, v) };
+    let mut rgb = [0u8; 3];
+    for (c, item) in rgb.iter_mut().zip(items.iter()) {
+        *c = (item.as_f64().unwrap_or(0.0).clamp(0.0, 1.0) * 255.0).round() as u8;
+    }
+    let before = rgb;
+    let text = format!("sRGB {:.2}, {:.2}, {:.2}", rgb[0] as f32 / 255.0, rgb[1] as f32 / 255.0, rgb[2] as f32 / 255.0);
+    ui.color_edit_button_srgb(&mut rgb).on_hover_text(text);
+    if rgb == before {
+        return false;
+    }
+    for (c, item) in rgb.iter().zip(items.iter_mut()) {
+        // Two decimals are exact enough for a colour and keep presets readable.
+        *item = Value::from(((*c as f64 / 255.0) * 1000.0).round() / 1000.0);
+    }
+    true
+}
+
+// ---------------------------------------------------------------------------------------------
 // Primitives.
 
 /// Drag speed for a float: half a percent of its magnitude per point, or a thousandth of the
@@ -650,6 +685,20 @@ mod tests {
             DropletParams { min_height: Some(-3.0), blur_changes: Some(1.5), ..Default::default() },
         );
         assert_untouched("BrushParams", BrushParams { flatten_height: Some(12.0), ..Default::default() });
+    }
+
+    #[test]
+    fn material_colours_get_pickers_and_draw_without_change() {
+        use crate::editor::look::MaterialParams;
+        assert_untouched("MaterialParams", MaterialParams::default());
+        // Out-of-range colours are shown clamped but not rewritten without input.
+        let mut m = MaterialParams::default();
+        m.sand.color = [1.5, -0.2, 0.5];
+        assert_untouched("MaterialParams", m);
+        let schema = Schema::global();
+        let Some(TypeKind::Struct(fields)) = schema.get("TerrainLayer").map(|d| &d.kind) else { panic!("TerrainLayer not parsed") };
+        let colours: Vec<&str> = fields.iter().filter(|f| is_colour(f)).map(|f| f.name.as_str()).collect();
+        assert_eq!(colours, ["color", "variation"]);
     }
 
     #[test]

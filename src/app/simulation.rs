@@ -87,6 +87,7 @@ fn start_simulation(
     mut terrain: ResMut<EditorTerrain>,
     mut status: ResMut<StatusLine>,
     mut fields: ResMut<SimFields>,
+    panel: Option<Res<super::ui::PanelState>>,
 ) {
     for cmd in cmds.read() {
         match cmd {
@@ -99,7 +100,17 @@ fn start_simulation(
                 let change = terrain.doc.end_stroke();
                 terrain.refresh(change);
                 let base = terrain.map().clone();
-                let inputs_hardness: Option<Vec<f32>> = None;
+                // The Erosion section's hardness map (none when it is uniformly 1).
+                let inputs_hardness: Option<Vec<f32>> = match panel.as_deref().map(|p| &p.hardness).filter(|h| !h.is_neutral()) {
+                    None => None,
+                    Some(h) => match erosion::hardness::hardness_map(&base, h) {
+                        Ok(map) => Some(map),
+                        Err(e) => {
+                            status.error(format!("Simulate: hardness map: {e}"));
+                            continue;
+                        }
+                    },
+                };
                 let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed };
                 match erosion::build(base.clone(), model, inputs) {
                     Ok(job) => {

@@ -1,4 +1,4 @@
-//! The terrain as a chunked triangle mesh, lit by a sun with shadows and an ambient term.
+//! The terrain as a chunked triangle mesh (lit by the sun and sky of `super::sky`).
 //!
 //! The geometry (positions, normals, colours, indices) is built by Bevy-free code in
 //! [`crate::editor::mesh`], benchmarked in `benches/brush.rs`; this plugin wraps it in meshes.
@@ -7,30 +7,27 @@
 //! neighbouring chunks share their border vertices and the surface has no cracks. Node `(x, y)`
 //! sits at world `(x·cell, h, y·cell)` (Bevy is y-up; our second horizontal axis is world z).
 //! Normals come from [`Heightmap::normal`] over the whole map, so borders shade seamlessly.
-//! Colours are per vertex, by height within the map's range (sand, grass, rock, snow) with
-//! steep slopes turned to rock; the material is a plain white `StandardMaterial`.
+//! Chunks use the splatting material of [`super::material`] (`shaders/terrain.wgsl`); the
+//! per-vertex colours (a height ramp) remain as its fallback when splatting is switched off.
 //!
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
 
 use bevy::asset::RenderAssetUsages;
-use bevy::light::CascadeShadowConfigBuilder;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
 
+use super::material::TerrainMaterial;
 use super::{CHUNK_QUADS, EditorTerrain};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
 use crate::editor::mesh::chunk_geometry;
 
-/// Builds and refreshes the terrain mesh and sets up the lights.
+/// Builds and refreshes the terrain mesh.
 pub struct TerrainMeshPlugin;
 
 impl Plugin for TerrainMeshPlugin {
     fn build(&self, app: &mut App) {
-        app.insert_resource(GlobalAmbientLight { color: Color::srgb(0.75, 0.82, 1.0), brightness: 400.0, ..default() })
-            .insert_resource(ClearColor(Color::srgb(0.55, 0.70, 0.88)))
-            .add_systems(Startup, (create_material, spawn_lights))
-            .add_systems(Update, rebuild_dirty_chunks);
+        app.add_systems(Update, rebuild_dirty_chunks);
     }
 }
 
@@ -41,41 +38,18 @@ pub struct TerrainChunk {
     pub cy: usize,
 }
 
-/// The material every chunk shares.
-#[derive(Resource)]
-pub struct TerrainMaterial(pub Handle<StandardMaterial>);
-
-fn create_material(mut commands: Commands, mut materials: ResMut<Assets<StandardMaterial>>) {
-    let handle = materials.add(StandardMaterial { base_color: Color::WHITE, perceptual_roughness: 0.9, ..default() });
-    commands.insert_resource(TerrainMaterial(handle));
-}
-
-fn spawn_lights(mut commands: Commands, terrain: Res<EditorTerrain>) {
-    let extent = terrain.map().width.max(terrain.map().height) as f32 * terrain.map().cell_size;
-    let shadows = CascadeShadowConfigBuilder {
-        maximum_distance: extent * 3.0,
-        first_cascade_far_bound: extent * 0.5,
-        ..default()
-    }
-    .build();
-    commands.spawn((
-        DirectionalLight { illuminance: 9000.0, shadow_maps_enabled: true, ..default() },
-        Transform::from_xyz(1.0, 1.3, 0.3).looking_at(Vec3::ZERO, Vec3::Y),
-        shadows,
-    ));
-}
-
 /// Respawns every chunk after a relayout, otherwise swaps in fresh meshes for the dirty ones.
 fn rebuild_dirty_chunks(
     mut commands: Commands,
     mut terrain: ResMut<EditorTerrain>,
     mut meshes: ResMut<Assets<Mesh>>,
-    material: Res<TerrainMaterial>,
+    material: Option<Res<TerrainMaterial>>,
     chunks: Query<(Entity, &TerrainChunk)>,
 ) {
     if !terrain.relayout && terrain.dirty.is_empty() {
         return;
     }
+    let Some(material) = material else { return };
     let terrain = &mut *terrain;
     if terrain.relayout {
         for (entity, _) in &chunks {

@@ -190,7 +190,11 @@ pub fn brush_label(kind: BrushKind) -> &'static str {
 }
 
 /// Draws the brush outline on the terrain: a ring following the surface, and a dot at the centre.
-fn draw_brush_ring(pointer: Res<Pointer>, tool: Res<BrushTool>, terrain: Res<EditorTerrain>, mut gizmos: Gizmos) {
+/// Off when the View section's brush ring toggle ([`crate::editor::look::OverlayParams::brush_ring`]) is.
+fn draw_brush_ring(pointer: Res<Pointer>, tool: Res<BrushTool>, terrain: Res<EditorTerrain>, look: Option<Res<super::Look>>, mut gizmos: Gizmos) {
+    if look.is_some_and(|l| !l.0.overlay.brush_ring) {
+        return;
+    }
     let Some(hit) = pointer.hit else { return };
     let map = terrain.map();
     let c = map.cell_size;

@@ -101,6 +101,8 @@ pub struct PanelState {
     pub export_unreal: bool,
     /// Mesh export: keep every n-th node (1 = all).
     pub export_decimate: usize,
+    /// The hardness (erodibility) map the next simulation uses (Erosion ▸ Hardness).
+    pub hardness: crate::core::erosion::hardness::HardnessParams,
 }
 
 impl Default for PanelState {
@@ -137,6 +139,7 @@ impl PanelState {
             preset_msg: None,
             export_unreal: false,
             export_decimate: 1,
+            hardness: s.hardness.clone(),
         }
     }
 
@@ -147,6 +150,7 @@ impl PanelState {
         s.model = self.model;
         s.boundary = self.boundary;
         s.live_generate = self.live;
+        s.hardness = self.hardness.clone();
     }
 }
 
@@ -193,6 +197,7 @@ fn draw_side_panel(
     time: Res<Time>,
     mut out: MessageWriter<EditorCommand>,
     mut width: ResMut<PanelWidth>,
+    mut look: ResMut<super::Look>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -222,7 +227,10 @@ fn draw_side_panel(
             generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
             erosion_section(ui, panel, &sim, &mut out);
             brush_section(ui, panel, &mut tool);
-            view_section(ui);
+            super::overlay::view_section(ui, &mut look);
+            super::material::material_section(ui, &mut look);
+            super::sky::sky_section(ui, &mut look, &mut panel.preset_path, &mut panel.preset_msg);
+            super::water::water_section(ui, &mut look, &mut panel.preset_path, &mut panel.preset_msg);
             help_section(ui);
         });
     });
@@ -443,6 +451,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                     panel.model_error = Some(e);
                 }
             });
+            ui.collapsing("Hardness", |ui| super::overlay::hardness_editor(ui, panel));
             let (models, path, msg) = (&mut panel.models, &mut panel.preset_path, &mut panel.preset_msg);
             match &mut models[i] {
                 ModelParams::Droplet(p) => preset_row(ui, "erode", "droplet", p, path, msg),
@@ -469,7 +478,7 @@ pub fn presets_dir() -> PathBuf {
 /// A row to load a shipped preset of kind `sub` (`generate`, `erode`, `brush`) whose file name
 /// contains `name_has` (erosion presets are named after their model) into `value`, or save
 /// `value` as a preset to the path typed in the panel.
-fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
+pub(crate) fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
     ui: &mut egui::Ui,
     sub: &str,
     name_has: &str,
@@ -514,7 +523,7 @@ fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
     loaded
 }
 
-fn preset_message(ui: &mut egui::Ui, msg: &Option<(String, bool)>) {
+pub(crate) fn preset_message(ui: &mut egui::Ui, msg: &Option<(String, bool)>) {
     if let Some((m, err)) = msg {
         let c = if *err { egui::Color32::LIGHT_RED } else { ui.visuals().weak_text_color() };
         ui.colored_label(c, m);
@@ -543,12 +552,6 @@ fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool
         if let Some(e) = &panel.brush_error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
-    });
-}
-
-fn view_section(ui: &mut egui::Ui) {
-    egui::CollapsingHeader::new("View").default_open(false).show(ui, |ui| {
-        ui.label("Overlays (flow, water depth, erosion/deposition) are not drawn yet; the CLI exports them as PNGs (`talus erode --flow-map … --erosion-map …`).");
     });
 }
 

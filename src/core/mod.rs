@@ -6,6 +6,7 @@ pub mod filter;
 pub mod generate;
 pub mod heightmap;
 pub mod io;
+pub mod jfa;
 pub mod raycast;
 pub mod rng;
 pub mod undo;

@@ -6,6 +6,8 @@
 //! - [`document`]: the open terrain with its undo history and file state.
 //! - [`job`]: a simulation running in the background, streaming updates, pausable, cancellable.
 //! - [`mesh`]: terrain chunk geometry (vertices, normals, colours) for the 3-D view.
+//! - [`overlay`]: the data overlays (flow, water, erosion, masks, hardness): colour ramps, the
+//!   per-node RGBA image and its legend.
 //! - [`persist`]: settings, recent files, autosave.
 //! - [`script`]: scripted sessions that drive the real window.
 
@@ -13,6 +15,7 @@ pub mod document;
 pub mod job;
 pub mod look;
 pub mod mesh;
+pub mod overlay;
 pub mod persist;
 pub mod schema;
 pub mod script;

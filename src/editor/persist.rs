@@ -65,6 +65,8 @@ pub struct Settings {
     pub live_generate: bool,
     /// How the terrain is drawn (material, water, sky, overlay).
     pub look: crate::editor::look::LookParams,
+    /// Hardness (erodibility) map settings last used (simulation input).
+    pub hardness: crate::core::erosion::hardness::HardnessParams,
 }
 
 impl Default for Settings {
@@ -79,6 +81,7 @@ impl Default for Settings {
             brush: None,
             live_generate: true,
             look: Default::default(),
+            hardness: Default::default(),
         }
     }
 }
@@ -149,6 +152,9 @@ impl Settings {
         self.recent.truncate(MAX_RECENT);
         if self.model >= self.models.len() {
             self.model = 0;
+        }
+        if self.hardness.validate().is_err() {
+            self.hardness = Default::default();
         }
     }
 }

@@ -49,6 +49,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("core/erosion/snowball.rs", include_str!("../core/erosion/snowball.rs")),
     ("core/erosion/pipe.rs", include_str!("../core/erosion/pipe.rs")),
     ("core/erosion/thermal.rs", include_str!("../core/erosion/thermal.rs")),
+    ("core/erosion/hardness.rs", include_str!("../core/erosion/hardness.rs")),
     ("core/erosion/stream_power/mod.rs", include_str!("../core/erosion/stream_power/mod.rs")),
     ("core/brush.rs", include_str!("../core/brush.rs")),
     ("editor/look/mod.rs", include_str!("look/mod.rs")),
@@ -72,6 +73,7 @@ pub const TOP_LEVEL: &[&str] = &[
     "WaterParams",
     "SkyParams",
     "OverlayParams",
+    "HardnessParams",
 ];
 
 /// One named field of a struct (or of a struct-like enum variant).
@@ -957,9 +959,27 @@ fn named_default(name: &str) -> Option<Value> {
         // Look (issue #5). Each look file registers its nested types here too.
         "LookParams" => to_json(crate::editor::look::LookParams::default()),
         "MaterialParams" => to_json(crate::editor::look::MaterialParams::default()),
+        "TerrainLayer" => to_json(crate::editor::look::material::TerrainLayer::default()),
+        "LayerBands" => to_json(crate::editor::look::material::LayerBands::default()),
+        "SedimentParams" => to_json(crate::editor::look::material::SedimentParams::default()),
+        "WetParams" => to_json(crate::editor::look::material::WetParams::default()),
+        "BiomeParams" => to_json(crate::editor::look::material::BiomeParams::default()),
+        "DetailParams" => to_json(crate::editor::look::material::DetailParams::default()),
         "WaterParams" => to_json(crate::editor::look::WaterParams::default()),
         "SkyParams" => to_json(crate::editor::look::SkyParams::default()),
+        "SunParams" => to_json(crate::editor::look::sky::SunParams::default()),
+        "ShadowParams" => to_json(crate::editor::look::sky::ShadowParams::default()),
+        "ShadowFilter" => to_json(crate::editor::look::sky::ShadowFilter::default()),
+        "AtmosphereParams" => to_json(crate::editor::look::sky::AtmosphereParams::default()),
+        "LightShaftParams" => to_json(crate::editor::look::sky::LightShaftParams::default()),
+        "ViewParams" => to_json(crate::editor::look::sky::ViewParams::default()),
+        "Antialias" => to_json(crate::editor::look::sky::Antialias::default()),
+        "ToneMapping" => to_json(crate::editor::look::sky::ToneMapping::default()),
         "OverlayParams" => to_json(crate::editor::look::OverlayParams::default()),
+        "OverlayKind" => to_json(crate::editor::look::overlay::OverlayKind::default()),
+        "LakeSource" => to_json(crate::editor::look::overlay::LakeSource::default()),
+        "HardnessParams" => to_json(crate::core::erosion::hardness::HardnessParams::default()),
+        "HardnessMode" => to_json(crate::core::erosion::hardness::HardnessMode::default()),
         _ => None,
     }
 }

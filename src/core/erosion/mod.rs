@@ -22,6 +22,7 @@ use serde::{Deserialize, Serialize};
 use super::heightmap::Heightmap;
 
 pub mod droplet;
+pub mod hardness;
 pub mod masks;
 pub mod snowball;
 pub mod pipe;
