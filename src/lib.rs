@@ -2,5 +2,7 @@
 pub mod cli;
 pub mod core;
 pub mod editor;
+#[cfg(feature = "gpu")]
+pub mod gpu;
 #[cfg(feature = "editor")]
 pub mod app;

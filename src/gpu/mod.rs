@@ -1,0 +1,11 @@
+//! GPU erosion with wgpu compute shaders (issue #7). No Bevy here: the CLI uses it too.
+//!
+//! * [`context`]: instance → adapter → device/queue, typed [`GpuError`]s, buffer helpers.
+//!
+//! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
+//! `include_str!`, so the binary runs anywhere. The CPU models in [`crate::core::erosion`] are the
+//! reference; every GPU model implements the same [`crate::core::erosion::Simulation`] trait.
+
+pub mod context;
+
+pub use context::{AdapterChoice, AdapterSummary, GpuContext, GpuError};
