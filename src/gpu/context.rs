@@ -301,13 +301,24 @@ impl GpuContext {
         module: &wgpu::ShaderModule,
         entry: &str,
     ) -> Result<wgpu::ComputePipeline, GpuError> {
+        self.compute_pipeline_with(label, module, entry, &[])
+    }
+
+    /// [`Self::compute_pipeline`] with values for the module's `override` constants.
+    pub fn compute_pipeline_with(
+        &self,
+        label: &str,
+        module: &wgpu::ShaderModule,
+        entry: &str,
+        constants: &[(&str, f64)],
+    ) -> Result<wgpu::ComputePipeline, GpuError> {
         self.scoped(label, |d| {
             d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
                 label: Some(label),
                 layout: None,
                 module,
                 entry_point: Some(entry),
-                compilation_options: Default::default(),
+                compilation_options: wgpu::PipelineCompilationOptions { constants, ..Default::default() },
                 cache: None,
             })
         })
