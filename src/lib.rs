@@ -1,4 +1,5 @@
 //! Talus: a terrain editor. `core` is pure Rust (no Bevy); `app` is the Bevy front end.
+pub mod backend;
 pub mod cli;
 pub mod core;
 pub mod editor;

@@ -222,6 +222,8 @@ struct Cache {
     uv: Vec<[f32; 2]>,
     s: Vec<f32>,
     sums: [f64; SLOTS],
+    /// Work done when it was read.
+    done: u64,
 }
 
 /// The pipe model (with optional interleaved thermal erosion) or thermal erosion alone, on the
@@ -514,6 +516,12 @@ impl GpuErosionJob {
         self.fault.as_ref()
     }
 
+    /// Work done at the state [`Simulation::heightmap`] shows: after a fault, the last state
+    /// read back before it.
+    pub fn snapshot_done(&self) -> u64 {
+        if self.fault.is_some() { self.last_good.as_ref().map_or(0, |c| c.done) } else { self.done }
+    }
+
     /// The adapter the job runs on.
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.ctx
@@ -600,7 +608,7 @@ impl GpuErosionJob {
         for (k, sum) in sums.iter_mut().enumerate() {
             *sum = raw[k * g * 2..(k + 1) * g * 2].chunks_exact(2).map(|p| p[0] as f64 + p[1] as f64).sum();
         }
-        Ok(Cache { hm, maps, d, uv, s, sums })
+        Ok(Cache { hm, maps, d, uv, s, sums, done: self.done })
     }
 
     /// The snapshot, read back on first use after a step; after a fault, the last good one.
@@ -620,6 +628,16 @@ impl GpuErosionJob {
             }
         }
         self.cache.get()
+    }
+
+    /// Marks the job as failed, as a lost device would (tests of the fallback path).
+    #[cfg(test)]
+    pub(crate) fn inject_fault(&mut self, e: GpuError) {
+        let now = self.cache.take().or_else(|| self.read_back().ok());
+        if now.is_some() {
+            self.last_good = now;
+        }
+        self.fail(e);
     }
 
     fn fail(&mut self, e: GpuError) {
