@@ -599,10 +599,10 @@ impl GpuDropletJob {
         let b = self.read_books()?;
         self.ledger = self.gpu_ledger(self.ledger.volume_after);
         self.cache.books = OnceLock::new();
-        if let Some(dev) = &self.dev {
-            if b != [0; 5] {
-                dev.ctx.write(&dev.books, 0, &[0u32; BOOK_WORDS]);
-            }
+        if let Some(dev) = &self.dev
+            && b != [0; 5]
+        {
+            dev.ctx.write(&dev.books, 0, &[0u32; BOOK_WORDS]);
         }
         Ok(())
     }
