@@ -379,6 +379,15 @@ impl GpuErosionJob {
         // Buffers (sizes checked against the limits first: a map too large is a typed error).
         let nb = n as u64;
         let small = 16u64;
+        let max_groups = ctx.limits().max_compute_workgroups_per_dimension;
+        if gx.max(gy) > max_groups {
+            return Err(GpuError::TooLarge {
+                what: "map side (workgroups per dimension)".into(),
+                bytes: gx.max(gy) as u64,
+                limit: max_groups as u64,
+            }
+            .into());
+        }
         ctx.check_fits("flux buffer", nb * 16)?;
         let params = ctx.uniform_buffer("pipe params", &gp)?;
         let b0 = ctx.storage_buffer_init("terrain 0", &terrain.data)?;
