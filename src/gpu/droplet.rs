@@ -615,6 +615,7 @@ impl GpuDropletJob {
         let base_ledger = if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
         let maps = self.gpu_maps().to_vec();
         let base_done = self.done;
+        eprintln!("talus: {err}; droplets continue on the CPU from droplet {base_done}");
         self.fault = Some(err);
         self.dev = None;
         let mut params = self.params.clone();
