@@ -152,7 +152,7 @@ impl GpuContext {
                 GpuError::NoAdapter(if seen.is_empty() {
                     "no Vulkan/Metal/DX12 adapter found (is a GPU driver installed?)".into()
                 } else {
-                    format!("only software adapters found ({}); pass --backend gpu with software allowed to use them", seen.join("; "))
+                    format!("only software adapters found ({}), used only when allowed (talus erode --gpu-software, or TALUS_GPU_SOFTWARE=1)", seen.join("; "))
                 })
             })?;
         let info = summary(&adapter.get_info());
