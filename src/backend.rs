@@ -136,7 +136,7 @@ pub mod gpu {
 
     use super::*;
     use crate::core::erosion::{ErosionMaps, Fields, Ledger, Progress};
-    use crate::gpu::{AdapterChoice, GpuContext, GpuErosionJob, GpuJobError};
+    use crate::gpu::{AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuJobError};
 
     /// What [`build`] made of a request.
     pub(super) enum Outcome {
@@ -166,7 +166,7 @@ pub mod gpu {
         let model = match params {
             ModelParams::Pipe(_) => "pipe",
             ModelParams::Thermal(_) => "thermal",
-            ModelParams::Droplet(_) => return Outcome::Unavailable("the droplet model has no GPU version in this build".into()),
+            ModelParams::Droplet(_) => "droplet",
             ModelParams::Snowball(_) => return Outcome::Unavailable("the snowball model has no GPU version".into()),
             ModelParams::StreamPower(_) => return Outcome::Unavailable("the stream-power model has no GPU version".into()),
         };
@@ -176,6 +176,14 @@ pub mod gpu {
             Err(e) => return Outcome::Unavailable(e.to_string()),
         };
         let adapter = ctx.info().to_string();
+        if let ModelParams::Droplet(p) = params {
+            // The droplet job carries its own CPU fallback for a device lost mid-run.
+            return match GpuDropletJob::new(ctx, terrain.clone(), p.clone(), inputs.clone(), Default::default()) {
+                Ok(j) => Outcome::Built(Box::new(j), adapter),
+                Err(GpuDropletError::Job(e)) => Outcome::Invalid(e),
+                Err(GpuDropletError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
+            };
+        }
         let job = match params {
             ModelParams::Pipe(p) => GpuErosionJob::pipe(ctx, terrain.clone(), p.clone(), inputs.clone()),
             ModelParams::Thermal(p) => GpuErosionJob::thermal(ctx, terrain.clone(), p.clone(), inputs.clone()),
@@ -417,5 +425,18 @@ mod tests {
                 assert!(used.note.as_deref().is_some_and(|n| n.contains("auto")), "{used}");
             }
         }
+    }
+
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn droplets_run_on_the_gpu_backend() {
+        let Some(_) = crate::gpu::context::test_context() else { return };
+        let p = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { droplets: 2000, ..Default::default() });
+        let (mut sim, used) =
+            build_with_backend_opts(hm(), &p, JobInputs::default(), Backend::Gpu, BackendOptions { allow_software: true }).unwrap();
+        assert_eq!(used.backend, Backend::Gpu, "{used}");
+        erosion::run(sim.as_mut(), &Default::default(), |_| {});
+        assert!(sim.is_done());
+        assert!(sim.ledger().eroded > 0.0, "the droplets eroded nothing");
     }
 }

@@ -419,7 +419,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
         });
         if sim.running() || sim.progress.total > 0 {
             let p = sim.progress;
-            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1} steps/s", p.done, p.total, sim.steps_per_s)));
+            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)));
             let l = &sim.ledger;
             egui::Grid::new("ledger").num_columns(2).show(ui, |ui| {
                 for (name, v, tip) in [
