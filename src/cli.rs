@@ -18,6 +18,7 @@ use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
 
+use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
 use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd};
 use crate::core::generate::{self, Base, GenerateParams};
 use crate::core::io::{atomic::write_atomic, bhef, interop, normal_map, preview, sidecar};
@@ -302,6 +303,15 @@ pub struct ErodeArgs {
     /// On Ctrl+C, still save what was computed so far (default: save nothing).
     #[arg(long)]
     pub keep_partial: bool,
+    /// Where the model runs: `cpu` (the reference), `gpu` (wgpu compute; falls back to the CPU
+    /// with a message when no GPU can run it) or `auto` (a hardware GPU when present). Pipe and
+    /// thermal have GPU versions.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// Let `--backend gpu|auto` use a software adapter (Mesa lavapipe, WARP), e.g. for testing
+    /// without a GPU; slower than the CPU models. Same as TALUS_GPU_SOFTWARE=1.
+    #[arg(long)]
+    pub gpu_software: bool,
 }
 
 /// A user-facing error: printed to stderr, exit code 1.
@@ -768,7 +778,11 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         // A second Ctrl+C while a handler is already installed (tests calling twice) is harmless.
         let _ = ctrlc::set_handler(move || c.store(true, Ordering::SeqCst));
     }
-    let mut sim = erosion::build(hm, &params, inputs)?;
+    let opts = BackendOptions { allow_software: a.gpu_software || BackendOptions::from_env().allow_software };
+    let (mut sim, used) = build_with_backend_opts(hm, &params, inputs, a.backend, opts)?;
+    if a.backend != Backend::Cpu || used.backend != Backend::Cpu {
+        eprintln!("backend: {used}");
+    }
     let total = sim.progress().total;
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
@@ -794,6 +808,7 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         #[derive(Serialize)]
         struct Report<'a> {
             model: String,
+            backend: String,
             params: &'a ModelParams,
             seed: u64,
             done: u64,
@@ -806,6 +821,7 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         }
         let rep = Report {
             model: format!("{:?}", a.model),
+            backend: used.to_string(),
             params: &params,
             seed,
             done: p.done,

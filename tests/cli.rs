@@ -139,3 +139,33 @@ fn convert_round_trips_resizes_and_explains_errors() {
     let bare = talus::core::io::bhef::load(&p.join("bare.bhef")).unwrap();
     assert_eq!((bare.width, bare.height, bare.stats().min, bare.stats().max), (100, 60, 0.0, 10.0));
 }
+
+/// `erode --backend gpu` says where it ran: on the GPU when this build has the `gpu` feature and
+/// an adapter opens (software allowed here), otherwise on the CPU with the reason. Either way the
+/// result is written and its books close.
+#[test]
+fn erode_backend_reports_where_it_ran() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "5", "--out", "a.bhef"], p));
+    let run = talus(&["erode", "--model", "pipe", "--backend", "gpu", "--gpu-software", "--in", "a.bhef", "--out", "g.bhef", "--steps", "20", "--report", "g.json"], p);
+    ok(&run);
+    let err = String::from_utf8_lossy(&run.stderr);
+    let line = err.lines().find(|l| l.starts_with("backend: ")).unwrap_or_else(|| panic!("no backend line in {err}"));
+    let r: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join("g.json")).unwrap()).unwrap();
+    let backend = r["backend"].as_str().unwrap();
+    assert_eq!(line.trim_start_matches("backend: "), backend);
+    let required = std::env::var("TALUS_REQUIRE_GPU_TESTS").is_ok_and(|v| v == "1");
+    if cfg!(feature = "gpu") && required {
+        assert!(backend.starts_with("GPU: "), "{backend}");
+    } else if !backend.starts_with("GPU") {
+        assert!(backend.starts_with("CPU (") && backend.len() > 10, "a fallback must say why: {backend}");
+    }
+    let moved = r["ledger"]["eroded"].as_f64().unwrap();
+    assert!(moved > 0.0);
+    assert!(r["terrain_error"].as_f64().unwrap().abs() < 1e-4 * moved && r["material_error"].as_f64().unwrap().abs() < 1e-4 * moved, "{r}");
+    // The CPU default prints nothing about backends.
+    let cpu = talus(&["erode", "--model", "pipe", "--in", "a.bhef", "--out", "c.bhef", "--steps", "20"], p);
+    ok(&cpu);
+    assert!(!String::from_utf8_lossy(&cpu.stderr).contains("backend:"));
+}

@@ -63,7 +63,7 @@ pub enum EditorCommand {
     Undo,
     Redo,
     /// Start a simulation of the current map.
-    Simulate { model: ModelParams, boundary: Boundary, seed: u64 },
+    Simulate { model: ModelParams, boundary: Boundary, seed: u64, backend: crate::backend::Backend },
     /// Pause (true) or resume (false) the running simulation.
     SetPaused(bool),
     /// Stop the running simulation between two steps, keeping what it did.

@@ -231,7 +231,7 @@ fn run_script(
             Some(Step::Stroke { points, i: 0, t0, dt })
         }
         Action::Simulate { model, seed } => {
-            out.write(EditorCommand::Simulate { model, boundary: panel.boundary, seed });
+            out.write(EditorCommand::Simulate { model, boundary: panel.boundary, seed, backend: panel.backend });
             Some(Step::SimulationStarting(sim.started, 0))
         }
         Action::WaitSimulation => Some(Step::Simulating),

@@ -24,7 +24,8 @@ use super::commands::EditorCommand;
 use super::fields::SimFields;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
-use crate::core::erosion::{self, JobInputs, Ledger, ModelParams, Progress};
+use crate::backend::build_with_backend;
+use crate::core::erosion::{JobInputs, Ledger, ModelParams, Progress};
 use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
 
 /// Starts, streams, pauses and cancels simulations.
@@ -57,6 +58,8 @@ pub struct SimState {
     pub updates_shown: usize,
     /// Runs started since start (a script waits for this to grow after Simulate).
     pub started: u64,
+    /// Where the newest run runs ("CPU", "GPU: <adapter>", with a fallback note if any).
+    pub backend_used: String,
 }
 
 impl SimState {
@@ -91,7 +94,7 @@ fn start_simulation(
 ) {
     for cmd in cmds.read() {
         match cmd {
-            EditorCommand::Simulate { model, boundary, seed } => {
+            EditorCommand::Simulate { model, boundary, seed, backend } => {
                 if sim.running() {
                     status.error("Simulate: a simulation is already running");
                     continue;
@@ -112,8 +115,9 @@ fn start_simulation(
                     },
                 };
                 let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed };
-                match erosion::build(base.clone(), model, inputs) {
-                    Ok(job) => {
+                // A GPU that is missing or fails falls back to the CPU with a note (never an error).
+                match build_with_backend(base.clone(), model, inputs, *backend) {
+                    Ok((job, used)) => {
                         let shared = Arc::new(JobShared::default());
                         // The look draws water, flow and erosion maps from the updates.
                         shared.set_want_fields(true);
@@ -122,7 +126,8 @@ fn start_simulation(
                         let threads = simulation_threads();
                         AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
                         let label = model_label(model).to_string();
-                        status.info(format!("{label}: running"));
+                        status.info(format!("{label}: running on {used}"));
+                        sim.backend_used = used.to_string();
                         sim.job = Some(RunningJob { shared, base, label });
                         sim.started += 1;
                         sim.ledger = Ledger::default();

@@ -85,6 +85,8 @@ pub struct PanelState {
     pub model: usize,
     pub model_error: Option<String>,
     pub boundary: Boundary,
+    /// Where simulations run.
+    pub backend: crate::backend::Backend,
     /// Simulation seed as typed (a number or `random`).
     pub sim_seed: String,
     /// The File section's path field.
@@ -129,6 +131,7 @@ impl PanelState {
             model,
             model_error: None,
             boundary: s.boundary,
+            backend: s.backend,
             sim_seed: "1".into(),
             path_text: s.recent.first().map(|p| p.display().to_string()).unwrap_or_else(|| "terrain.bhef".into()),
             new_size: 513,
@@ -149,6 +152,7 @@ impl PanelState {
         s.models = self.models.clone();
         s.model = self.model;
         s.boundary = self.boundary;
+        s.backend = self.backend;
         s.live_generate = self.live;
         s.hardness = self.hardness.clone();
     }
@@ -390,6 +394,15 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                     ui.selectable_value(&mut panel.model, i, *name);
                 }
             });
+            egui::ComboBox::from_label("Backend")
+                .selected_text(panel.backend.name())
+                .show_ui(ui, |ui| {
+                    for b in crate::backend::Backend::ALL {
+                        ui.selectable_value(&mut panel.backend, b, b.name());
+                    }
+                })
+                .response
+                .on_hover_text("cpu: the reference models · gpu: wgpu compute (pipe, thermal), CPU if no GPU can run it · auto: a hardware GPU when present");
         });
         ui.horizontal(|ui| {
             if sim.running() {
@@ -404,7 +417,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                 match crate::cli::parse_seed(&panel.sim_seed) {
                     Ok(seed) => {
                         panel.model_error = None;
-                        out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed });
+                        out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed, backend: panel.backend });
                     }
                     Err(e) => panel.model_error = Some(e.0),
                 }
@@ -414,7 +427,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
         });
         if sim.running() || sim.progress.total > 0 {
             let p = sim.progress;
-            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1} steps/s", p.done, p.total, sim.steps_per_s)));
+            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)));
             let l = &sim.ledger;
             egui::Grid::new("ledger").num_columns(2).show(ui, |ui| {
                 for (name, v, tip) in [
@@ -430,6 +443,9 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                 }
             });
             ui.small(format!("books close to {:.1e} of the material moved", (l.terrain_error().abs().max(l.material_error().abs()) / l.moved())));
+            if !sim.backend_used.is_empty() {
+                ui.small(format!("on {}", sim.backend_used));
+            }
         }
         if let Some(e) = &panel.model_error {
             ui.colored_label(egui::Color32::LIGHT_RED, e);

@@ -61,7 +61,8 @@ pub struct JobUpdate {
     pub ledger: Ledger,
     /// Work done / total.
     pub progress: Progress,
-    /// Steps per second over the last second or so.
+    /// Work per second over the last half second or so, in the model's progress unit (droplets,
+    /// time steps, iterations), whatever a [`Simulation::step`] call batches.
     pub steps_per_s: f64,
     /// Set on the last update of the run.
     pub end: Option<JobEnd>,
@@ -197,8 +198,10 @@ pub fn run_job(mut sim: Box<dyn Simulation>, shared: Arc<JobShared>) -> (Box<dyn
             window = (Instant::now(), 0);
             continue;
         }
+        // Count the model's own work units (a GPU job's step runs a batch of time steps).
+        let before = sim.progress().done;
         sim.step();
-        window.1 += 1;
+        window.1 += sim.progress().done.saturating_sub(before);
         let span = window.0.elapsed();
         if span >= Duration::from_millis(500) {
             rate = window.1 as f64 / span.as_secs_f64();

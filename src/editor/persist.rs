@@ -59,6 +59,8 @@ pub struct Settings {
     pub model: usize,
     /// Edge conditions last used.
     pub boundary: Boundary,
+    /// Where simulations run (CPU, GPU, or a hardware GPU when present). Default `Auto`.
+    pub backend: crate::backend::Backend,
     /// Brush last used.
     pub brush: Option<BrushParams>,
     /// Regenerate as generator sliders move.
@@ -78,6 +80,7 @@ impl Default for Settings {
             models: Vec::new(),
             model: 0,
             boundary: Boundary::default(),
+            backend: crate::backend::Backend::Auto,
             brush: None,
             live_generate: true,
             look: Default::default(),

@@ -804,7 +804,7 @@ fn sum_f64_impl(x: &[f32]) -> f64 {
 }
 
 /// Adds one river source (m/s) to the per-node input map.
-fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
+pub(crate) fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
     let rad = src.radius as f64;
     let (cx, cy) = (src.x as f64, src.y as f64);
     let x0 = (cx - rad).floor().max(0.0) as usize;

@@ -1,0 +1,19 @@
+//! GPU erosion with wgpu compute shaders (issue #7). No Bevy here: the CLI uses it too.
+//!
+//! * [`context`]: instance → adapter → device/queue, typed [`GpuError`]s, buffer helpers.
+//! * [`droplet`]: particle (droplet) erosion (seed 000, Beyer 2015), deterministic fixed-point books.
+//! * [`pipe`]: the pipe model (Mei et al. 2007, Št'ava et al. 2008, seed 003) and thermal erosion.
+//!
+//! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
+//! `include_str!`, so the binary runs anywhere. The CPU models in [`crate::core::erosion`] are the
+//! reference; every GPU model implements the same [`crate::core::erosion::Simulation`] trait.
+
+pub mod context;
+
+pub use context::{AdapterChoice, AdapterSummary, GpuContext, GpuError};
+pub mod pipe;
+
+pub use pipe::{GpuErosionJob, GpuJobError};
+pub mod droplet;
+
+pub use droplet::{GpuDropletError, GpuDropletJob, GpuDropletOptions};
