@@ -106,7 +106,7 @@ fn start_simulation(
                 // The Erosion section's hardness map (none when it is uniformly 1).
                 let inputs_hardness: Option<Vec<f32>> = match panel.as_deref().map(|p| &p.hardness).filter(|h| !h.is_neutral()) {
                     None => None,
-                    Some(h) => match erosion::hardness::hardness_map(&base, h) {
+                    Some(h) => match crate::core::erosion::hardness::hardness_map(&base, h) {
                         Ok(map) => Some(map),
                         Err(e) => {
                             status.error(format!("Simulate: hardness map: {e}"));
