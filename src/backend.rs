@@ -367,7 +367,7 @@ mod tests {
         let p = ModelParams::StreamPower(StreamPowerParams::default());
         let (_, used) = build_with_backend(hm(), &p, JobInputs::default(), Backend::Gpu).unwrap();
         assert_eq!(used.backend, Backend::Cpu);
-        assert!(used.note.as_deref().is_some_and(|n| n.contains("CPU")), "{used}");
+        assert!(used.note.as_deref().is_some_and(|n| n.contains("GPU")), "{used}");
     }
 
     #[test]
