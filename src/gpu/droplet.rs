@@ -153,26 +153,10 @@ fn pow2(k: i32) -> f32 {
 /// `w = max(0, r − |c − n|)` normalised to 1 (f64, then f32), each variant padded with zero taps
 /// to the longest. Returns the taps (variant-major) and the padded length.
 fn brush_taps(radius: f32) -> (Vec<[f32; 4]>, u32) {
-    let r = radius as f64;
-    let rc = radius.ceil() as i32;
-    let mut variants = Vec::with_capacity(SUB * SUB);
-    for qy in 0..SUB {
-        for qx in 0..SUB {
-            let cx = (qx as f64 + 0.5) / SUB as f64;
-            let cy = (qy as f64 + 0.5) / SUB as f64;
-            let mut raw: Vec<(i32, i32, f64)> = Vec::new();
-            for dy in -rc..=rc + 1 {
-                for dx in -rc..=rc + 1 {
-                    let d = ((dx as f64 - cx).powi(2) + (dy as f64 - cy).powi(2)).sqrt();
-                    if r - d > 0.0 {
-                        raw.push((dx, dy, r - d));
-                    }
-                }
-            }
-            let sum: f64 = raw.iter().map(|t| t.2).sum();
-            variants.push(raw.into_iter().map(|(dx, dy, w)| [dx as f32, dy as f32, (w / sum) as f32, 0.0]).collect::<Vec<_>>());
-        }
-    }
+    let variants: Vec<Vec<[f32; 4]>> = crate::core::erosion::droplet::brush_sub_taps(radius)
+        .into_iter()
+        .map(|v| v.into_iter().map(|(dx, dy, w)| [dx as f32, dy as f32, w, 0.0]).collect())
+        .collect();
     let taps = variants.iter().map(Vec::len).max().unwrap_or(0).max(1);
     let mut out = Vec::with_capacity(taps * SUB * SUB);
     for v in variants {

@@ -251,56 +251,68 @@ struct Brush {
     variants: Vec<BrushVariant>,
 }
 
+/// The brush weights for each of the `SUB × SUB` sub-cell centres `c` (row-major, `qy` then `qx`):
+/// the taps `(dx, dy, w)` with `w = max(0, r − |c − n|)` normalised to 1 (summed in f64, then
+/// rounded to f32), in row order (`dy`, then `dx`). Shared with the GPU droplets, so both use the
+/// same bits.
+pub(crate) fn brush_sub_taps(radius: f32) -> Vec<Vec<(i32, i32, f32)>> {
+    let r = radius as f64;
+    let rc = radius.ceil() as i32;
+    let mut variants = Vec::with_capacity(SUB * SUB);
+    for qy in 0..SUB {
+        for qx in 0..SUB {
+            let cx = (qx as f64 + 0.5) / SUB as f64;
+            let cy = (qy as f64 + 0.5) / SUB as f64;
+            let mut raw: Vec<(i32, i32, f64)> = Vec::new();
+            for dy in -rc..=rc + 1 {
+                for dx in -rc..=rc + 1 {
+                    let d = ((dx as f64 - cx).powi(2) + (dy as f64 - cy).powi(2)).sqrt();
+                    if r - d > 0.0 {
+                        raw.push((dx, dy, r - d));
+                    }
+                }
+            }
+            let sum: f64 = raw.iter().map(|t| t.2).sum();
+            variants.push(raw.into_iter().map(|(dx, dy, w)| (dx, dy, (w / sum) as f32)).collect());
+        }
+    }
+    variants
+}
+
 impl Brush {
     fn new(radius: f32, width: usize) -> Self {
-        let r = radius as f64;
         let rc = radius.ceil() as i32;
         let mut variants = Vec::with_capacity(SUB * SUB);
         let (mut lo, mut hi) = (0isize, 0isize);
-        for qy in 0..SUB {
-            for qx in 0..SUB {
-                let cx = (qx as f64 + 0.5) / SUB as f64;
-                let cy = (qy as f64 + 0.5) / SUB as f64;
-                let mut raw: Vec<(i32, i32, f64)> = Vec::new();
-                for dy in -rc..=rc + 1 {
-                    for dx in -rc..=rc + 1 {
-                        let d = ((dx as f64 - cx).powi(2) + (dy as f64 - cy).powi(2)).sqrt();
-                        if r - d > 0.0 {
-                            raw.push((dx, dy, r - d));
+        for taps in brush_sub_taps(radius) {
+            // Rows: the taps of one dy form a contiguous dx interval (a disc cut by a line),
+            // covered by ⌈len/4⌉ chunks; the run is shifted left where it would overhang the
+            // right edge by more than two nodes, so it stays within −(rc+1) ..= rc+3.
+            let mut chunks = Vec::new();
+            let mut i = 0;
+            while i < taps.len() {
+                let (dx0, dy, _) = taps[i];
+                let mut j = i;
+                while j < taps.len() && taps[j].1 == dy {
+                    j += 1;
+                }
+                let n = (j - i).div_ceil(CHUNK);
+                let start = dx0.min(rc + 4 - (n * CHUNK) as i32);
+                for c in 0..n {
+                    let first = start + (c * CHUNK) as i32;
+                    let mut weights = [0.0f32; CHUNK];
+                    for &(dx, _, w) in &taps[i..j] {
+                        if (first..first + CHUNK as i32).contains(&dx) {
+                            weights[(dx - first) as usize] = w;
                         }
                     }
+                    chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, dx: first, dy, weights });
                 }
-                let sum: f64 = raw.iter().map(|t| t.2).sum();
-                let taps: Vec<(i32, i32, f32)> = raw.iter().map(|&(dx, dy, w)| (dx, dy, (w / sum) as f32)).collect();
-                // Rows: the taps of one dy form a contiguous dx interval (a disc cut by a line),
-                // covered by ⌈len/4⌉ chunks; the run is shifted left where it would overhang the
-                // right edge by more than two nodes, so it stays within −(rc+1) ..= rc+3.
-                let mut chunks = Vec::new();
-                let mut i = 0;
-                while i < taps.len() {
-                    let (dx0, dy, _) = taps[i];
-                    let mut j = i;
-                    while j < taps.len() && taps[j].1 == dy {
-                        j += 1;
-                    }
-                    let n = (j - i).div_ceil(CHUNK);
-                    let start = dx0.min(rc + 4 - (n * CHUNK) as i32);
-                    for c in 0..n {
-                        let first = start + (c * CHUNK) as i32;
-                        let mut weights = [0.0f32; CHUNK];
-                        for &(dx, _, w) in &taps[i..j] {
-                            if (first..first + CHUNK as i32).contains(&dx) {
-                                weights[(dx - first) as usize] = w;
-                            }
-                        }
-                        chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, dx: first, dy, weights });
-                    }
-                    lo = lo.min(start as isize);
-                    hi = hi.max((start + (n * CHUNK) as i32 - 1) as isize);
-                    i = j;
-                }
-                variants.push(BrushVariant { taps, chunks });
+                lo = lo.min(start as isize);
+                hi = hi.max((start + (n * CHUNK) as i32 - 1) as isize);
+                i = j;
             }
+            variants.push(BrushVariant { taps, chunks });
         }
         debug_assert!(lo >= -(rc as isize) - 1 && hi <= rc as isize + 3);
         Self { reach: rc as usize, lo, hi, variants }
