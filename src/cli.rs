@@ -282,6 +282,10 @@ pub struct ErodeArgs {
     /// Metres between nodes (BHEF stores none).
     #[arg(long, default_value_t = 1.0)]
     pub cell_size: f32,
+    /// Height of the sea (the base level every flow ends at), metres. Default 0, the BHEF
+    /// convention; a map entirely above it is unaffected; `-inf` turns the sea off.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub sea_level: f32,
     /// A BHEF of the same size whose values are erodibility multipliers (1 = normal, 0 = rock).
     #[arg(long)]
     pub hardness: Option<PathBuf>,
@@ -770,7 +774,7 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     };
     // Parsed once: `random` must report the seed that was actually used.
     let seed = parse_seed(&a.seed)?;
-    let inputs = JobInputs { hardness, boundary: Boundary::all(edge(a.boundary)), seed };
+    let inputs = JobInputs { hardness, boundary: Boundary::all(edge(a.boundary)), seed, sea_level: a.sea_level.is_finite().then_some(a.sea_level) };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
     let cancel = Arc::new(AtomicBool::new(false));
     {
@@ -926,7 +930,7 @@ fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, CliError> {
     preview::save_png(&dir.join("terrain.png"), &preview::render(&hm, sea))?;
     let params = ModelParams::Droplet(erosion::droplet::DropletParams::default());
     let params = apply_sets(&params, &[format!("droplets={}", (size * size / 2).max(1000))], &|_| None)?;
-    let mut sim = erosion::build(hm, &params, JobInputs { seed, ..Default::default() })?;
+    let mut sim = erosion::build(hm, &params, JobInputs { seed, sea_level: Some(sea), ..Default::default() })?;
     let t = Instant::now();
     let never = AtomicBool::new(false);
     erosion::run(sim.as_mut(), &never, |_| {});

@@ -31,7 +31,7 @@ fn smooth(w: usize, h: usize, seed: u64) -> Heightmap {
 }
 
 fn job(hm: Heightmap, p: StreamPowerParams, boundary: Boundary) -> StreamPowerJob {
-    StreamPowerJob::new(hm, p, JobInputs { hardness: None, boundary, seed: 1 }).unwrap()
+    StreamPowerJob::new(hm, p, JobInputs { hardness: None, boundary, seed: 1, ..Default::default() }).unwrap()
 }
 
 fn run_all(j: &mut StreamPowerJob) {
@@ -199,9 +199,9 @@ fn ledger_closes_for_every_configuration() {
         (base.clone(), Boundary::all(EdgeMode::Wrap), None),
     ];
     for (p, b, hardness) in cases {
-        let l = books_close(pitted(48, 40, 5), p.clone(), JobInputs { hardness: hardness.clone(), boundary: b, seed: 0 });
+        let l = books_close(pitted(48, 40, 5), p.clone(), JobInputs { hardness: hardness.clone(), boundary: b, seed: 0, ..Default::default() });
         assert!(l.eroded > 0.0, "{p:?} {b:?}");
-        let l = books_close(smooth(48, 40, 6), p, JobInputs { hardness, boundary: b, seed: 0 });
+        let l = books_close(smooth(48, 40, 6), p, JobInputs { hardness, boundary: b, seed: 0, ..Default::default() });
         assert_eq!(l.suspended, 0.0);
     }
 }
@@ -281,7 +281,7 @@ fn run_in_pool(
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let mut j =
-            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary, seed: 4 }).unwrap();
+            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary, seed: 4, ..Default::default() }).unwrap();
         run_all(&mut j);
         let bits = j.heightmap().data.iter().map(|v| v.to_bits()).collect();
         let maps = j.maps().eroded.iter().chain(&j.maps().deposited).map(|v| v.to_bits()).collect();
@@ -384,7 +384,7 @@ proptest! {
         let p = StreamPowerParams { steps: 3, dt, uplift, uplift_map: None, k, m, n, diffusion, lake_deposition };
         let boundary = Boundary { left: b.0, right: b.1, top: b.2, bottom: b.3 };
         let hardness = hard.map(|c| (0..w * h).map(|i| c * unit_f32(hash2(i as i64, 0, seed))).collect());
-        let mut j = StreamPowerJob::new(hm, p, JobInputs { hardness, boundary, seed }).unwrap();
+        let mut j = StreamPowerJob::new(hm, p, JobInputs { hardness, boundary, seed, ..Default::default() }).unwrap();
         run_all(&mut j);
         prop_assert!(j.heightmap().all_finite());
         let f = j.fields();

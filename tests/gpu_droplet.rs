@@ -37,7 +37,7 @@ fn ctx() -> Option<Arc<GpuContext>> {
 }
 
 fn inputs(seed: u64, boundary: Boundary) -> JobInputs {
-    JobInputs { hardness: None, boundary, seed }
+    JobInputs { hardness: None, boundary, seed, ..Default::default() }
 }
 
 fn gpu(ctx: &Arc<GpuContext>, hm: Heightmap, p: &DropletParams, i: JobInputs) -> GpuDropletJob {

@@ -114,7 +114,7 @@ fn start_simulation(
                         }
                     },
                 };
-                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed };
+                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed, sea_level: None };
                 // A GPU that is missing or fails falls back to the CPU with a note (never an error).
                 match build_with_backend(base.clone(), model, inputs, *backend) {
                     Ok((job, used)) => {

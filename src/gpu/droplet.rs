@@ -609,7 +609,7 @@ impl GpuDropletJob {
             params.min_height = Some(self.floor);
         }
         let seed = crate::core::rng::mix64(self.seed ^ base_done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let inputs = JobInputs { hardness: self.hardness.take(), boundary: self.boundary, seed };
+        let inputs = JobInputs { hardness: self.hardness.take(), boundary: self.boundary, seed, ..Default::default() };
         match DropletJob::new(hm.clone(), params, inputs) {
             Ok(job) => {
                 self.fallback = Some(Fallback {

@@ -300,6 +300,9 @@ pub struct JobInputs {
     pub boundary: Boundary,
     /// Seed for every random choice of the model.
     pub seed: u64,
+    /// Height of the sea (or any base level), metres: the end of every flow. Nodes at or below it
+    /// are water; what reaches them settles there. `None` = no sea (only the map edges drain).
+    pub sea_level: Option<f32>,
 }
 
 /// Why a job could not be built.

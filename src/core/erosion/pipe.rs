@@ -2150,6 +2150,7 @@ mod tests {
                     hardness: Some(hard.clone()),
                     boundary: Boundary::all(EdgeMode::Drain),
                     seed: 0,
+                    ..Default::default()
                 };
                 let mut j = PipeJob::new(hm.clone(), p, inputs).unwrap();
                 for _ in 0..25 {

@@ -127,7 +127,7 @@ fn gpu_matches_cpu_pipe_maccormack_thermal_hardness_256() {
         ..Default::default()
     };
     let b = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall };
-    parity("MacCormack+thermal 256² 120 steps", n, p, JobInputs { boundary: b, hardness: Some(hardness), seed: 1 }, &TOL);
+    parity("MacCormack+thermal 256² 120 steps", n, p, JobInputs { boundary: b, hardness: Some(hardness), seed: 1, ..Default::default() }, &TOL);
 }
 
 #[test]

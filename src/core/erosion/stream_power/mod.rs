@@ -659,7 +659,7 @@ mod tests {
     fn hardness_zero_does_not_erode() {
         let hm = Heightmap::from_fn(6, 3, 1.0, |x, _| x as f32 * 3.0).unwrap();
         let p = StreamPowerParams { steps: 3, uplift: 0.0, k: 1e-2, ..Default::default() };
-        let inputs = JobInputs { hardness: Some(vec![0.0; 18]), boundary: left_drain(), seed: 0 };
+        let inputs = JobInputs { hardness: Some(vec![0.0; 18]), boundary: left_drain(), seed: 0, ..Default::default() };
         let mut job = StreamPowerJob::new(hm.clone(), p, inputs).unwrap();
         for _ in 0..3 {
             job.step();
