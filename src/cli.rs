@@ -43,6 +43,16 @@ pub struct EditorArgs {
     /// succeeded).
     #[arg(long)]
     pub script: Option<PathBuf>,
+    /// Window size in logical pixels, `WIDTHxHEIGHT` (default: the saved size, 1280x720 at first).
+    #[arg(long, value_parser = parse_window_size)]
+    pub window_size: Option<[u32; 2]>,
+}
+
+/// Parses `WIDTHxHEIGHT` (each 200 ..= 16384).
+fn parse_window_size(s: &str) -> Result<[u32; 2], String> {
+    let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("window size {s:?} is not WIDTHxHEIGHT"))?;
+    let n = |v: &str| v.trim().parse::<u32>().ok().filter(|n| (200..=16384).contains(n)).ok_or_else(|| format!("window size {s:?}: each side must be 200 ..= 16384"));
+    Ok([n(w)?, n(h)?])
 }
 
 #[derive(Subcommand, Debug)]
@@ -361,7 +371,7 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Convert(a)) => cmd_convert(a),
         None => {
             if cli.script.is_some() || has_display() {
-                open_editor(EditorArgs { file: None, script: cli.script })
+                open_editor(EditorArgs { file: None, script: cli.script, window_size: None })
             } else {
                 eprintln!("No display found: running the headless main job (`talus demo`). Use `talus --help` for all commands.");
                 cmd_demo(Path::new("talus-out"), 513, 1)
@@ -376,7 +386,7 @@ fn has_display() -> bool {
 
 #[cfg(feature = "editor")]
 fn open_editor(a: EditorArgs) -> Result<ExitCode, CliError> {
-    crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file }).map_err(CliError)?;
+    crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file, window_size: a.window_size }).map_err(CliError)?;
     Ok(ExitCode::SUCCESS)
 }
 

@@ -9,44 +9,13 @@
 
 #![cfg(feature = "editor")]
 
-use std::path::{Path, PathBuf};
-use std::process::{Child, Command, Stdio};
-use std::time::{Duration, Instant};
+mod common;
+
+use std::path::Path;
+use std::process::Command;
 
 use talus::core::Heightmap;
 use talus::core::io::bhef;
-
-struct Xvfb(Option<Child>, String);
-
-impl Drop for Xvfb {
-    fn drop(&mut self) {
-        if let Some(c) = &mut self.0 {
-            let _ = c.kill();
-            let _ = c.wait();
-        }
-    }
-}
-
-/// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server.
-fn display() -> Xvfb {
-    if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
-        return Xvfb(None, d);
-    }
-    let n = 140 + std::process::id() % 200;
-    let child = Command::new("Xvfb")
-        .args([format!(":{n}"), "-screen".into(), "0".into(), "1280x720x24".into(), "-nolisten".into(), "tcp".into()])
-        .stdout(Stdio::null())
-        .stderr(Stdio::null())
-        .spawn()
-        .expect("Xvfb is needed for the window test (Debian: xvfb; `.ci/deps` installs it)");
-    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-    let t = Instant::now();
-    while !socket.exists() {
-        assert!(t.elapsed() < Duration::from_secs(20), "Xvfb :{n} did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
-    Xvfb(Some(child), format!(":{n}"))
-}
 
 fn load(p: &Path) -> Heightmap {
     bhef::load(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()))
@@ -114,7 +83,7 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     let script_path = d.join("session.ron");
     std::fs::write(&script_path, script).unwrap();
 
-    let x = display();
+    let x = common::display(1280, 720, 0);
     let out = Command::new(env!("CARGO_BIN_EXE_talus"))
         .args(["editor", "--script"])
         .arg(&script_path)

@@ -1,10 +1,11 @@
 //! The orbit camera: turns around a focus point on the terrain.
 //!
 //! Controls: middle-drag or Alt+left-drag orbits, Shift+middle-drag pans, the wheel zooms (right
-//! button stays free for the lower brush). Input is ignored while egui wants the pointer. The
+//! button stays free for the lower brush). Drags follow the cursor's motion in the window
+//! ([`super::tools::Pointer`]). Input is ignored while egui wants the pointer. The
 //! camera frames the whole map at start and again whenever the map's size changes.
 
-use bevy::input::mouse::{AccumulatedMouseMotion, AccumulatedMouseScroll, MouseScrollUnit};
+use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::camera::visibility::RenderLayers;
 use bevy::camera::{CameraOutputMode, Viewport};
 use bevy::render::render_resource::BlendState;
@@ -21,7 +22,7 @@ impl Plugin for CameraPlugin {
     fn build(&self, app: &mut App) {
         // The panel gets its own camera (below), so the 3-D camera's viewport can leave room for it.
         app.world_mut().resource_mut::<EguiGlobalSettings>().auto_create_primary_context = false;
-        app.add_systems(Startup, spawn_camera).add_systems(Update, (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain());
+        app.add_systems(Startup, spawn_camera).add_systems(Update, (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain().after(super::tools::ReadPointer));
     }
 }
 
@@ -103,9 +104,8 @@ fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<&mut OrbitCamera>)
 
 /// Orbits, pans and zooms from this frame's mouse motion and wheel.
 fn orbit_camera(
-    buttons: Res<ButtonInput<MouseButton>>,
     keys: Res<ButtonInput<KeyCode>>,
-    motion: Res<AccumulatedMouseMotion>,
+    pointer: Res<super::tools::Pointer>,
     scroll: Res<AccumulatedMouseScroll>,
     egui_input: Res<EguiWantsInput>,
     terrain: Res<EditorTerrain>,
@@ -116,9 +116,17 @@ fn orbit_camera(
     let egui_busy = egui_drag || egui_input.is_pointer_over_area();
     let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
     let alt = keys.any_pressed([KeyCode::AltLeft, KeyCode::AltRight]);
-    let middle = buttons.pressed(MouseButton::Middle);
-    let orbiting = (middle && !shift) || (alt && buttons.pressed(MouseButton::Left));
-    let panning = middle && shift;
+    // The cursor's motion while the buttons were held, event by event (a whole drag can arrive
+    // in one slow frame), so a scripted drag orbits as a mouse does.
+    let (mut orbit_drag, mut pan_drag) = (Vec2::ZERO, Vec2::ZERO);
+    for s in &pointer.samples {
+        let middle = s.held[2];
+        if (middle && !shift) || (alt && s.held[0]) {
+            orbit_drag += s.delta;
+        } else if middle && shift {
+            pan_drag += s.delta;
+        }
+    }
     let wheel = if egui_busy {
         0.0
     } else {
@@ -127,14 +135,18 @@ fn orbit_camera(
             MouseScrollUnit::Pixel => scroll.delta.y / 40.0,
         }
     };
-    let drag = if egui_drag { Vec2::ZERO } else { motion.delta };
+    if egui_drag {
+        (orbit_drag, pan_drag) = (Vec2::ZERO, Vec2::ZERO);
+    }
     let m = terrain.map();
     let extent = (m.width.max(m.height) as f32 * m.cell_size).max(1.0);
     for (mut cam, mut transform) in &mut cams {
-        if orbiting && drag != Vec2::ZERO {
+        if orbit_drag != Vec2::ZERO {
+            let drag = orbit_drag;
             cam.yaw -= drag.x * 0.006;
             cam.pitch = (cam.pitch + drag.y * 0.006).clamp(0.03, 1.55);
-        } else if panning && drag != Vec2::ZERO {
+        } else if pan_drag != Vec2::ZERO {
+            let drag = pan_drag;
             let right = transform.right().as_vec3();
             let forward = Vec3::new(transform.forward().x, 0.0, transform.forward().z).normalize_or_zero();
             let k = cam.distance * 0.0015;

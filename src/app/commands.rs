@@ -70,6 +70,8 @@ pub enum EditorCommand {
     CancelSimulation,
     /// Close the window (asks first when there is unsaved work).
     Quit,
+    /// Set the brush (tool, radius, strength, …), as the panel's Brush section does.
+    SetBrush(crate::core::brush::BrushParams),
 }
 
 fn send_shortcut_commands(keys: Res<ButtonInput<KeyCode>>, egui_input: Res<EguiWantsInput>, mut out: MessageWriter<EditorCommand>) {

@@ -45,6 +45,8 @@ pub struct GenState {
     waiting: Option<GenerateParams>,
     /// Seconds the last generation took.
     pub last_seconds: Option<f64>,
+    /// Generations that replaced the map since start.
+    pub finished: u64,
 }
 
 impl GenState {
@@ -96,6 +98,7 @@ fn finish_generation(mut state: ResMut<GenState>, mut terrain: ResMut<EditorTerr
             let change = terrain.doc.replace(map, "Generate");
             terrain.refresh(change);
             state.last_seconds = Some(secs);
+            state.finished += 1;
             status.info(format!("Generated {w}×{h} in {:.0} ms", secs * 1e3));
         }
         Ok(_) => status.error("Generate: a simulation is running; cancel it or wait for it to finish"),

@@ -37,6 +37,7 @@ pub mod sky;
 pub mod terrain_mesh;
 pub mod tools;
 pub mod ui;
+pub mod view;
 pub mod water;
 
 /// Quads along one side of a mesh chunk. Neighbouring chunks share their border vertices.
@@ -190,6 +191,8 @@ pub struct EditorOptions {
     pub script: Option<PathBuf>,
     /// Open this BHEF file instead of generating the start terrain.
     pub open: Option<PathBuf>,
+    /// Window size in logical pixels instead of the saved one.
+    pub window_size: Option<[u32; 2]>,
 }
 
 /// Every editor plugin, in the order they are added: the table of contents of `app/`.
@@ -244,7 +247,7 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     if let Some(m) = settings_msg {
         status.error(m);
     }
-    let [w, h] = settings.window;
+    let [w, h] = opts.window_size.map(|[w, h]| [w as f32, h as f32]).unwrap_or(settings.window);
     let mut app = App::new();
     app.add_plugins(DefaultPlugins.set(WindowPlugin {
         primary_window: Some(Window { title: doc.title(), resolution: WindowResolution::new(w as u32, h as u32), ..default() }),

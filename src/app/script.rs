@@ -1,40 +1,51 @@
-//! Runs a script (see [`crate::editor::script`]) in the real window: each action becomes the
-//! [`EditorCommand`] a click would send, or, for strokes, a virtual cursor in the [`Pointer`] the
-//! brush reads, so scripted sessions exercise the same systems as a user.
+//! Runs a script (see [`crate::editor::script`]) in the real window. Commands (Generate, Simulate,
+//! Save, …) become the [`EditorCommand`] a click would send; everything the pointer and keyboard
+//! do (strokes, drags, clicks, the wheel, key chords) is written as Bevy's own window input
+//! messages — `WindowEvent` plus `CursorMoved`, `MouseButtonInput`, `MouseWheel`,
+//! `KeyboardInput`, as `bevy_winit` writes them for a real mouse — so the editor's input systems
+//! (the pointer in [`super::tools`], the camera, egui, the shortcuts) read a script exactly as they
+//! read a person. No script path writes the pointer or the brushes' state.
 //!
-//! Waiting actions (generation, simulation, screenshots) hold the script until the editor reports
-//! them done. Frame times are recorded from the first frame, split into idle frames and frames
-//! during which a simulation streamed, for `FrameReport`. The run ends at `Quit` (or at the end of
-//! the list) with exit code 0, or with an error code when any action failed (the status line
-//! showed an error), a screenshot did not appear, or the script ran longer than
+//! Waiting actions (generation, simulation, screenshots, files) hold the script until the editor
+//! reports them done. Frame times are recorded from the first frame, split into idle frames and
+//! frames during which a simulation streamed, for `FrameReport`. The run ends at `Quit` (or at the
+//! end of the list) with exit code 0, or with an error code when any action failed (the status
+//! line showed an error), a screenshot did not appear, or the script ran longer than
 //! [`SCRIPT_TIMEOUT_S`].
 
 use std::collections::VecDeque;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 
+use bevy::ecs::system::SystemParam;
+use bevy::input::ButtonState;
+use bevy::input::keyboard::{Key, KeyboardInput};
+use bevy::input::mouse::{MouseButtonInput, MouseScrollUnit, MouseWheel};
+use bevy::input::touch::TouchPhase;
 use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
+use bevy::window::{CursorMoved, PrimaryWindow, WindowEvent};
 
+use super::camera::OrbitCamera;
 use super::commands::EditorCommand;
 use super::generation::GenState;
 use super::simulation::SimState;
-use super::tools::{BrushTool, Press, Pointer};
-use super::ui::PanelState;
-use super::{EditorTerrain, StatusLine};
-use crate::editor::script::{Action, FrameReport, FrameStats};
+use super::tools::{BrushTool, Pointer};
+use super::ui::{PanelState, PanelWidth, UiHotspots};
+use super::{EditorTerrain, StatusLine, view};
+use crate::editor::script::{Action, ChordKey, FrameReport, FrameStats, MouseKey, parse_chord};
 
 /// Runs the script, if one was given.
 pub struct ScriptPlugin;
 
 impl Plugin for ScriptPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<ScriptRunner>().add_systems(Update, run_script.before(super::tools::ToolSystems));
+        app.init_resource::<ScriptRunner>().add_systems(Update, run_script.before(super::tools::ReadPointer));
     }
 }
 
 /// Longest a script may run (seconds) before it is stopped as hung.
 pub const SCRIPT_TIMEOUT_S: f64 = 1500.0;
-/// Cursor samples per stroke segment.
+/// Cursor samples per stroke segment (grid polyline → window polyline).
 const SAMPLES_PER_SEGMENT: usize = 6;
 /// Frames a screenshot may take to appear on disk.
 const SHOT_FRAMES: u32 = 300;
@@ -45,14 +56,27 @@ pub fn screenshot_script_from_env() -> Option<Vec<Action>> {
     Some(vec![Action::WaitFrames(60), Action::Screenshot(path), Action::Quit])
 }
 
+/// One virtual input event.
+#[derive(Clone, Debug)]
+enum Ev {
+    Move(Vec2),
+    Button(MouseButton, bool),
+    Wheel(f32),
+    Key(ChordKey, bool),
+}
+
 enum Step {
     Frames(u32),
     Generating,
     /// Runs started before the Simulate command, and frames waited.
     SimulationStarting(u64, u32),
     Simulating,
-    Stroke { points: Vec<(f32, f32)>, i: usize, t0: f64, dt: f64 },
+    /// Input events, one group per frame.
+    Input(VecDeque<Vec<Ev>>),
+    /// A held button moved along `points` (window pixels) over `seconds` of real time.
+    Drag { button: MouseButton, points: Vec<Vec2>, seconds: f64, start: f64, phase: u8 },
     Shot { path: PathBuf, frames: u32 },
+    WaitFile(PathBuf),
 }
 
 /// The script and where it is.
@@ -66,6 +90,8 @@ pub struct ScriptRunner {
     failures: Vec<String>,
     errors_logged: u32,
     clock: f64,
+    /// Where the virtual mouse is (window logical pixels).
+    mouse: Option<Vec2>,
 }
 
 impl ScriptRunner {
@@ -87,7 +113,7 @@ impl ScriptRunner {
     }
 }
 
-/// Expands a polyline into evenly spaced cursor samples.
+/// Expands a polyline into evenly spaced samples.
 fn sample_polyline(points: &[(f32, f32)]) -> Vec<(f32, f32)> {
     let mut out = Vec::new();
     for w in points.windows(2) {
@@ -103,30 +129,153 @@ fn sample_polyline(points: &[(f32, f32)]) -> Vec<(f32, f32)> {
     out
 }
 
-#[allow(clippy::too_many_arguments)]
+/// The point a fraction `u ∈ [0, 1]` of the way along `pts` by arc length.
+fn along(pts: &[Vec2], u: f32) -> Vec2 {
+    let total: f32 = pts.windows(2).map(|w| w[0].distance(w[1])).sum();
+    let mut left = u.clamp(0.0, 1.0) * total;
+    for w in pts.windows(2) {
+        let d = w[0].distance(w[1]);
+        if left <= d && d > 0.0 {
+            return w[0].lerp(w[1], left / d);
+        }
+        left -= d;
+    }
+    pts.last().copied().unwrap_or(Vec2::ZERO)
+}
+
+fn mouse_button(k: MouseKey) -> MouseButton {
+    match k {
+        MouseKey::Left => MouseButton::Left,
+        MouseKey::Right => MouseButton::Right,
+        MouseKey::Middle => MouseButton::Middle,
+    }
+}
+
+/// The key code, logical key and text of a chord key, as winit reports them on a US layout.
+fn key_of(k: ChordKey) -> (KeyCode, Key, Option<char>) {
+    const LETTERS: [KeyCode; 26] = [
+        KeyCode::KeyA, KeyCode::KeyB, KeyCode::KeyC, KeyCode::KeyD, KeyCode::KeyE, KeyCode::KeyF, KeyCode::KeyG,
+        KeyCode::KeyH, KeyCode::KeyI, KeyCode::KeyJ, KeyCode::KeyK, KeyCode::KeyL, KeyCode::KeyM, KeyCode::KeyN,
+        KeyCode::KeyO, KeyCode::KeyP, KeyCode::KeyQ, KeyCode::KeyR, KeyCode::KeyS, KeyCode::KeyT, KeyCode::KeyU,
+        KeyCode::KeyV, KeyCode::KeyW, KeyCode::KeyX, KeyCode::KeyY, KeyCode::KeyZ,
+    ];
+    const DIGITS: [KeyCode; 10] = [
+        KeyCode::Digit0, KeyCode::Digit1, KeyCode::Digit2, KeyCode::Digit3, KeyCode::Digit4,
+        KeyCode::Digit5, KeyCode::Digit6, KeyCode::Digit7, KeyCode::Digit8, KeyCode::Digit9,
+    ];
+    match k {
+        ChordKey::Ctrl => (KeyCode::ControlLeft, Key::Control, None),
+        ChordKey::Shift => (KeyCode::ShiftLeft, Key::Shift, None),
+        ChordKey::Alt => (KeyCode::AltLeft, Key::Alt, None),
+        ChordKey::Escape => (KeyCode::Escape, Key::Escape, None),
+        ChordKey::Delete => (KeyCode::Delete, Key::Delete, None),
+        ChordKey::Char(c) => {
+            let code = match c {
+                'a'..='z' => LETTERS[(c as u8 - b'a') as usize],
+                '0'..='9' => DIGITS[(c as u8 - b'0') as usize],
+                '[' => KeyCode::BracketLeft,
+                ']' => KeyCode::BracketRight,
+                '-' => KeyCode::Minus,
+                '=' => KeyCode::Equal,
+                ',' => KeyCode::Comma,
+                '.' => KeyCode::Period,
+                '/' => KeyCode::Slash,
+                _ => KeyCode::Semicolon,
+            };
+            (code, Key::Character(c.to_string().into()), Some(c))
+        }
+    }
+}
+
+/// Writes virtual input as `bevy_winit` writes a real device's: the specific message and the same
+/// event in the ordered `WindowEvent` stream (egui reads the latter).
+#[derive(SystemParam)]
+struct VirtualInput<'w, 's> {
+    window: Query<'w, 's, Entity, With<PrimaryWindow>>,
+    events: MessageWriter<'w, WindowEvent>,
+    moved: MessageWriter<'w, CursorMoved>,
+    buttons: MessageWriter<'w, MouseButtonInput>,
+    wheel: MessageWriter<'w, MouseWheel>,
+    keys: MessageWriter<'w, KeyboardInput>,
+}
+
+impl VirtualInput<'_, '_> {
+    /// Sends `ev`; `mouse` is the virtual mouse position, updated by moves. False without a window.
+    fn send(&mut self, ev: &Ev, mouse: &mut Option<Vec2>, held: &[ChordKey]) -> bool {
+        let Ok(window) = self.window.single() else { return false };
+        match *ev {
+            Ev::Move(p) => {
+                let m = CursorMoved { window, position: p, delta: mouse.map(|l| p - l) };
+                *mouse = Some(p);
+                self.moved.write(m.clone());
+                self.events.write(WindowEvent::CursorMoved(m));
+            }
+            Ev::Button(button, down) => {
+                let state = if down { ButtonState::Pressed } else { ButtonState::Released };
+                let m = MouseButtonInput { button, state, window };
+                self.buttons.write(m);
+                self.events.write(WindowEvent::MouseButtonInput(m));
+            }
+            Ev::Wheel(lines) => {
+                let m = MouseWheel { unit: MouseScrollUnit::Line, x: 0.0, y: lines, window, phase: TouchPhase::Moved };
+                self.wheel.write(m);
+                self.events.write(WindowEvent::MouseWheel(m));
+            }
+            Ev::Key(k, down) => {
+                let (key_code, logical_key, ch) = key_of(k);
+                // Like a keyboard: no text while Ctrl or Alt is held.
+                let plain = !held.iter().any(|h| matches!(h, ChordKey::Ctrl | ChordKey::Alt));
+                let text = ch.filter(|_| down && plain).map(|c| c.to_string().into());
+                let state = if down { ButtonState::Pressed } else { ButtonState::Released };
+                let m = KeyboardInput { key_code, logical_key, state, text, repeat: false, window };
+                self.keys.write(m.clone());
+                self.events.write(WindowEvent::KeyboardInput(m));
+            }
+        }
+        true
+    }
+}
+
+/// What the script reads of the editor's state.
+#[derive(SystemParam)]
+struct Editor<'w> {
+    gen_state: Res<'w, GenState>,
+    sim: Res<'w, SimState>,
+    status: Res<'w, StatusLine>,
+    panel: Res<'w, PanelState>,
+    terrain: Res<'w, EditorTerrain>,
+    look: ResMut<'w, super::Look>,
+}
+
+/// What the script reads of the view, for projecting strokes and the view report.
+#[derive(SystemParam)]
+struct View<'w, 's> {
+    windows: Query<'w, 's, &'static Window, With<PrimaryWindow>>,
+    cams: Query<'w, 's, (&'static Camera, &'static GlobalTransform), With<OrbitCamera>>,
+    orbits: Query<'w, 's, &'static mut OrbitCamera>,
+    panel_width: Res<'w, PanelWidth>,
+    hotspots: Res<'w, UiHotspots>,
+    pointer: Res<'w, Pointer>,
+    tool: Res<'w, BrushTool>,
+}
+
 fn run_script(
     mut runner: ResMut<ScriptRunner>,
     time: Res<Time<Real>>,
     mut out: MessageWriter<EditorCommand>,
     mut exit: MessageWriter<AppExit>,
     mut commands: Commands,
-    gen_state: Res<GenState>,
-    sim: Res<SimState>,
-    status: Res<StatusLine>,
-    panel: Res<PanelState>,
-    terrain: Res<EditorTerrain>,
-    mut pointer: ResMut<Pointer>,
-    mut tool: ResMut<BrushTool>,
-    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
-    mut orbits: Query<&mut super::camera::OrbitCamera>,
-    mut look: ResMut<super::Look>,
+    mut ed: Editor,
+    mut view: View,
+    mut input: VirtualInput,
 ) {
     if !runner.active {
         return;
     }
     let runner = &mut *runner;
+    let status = &*ed.status;
     let errors_at_start = *runner.errors_at_start.get_or_insert(status.errors);
-    runner.frames.push((time.delta_secs_f64() * 1e3, sim.running()));
+    runner.frames.push((time.delta_secs_f64() * 1e3, ed.sim.running()));
     if status.errors > errors_at_start + runner.errors_logged {
         runner.errors_logged = status.errors - errors_at_start;
         runner.failures.push(status.text.clone());
@@ -138,13 +287,14 @@ fn run_script(
         runner.active = false;
         return;
     }
+    let now = time.elapsed_secs_f64();
     // Advance the current step; `None` afterwards means it is done.
     if let Some(step) = runner.step.take() {
         runner.step = match step {
             Step::Frames(n) => (n > 1).then_some(Step::Frames(n - 1)),
-            Step::Generating => gen_state.busy().then_some(Step::Generating),
+            Step::Generating => ed.gen_state.busy().then_some(Step::Generating),
             Step::SimulationStarting(before, n) => {
-                if sim.started > before {
+                if ed.sim.started > before {
                     None
                 } else if n > 3 {
                     runner.failures.push("a simulation did not start".into());
@@ -153,30 +303,43 @@ fn run_script(
                     Some(Step::SimulationStarting(before, n + 1))
                 }
             }
-            Step::Simulating => sim.running().then_some(Step::Simulating),
-            Step::Stroke { points, i, t0, dt } => {
-                if i < points.len() {
-                    let (x, y) = points[i];
-                    let map = terrain.map();
-                    let gx = x.clamp(0.0, (map.width - 1) as f32);
-                    let gy = y.clamp(0.0, (map.height - 1) as f32);
-                    let world = Vec3::new(gx * map.cell_size, map.sample(gx, gy), gy * map.cell_size);
-                    pointer.pos = cams.single().ok().and_then(|(cam, tf)| {
-                        let origin = cam.logical_viewport_rect().map(|r| r.min).unwrap_or(Vec2::ZERO);
-                        cam.world_to_viewport(tf, world).ok().map(|v| v + origin)
-                    });
-                    if pointer.pos.is_none() {
-                        runner.failures.push(format!("stroke point ({x}, {y}) is not on screen"));
+            Step::Simulating => ed.sim.running().then_some(Step::Simulating),
+            Step::Input(mut frames) => {
+                let group = frames.pop_front().unwrap_or_default();
+                let mut held = Vec::new();
+                for ev in &group {
+                    if let Ev::Key(k, true) = ev {
+                        held.push(*k);
                     }
-                    pointer.press = Press::Tool;
-                    pointer.time = t0 + i as f64 * dt;
-                    Some(Step::Stroke { points, i: i + 1, t0, dt })
-                } else {
-                    // Release: the brush ends the stroke this frame.
-                    pointer.press = Press::None;
-                    pointer.time = t0 + i as f64 * dt;
-                    pointer.scripted = false;
-                    None
+                    if !input.send(ev, &mut runner.mouse, &held) {
+                        runner.failures.push("no window to send input to".into());
+                    }
+                }
+                (!frames.is_empty()).then_some(Step::Input(frames))
+            }
+            Step::Drag { button, points, seconds, start, phase } => {
+                let mouse = &mut runner.mouse;
+                match phase {
+                    0 => {
+                        input.send(&Ev::Move(points[0]), mouse, &[]);
+                        Some(Step::Drag { button, points, seconds, start, phase: 1 })
+                    }
+                    1 => {
+                        // Again with the press, in order, should a real pointer event have come
+                        // in between.
+                        input.send(&Ev::Move(points[0]), mouse, &[]);
+                        input.send(&Ev::Button(button, true), mouse, &[]);
+                        Some(Step::Drag { button, points, seconds, start: now, phase: 2 })
+                    }
+                    2 => {
+                        let u = if seconds > 0.0 { ((now - start) / seconds) as f32 } else { 1.0 };
+                        input.send(&Ev::Move(along(&points, u)), mouse, &[]);
+                        Some(Step::Drag { button, points, seconds, start, phase: if u >= 1.0 { 3 } else { 2 } })
+                    }
+                    _ => {
+                        input.send(&Ev::Button(button, false), mouse, &[]);
+                        None
+                    }
                 }
             }
             Step::Shot { path, frames } => {
@@ -190,6 +353,7 @@ fn run_script(
                     Some(Step::Shot { path, frames: frames + 1 })
                 }
             }
+            Step::WaitFile(path) => (!path.exists()).then_some(Step::WaitFile(path)),
         };
         if runner.step.is_some() {
             return;
@@ -197,10 +361,11 @@ fn run_script(
     }
     let Some(action) = runner.actions.pop_front() else {
         runner.active = false;
-        finish(runner, status.errors - errors_at_start, &mut exit);
+        finish(runner, ed.status.errors - errors_at_start, &mut exit);
         return;
     };
     info!("script: {action:?}");
+    let click = |p: Vec2| Step::Input(VecDeque::from([vec![Ev::Move(p)], vec![Ev::Button(MouseButton::Left, true)], vec![Ev::Button(MouseButton::Left, false)]]));
     runner.step = match action {
         Action::Generate(p) => {
             out.write(EditorCommand::Generate(p));
@@ -215,24 +380,29 @@ fn run_script(
             Some(Step::Frames(2))
         }
         Action::Export(path) => {
-            out.write(EditorCommand::Export { path, unreal: panel.export_unreal, decimate: panel.export_decimate });
+            out.write(EditorCommand::Export { path, unreal: ed.panel.export_unreal, decimate: ed.panel.export_decimate });
             Some(Step::Frames(2))
         }
         Action::Stroke { tool: kind, radius, strength, points, seconds } => {
-            tool.params.kind = kind;
-            tool.params.radius = radius;
-            tool.params.strength = strength;
-            let points = sample_polyline(&points);
-            let dt = if points.len() > 1 { seconds.max(0.0) as f64 / (points.len() - 1) as f64 } else { 0.0 };
-            pointer.scripted = true;
-            pointer.press = Press::None;
-            // Strokes start on a fresh clock, after any earlier one.
-            let t0 = pointer.time + 1.0;
-            Some(Step::Stroke { points, i: 0, t0, dt })
+            let params = crate::core::brush::BrushParams { kind, radius, strength, ..view.tool.params.clone() };
+            out.write(EditorCommand::SetBrush(params));
+            // Grid nodes → window pixels through the camera as it is now (it does not move while
+            // the button is held).
+            let map = ed.terrain.map();
+            let window: Option<Vec<Vec2>> = view.cams.single().ok().and_then(|(cam, tf)| {
+                sample_polyline(&points).iter().map(|&(x, y)| view::grid_to_window(cam, tf, map, x, y).filter(|p| view::in_viewport(cam, *p))).collect()
+            });
+            match window {
+                Some(points) if !points.is_empty() => Some(Step::Drag { button: MouseButton::Left, points, seconds: seconds.max(0.0) as f64, start: now, phase: 0 }),
+                _ => {
+                    runner.failures.push(format!("stroke {points:?} is not all in the view"));
+                    None
+                }
+            }
         }
         Action::Simulate { model, seed } => {
-            out.write(EditorCommand::Simulate { model, boundary: panel.boundary, seed, backend: panel.backend });
-            Some(Step::SimulationStarting(sim.started, 0))
+            out.write(EditorCommand::Simulate { model, boundary: ed.panel.boundary, seed, backend: ed.panel.backend });
+            Some(Step::SimulationStarting(ed.sim.started, 0))
         }
         Action::WaitSimulation => Some(Step::Simulating),
         Action::Pause(p) => {
@@ -262,12 +432,12 @@ fn run_script(
         }
         Action::WaitFrames(n) => Some(Step::Frames(n.max(1))),
         Action::Look(l) => {
-            look.0 = l;
+            ed.look.0 = l;
             Some(Step::Frames(2))
         }
         Action::Camera { yaw, pitch, zoom } => {
-            for mut orbit in &mut orbits {
-                orbit.frame(&terrain);
+            for mut orbit in &mut view.orbits {
+                orbit.frame(&ed.terrain);
                 orbit.yaw = yaw;
                 orbit.pitch = pitch.clamp(0.03, 1.55);
                 orbit.distance *= if zoom.is_finite() && zoom > 0.0 { zoom } else { 1.0 };
@@ -275,7 +445,7 @@ fn run_script(
             Some(Step::Frames(2))
         }
         Action::FrameReport(path) => {
-            let report = runner.report(sim.updates_shown);
+            let report = runner.report(ed.sim.updates_shown);
             let text = serde_json::to_string_pretty(&report).unwrap_or_default();
             if let Err(e) = std::fs::write(&path, text) {
                 runner.failures.push(format!("frame report {}: {e}", path.display()));
@@ -284,10 +454,118 @@ fn run_script(
         }
         Action::Quit => {
             runner.active = false;
-            finish(runner, status.errors - errors_at_start, &mut exit);
+            finish(runner, ed.status.errors - errors_at_start, &mut exit);
+            None
+        }
+        Action::MouseMove(x, y) => Some(Step::Input(VecDeque::from([vec![Ev::Move(Vec2::new(x, y))]]))),
+        Action::Button(b, down) => Some(Step::Input(VecDeque::from([vec![Ev::Button(mouse_button(b), down)]]))),
+        Action::Click(x, y) => Some(click(Vec2::new(x, y))),
+        Action::ClickButton(name) => match view.hotspots.0.get(&name) {
+            Some(r) => Some(click(Vec2::new((r[0] + r[2]) * 0.5, (r[1] + r[3]) * 0.5))),
+            None => {
+                runner.failures.push(format!("no panel button {name:?} is shown"));
+                None
+            }
+        },
+        Action::Drag { button, points, seconds } => {
+            let points: Vec<Vec2> = points.iter().map(|&(x, y)| Vec2::new(x, y)).collect();
+            if points.is_empty() {
+                runner.failures.push("a drag needs at least one point".into());
+                None
+            } else {
+                Some(Step::Drag { button: mouse_button(button), points, seconds: seconds.max(0.0) as f64, start: now, phase: 0 })
+            }
+        }
+        Action::Wheel(lines) => Some(Step::Input(VecDeque::from([vec![Ev::Wheel(lines)]]))),
+        Action::Keys(chord) => match parse_chord(&chord) {
+            Ok(keys) => {
+                let down = keys.iter().map(|k| Ev::Key(*k, true)).collect();
+                let up = keys.iter().rev().map(|k| Ev::Key(*k, false)).collect();
+                Some(Step::Input(VecDeque::from([down, up])))
+            }
+            Err(e) => {
+                runner.failures.push(e);
+                None
+            }
+        },
+        Action::WaitFile(path) => Some(Step::WaitFile(path)),
+        Action::WaitGeneration => Some(Step::Generating),
+        Action::ViewReport { path, since } => {
+            match view_report(&ed, &view, since.as_deref()) {
+                Ok(report) => {
+                    let tmp = path.with_extension("json.tmp");
+                    let text = serde_json::to_string(&report).unwrap_or_default();
+                    if let Err(e) = std::fs::write(&tmp, text).and_then(|()| std::fs::rename(&tmp, &path)) {
+                        runner.failures.push(format!("view report {}: {e}", path.display()));
+                    }
+                }
+                Err(e) => runner.failures.push(e),
+            }
             None
         }
     };
+}
+
+/// What the editor sees, for [`Action::ViewReport`]: positions are window logical pixels.
+fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_json::Value, String> {
+    use serde_json::json;
+    let window = view.windows.single().map_err(|e| format!("view report: no window ({e})"))?;
+    let (cam, tf) = view.cams.single().map_err(|e| format!("view report: no camera ({e})"))?;
+    let map = ed.terrain.map();
+    let rect = cam.logical_viewport_rect();
+    let orbit = view.orbits.iter().next().map(|o| json!({ "yaw": o.yaw, "pitch": o.pitch, "distance": o.distance }));
+    let r = view.tool.params.radius;
+    let ring = view.pointer.hit.map(|h| {
+        let c = Vec3::from_array(h.world);
+        let centre = view::world_to_window(cam, tf, c);
+        // The ring's screen radius: the farthest of four rim points from the projected centre.
+        let rim = [Vec3::X, Vec3::Z, -Vec3::X, -Vec3::Z]
+            .iter()
+            .filter_map(|d| {
+                let p = c + *d * r;
+                let g = (p.x / map.cell_size, p.z / map.cell_size);
+                view::grid_to_window(cam, tf, map, g.0, g.1)
+            })
+            .filter_map(|p| centre.map(|c| p.distance(c)))
+            .fold(0.0f32, f32::max);
+        json!({ "world": h.world, "grid": h.grid, "centre": centre.map(|v| [v.x, v.y]), "radius_px": rim })
+    });
+    let mut changed = Vec::new();
+    if let Some(path) = since {
+        let before = crate::core::io::bhef::load(path).map_err(|e| format!("view report: {}: {e}", path.display()))?;
+        if (before.width, before.height) != (map.width, map.height) {
+            return Err(format!("view report: {} is {}×{}, the map {}×{}", path.display(), before.width, before.height, map.width, map.height));
+        }
+        for y in 0..map.height {
+            for x in 0..map.width {
+                let dh = map.get(x, y) - before.get(x, y);
+                if dh != 0.0 {
+                    let w = view::grid_to_window(cam, tf, map, x as f32, y as f32).map(|v| [v.x, v.y]);
+                    changed.push(json!([x, y, dh, w]));
+                }
+            }
+        }
+    }
+    let h = ed.terrain.doc.history();
+    Ok(json!({
+        "window": { "logical": [window.width(), window.height()], "physical": [window.physical_width(), window.physical_height()], "scale_factor": window.scale_factor() },
+        "viewport": rect.map(|r| [r.min.x, r.min.y, r.max.x, r.max.y]),
+        "panel_width": view.panel_width.0,
+        "buttons": view.hotspots.0,
+        "cursor": view.pointer.cursor.map(|v| [v.x, v.y]),
+        "pointer_on_terrain": view.pointer.pos.map(|v| [v.x, v.y]),
+        "brush": { "kind": format!("{:?}", view.tool.params.kind), "radius": r, "strength": view.tool.params.strength },
+        "ring": ring,
+        "camera": orbit,
+        "map": { "width": map.width, "height": map.height, "cell_size": map.cell_size, "revision": ed.terrain.doc.revision() },
+        "undo": h.undo_len(),
+        "redo": h.redo_len(),
+        "generations": ed.gen_state.finished,
+        "simulations_started": ed.sim.started,
+        "simulating": ed.sim.running(),
+        "status": ed.status.text,
+        "changed": changed,
+    }))
 }
 
 fn finish(runner: &mut ScriptRunner, new_errors: u32, exit: &mut MessageWriter<AppExit>) {

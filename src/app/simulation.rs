@@ -91,6 +91,7 @@ fn start_simulation(
     mut status: ResMut<StatusLine>,
     mut fields: ResMut<SimFields>,
     panel: Option<Res<super::ui::PanelState>>,
+    look: Option<Res<super::Look>>,
 ) {
     for cmd in cmds.read() {
         match cmd {
@@ -114,7 +115,8 @@ fn start_simulation(
                         }
                     },
                 };
-                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed, sea_level: None };
+                // The sea drawn in the view is the base level every flow of the run ends at.
+                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed, sea_level: Some(look.as_deref().map(super::material::sea_level).unwrap_or(0.0)) };
                 // A GPU that is missing or fails falls back to the CPU with a note (never an error).
                 match build_with_backend(base.clone(), model, inputs, *backend) {
                     Ok((job, used)) => {

@@ -7,18 +7,22 @@
 //! and grow the radius. Alt+left and the middle button belong to the camera. Nothing paints while
 //! the pointer is over the panel.
 //!
-//! The cursor is read into a [`Pointer`] (window position, buttons, time); a script fills the same
-//! [`Pointer`] instead of the mouse, so scripted strokes take this exact path. Each stroke is one
+//! The pointer is read from the window's input messages (`WindowEvent::CursorMoved`/`CursorLeft`
+//! and the mouse buttons), whether winit wrote them for a real mouse or a script wrote them for
+//! its virtual one ([`super::script`]): one path for both. A press counts for the terrain only when
+//! it began over the viewport (a drag that starts on the panel never paints), and the pointer is
+//! cast into the map by the one window↔terrain conversion in [`super::view`]. Each stroke is one
 //! undo step. While a simulation runs, the stroke is sent to the running job instead (see
 //! [`super::simulation`]) and shows with its next update.
 
 use bevy::prelude::*;
+use bevy::window::{PrimaryWindow, WindowEvent};
 use bevy_egui::input::EguiWantsInput;
 
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::brush::{BrushKind, BrushParams};
-use crate::core::raycast::{Hit, Ray, raycast};
+use crate::core::raycast::Hit;
 use crate::editor::job::JobEdit;
 
 /// Reads the mouse, casts it into the terrain, paints, and draws the hover ring.
@@ -28,11 +32,17 @@ impl Plugin for ToolsPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<BrushTool>()
             .init_resource::<Pointer>()
-            .add_systems(Update, (read_mouse, cast_pointer, paint, draw_brush_ring).chain().in_set(ToolSystems));
+            .add_systems(Update, read_pointer.in_set(ReadPointer))
+            .add_systems(Update, (apply_brush_commands, cast_pointer, paint, draw_brush_ring).chain().after(ReadPointer).in_set(ToolSystems));
     }
 }
 
-/// The brush systems, for ordering (a script sets the pointer before them).
+/// The system that turns this frame's window input messages into the [`Pointer`]. A script writes
+/// its messages before it; the camera and the brushes read the pointer after it.
+#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
+pub struct ReadPointer;
+
+/// The brush systems, for ordering.
 #[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
 pub struct ToolSystems;
 
@@ -57,57 +67,120 @@ pub enum Press {
     Flatten,
 }
 
-/// The pointer as the brushes see it: from the mouse, or from a script.
+/// One moment of the pointer within a frame, in the order the window's events came: at a low
+/// frame rate a whole drag (press, moves, release) can arrive in one frame, and the brushes and
+/// the camera follow it sample by sample.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct Sample {
+    /// Cursor position (window logical pixels).
+    pub pos: Vec2,
+    /// Cursor motion since the previous event (logical pixels).
+    pub delta: Vec2,
+    /// Left, right and middle buttons held at this moment.
+    pub held: [bool; 3],
+    /// The buttons held went down over the viewport (not on the panel).
+    pub armed: bool,
+    /// Brush clock of this moment: real seconds (virtual time caps a slow frame at 0.25 s, which
+    /// would weaken a brush exactly when the machine is busy).
+    pub time: f64,
+}
+
+/// The pointer as the brushes and the camera see it, built from the window's input messages.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct Pointer {
-    /// Position in the window (logical pixels), `None` when outside or over the panel.
+    /// Where the cursor is in the window (logical pixels, window origin; see [`super::view`]),
+    /// `None` before it entered or after it left.
+    pub cursor: Option<Vec2>,
+    /// This frame's moments, in event order; while a button is held and nothing moved, one
+    /// sample at the cursor (the brush keeps working where it rests).
+    pub samples: Vec<Sample>,
+    /// Cursor motion this frame (logical pixels).
+    pub motion: Vec2,
+    /// The cursor position for the terrain after this frame: `cursor` while it is over the
+    /// viewport and not over the panel (or while a stroke is being painted), else `None`.
     pub pos: Option<Vec2>,
-    /// What is held.
+    /// Buttons held (left, right, middle) after this frame's events.
+    pub held: [bool; 3],
+    /// True while the buttons held went down over the viewport.
+    pub armed: bool,
+    /// What the last sample pressed, for the terrain.
     pub press: Press,
-    /// Stroke clock, seconds.
+    /// Brush clock at the end of this frame, seconds.
     pub time: f64,
-    /// True while a script drives the pointer (the mouse is then ignored).
-    pub scripted: bool,
-    /// The terrain point under `pos`, if any.
+    /// The terrain point under `pos`, if any (the hover ring).
     pub hit: Option<Hit>,
     /// The stroke being painted, with the kind it paints.
     pub painting: Option<BrushKind>,
 }
 
-fn read_mouse(
-    windows: Query<&Window>,
-    buttons: Res<ButtonInput<MouseButton>>,
+fn button_index(b: MouseButton) -> Option<usize> {
+    match b {
+        MouseButton::Left => Some(0),
+        MouseButton::Right => Some(1),
+        MouseButton::Middle => Some(2),
+        _ => None,
+    }
+}
+
+fn read_pointer(
+    mut events: MessageReader<WindowEvent>,
+    primary: Query<Entity, With<PrimaryWindow>>,
+    cams: Query<&Camera, With<super::camera::OrbitCamera>>,
     keys: Res<ButtonInput<KeyCode>>,
     egui_input: Res<EguiWantsInput>,
-    time: Res<Time>,
+    time: Res<Time<Real>>,
     mut pointer: ResMut<Pointer>,
     mut tool: ResMut<BrushTool>,
 ) {
-    if pointer.scripted {
-        return;
-    }
+    let window = primary.single().ok();
+    let cam = cams.single().ok();
     let over_panel = egui_input.is_pointer_over_area() || egui_input.wants_pointer_input();
-    let Ok(window) = windows.single() else { return };
+    let free = |p: Option<Vec2>| !over_panel && p.zip(cam).is_some_and(|(p, c)| super::view::in_viewport(c, p));
+    let p = &mut *pointer;
+    let (t0, t1) = (p.time, time.elapsed_secs_f64());
+    let mut moments = Vec::new();
+    p.motion = Vec2::ZERO;
+    for event in events.read() {
+        match event {
+            WindowEvent::CursorMoved(m) if Some(m.window) == window => {
+                let delta = p.cursor.map(|l| m.position - l).unwrap_or(Vec2::ZERO);
+                p.motion += delta;
+                p.cursor = Some(m.position);
+                moments.push((m.position, delta, p.held, p.armed));
+            }
+            WindowEvent::CursorLeft(m) if Some(m.window) == window => p.cursor = None,
+            WindowEvent::MouseButtonInput(m) if Some(m.window) == window => {
+                let Some(i) = button_index(m.button) else { continue };
+                let down = m.state.is_pressed();
+                if down && !p.held.iter().any(|h| *h) {
+                    // The first button of a press decides: on the panel, the whole press is its.
+                    p.armed = free(p.cursor);
+                }
+                p.held[i] = down;
+                if let Some(c) = p.cursor {
+                    moments.push((c, Vec2::ZERO, p.held, p.armed));
+                }
+                if !p.held.iter().any(|h| *h) {
+                    p.armed = false;
+                }
+            }
+            _ => {}
+        }
+    }
+    if moments.is_empty() && p.held.iter().any(|h| *h) {
+        if let Some(c) = p.cursor {
+            moments.push((c, Vec2::ZERO, p.held, p.armed));
+        }
+    }
+    let n = moments.len().max(1) as f64;
+    p.samples = moments
+        .into_iter()
+        .enumerate()
+        .map(|(k, (pos, delta, held, armed))| Sample { pos, delta, held, armed, time: t0 + (t1 - t0) * (k as f64 + 1.0) / n })
+        .collect();
+    p.time = t1;
     // While painting, keep painting when the pointer crosses the panel; otherwise the panel wins.
-    pointer.pos = window.cursor_position().filter(|_| pointer.painting.is_some() || !over_panel);
-    pointer.time = time.elapsed_secs_f64();
-    let alt = keys.any_pressed([KeyCode::AltLeft, KeyCode::AltRight]);
-    let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
-    let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
-    let left = buttons.pressed(MouseButton::Left) && !alt;
-    pointer.press = if pointer.pos.is_none() {
-        Press::None
-    } else if buttons.pressed(MouseButton::Right) {
-        Press::Lower
-    } else if left && ctrl {
-        Press::Smooth
-    } else if left && shift {
-        Press::Flatten
-    } else if left {
-        Press::Tool
-    } else {
-        Press::None
-    };
+    p.pos = p.cursor.filter(|c| p.painting.is_some() || free(Some(*c)));
     if !egui_input.wants_any_keyboard_input() {
         let r = &mut tool.params.radius;
         if keys.just_pressed(KeyCode::BracketLeft) {
@@ -119,20 +192,74 @@ fn read_mouse(
     }
 }
 
-/// Casts the pointer into the terrain.
-fn cast_pointer(cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>, terrain: Res<EditorTerrain>, mut pointer: ResMut<Pointer>) {
-    pointer.hit = None;
-    let Some(pos) = pointer.pos else { return };
-    let Ok((camera, cam_tf)) = cams.single() else { return };
-    // The pointer is in window coordinates; the camera renders into a viewport beside the panel.
-    let origin = camera.logical_viewport_rect().map(|r| r.min).unwrap_or(Vec2::ZERO);
-    let Ok(ray) = camera.viewport_to_world(cam_tf, pos - origin) else { return };
-    let ray = Ray { origin: ray.origin.to_array(), dir: ray.direction.as_vec3().to_array() };
-    pointer.hit = raycast(terrain.map(), &ray, f32::INFINITY);
+/// What a sample presses on the terrain, with the modifiers held this frame.
+fn press_of(s: &Sample, keys: &ButtonInput<KeyCode>) -> Press {
+    let alt = keys.any_pressed([KeyCode::AltLeft, KeyCode::AltRight]);
+    let ctrl = keys.any_pressed([KeyCode::ControlLeft, KeyCode::ControlRight]);
+    let shift = keys.any_pressed([KeyCode::ShiftLeft, KeyCode::ShiftRight]);
+    let left = s.held[0] && !alt;
+    if !s.armed {
+        Press::None
+    } else if s.held[1] {
+        Press::Lower
+    } else if left && ctrl {
+        Press::Smooth
+    } else if left && shift {
+        Press::Flatten
+    } else if left {
+        Press::Tool
+    } else {
+        Press::None
+    }
 }
 
-fn paint(mut pointer: ResMut<Pointer>, tool: Res<BrushTool>, mut terrain: ResMut<EditorTerrain>, sim: Res<SimState>, mut status: ResMut<StatusLine>) {
-    let kind = match pointer.press {
+/// Sets the brush from [`EditorCommand::SetBrush`] (scripts; the panel edits the brush in place).
+fn apply_brush_commands(mut commands: MessageReader<super::commands::EditorCommand>, mut tool: ResMut<BrushTool>) {
+    for c in commands.read() {
+        if let super::commands::EditorCommand::SetBrush(p) = c {
+            tool.params = p.clone();
+        }
+    }
+}
+
+/// Casts the pointer into the terrain (the hover ring's point).
+fn cast_pointer(cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>, terrain: Res<EditorTerrain>, mut pointer: ResMut<Pointer>) {
+    let Ok((camera, cam_tf)) = cams.single() else {
+        pointer.hit = None;
+        return;
+    };
+    pointer.hit = pointer.pos.and_then(|pos| super::view::pick(camera, cam_tf, terrain.map(), pos));
+}
+
+/// Paints along this frame's samples, in order.
+#[allow(clippy::too_many_arguments)]
+fn paint(
+    mut pointer: ResMut<Pointer>,
+    keys: Res<ButtonInput<KeyCode>>,
+    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    tool: Res<BrushTool>,
+    mut terrain: ResMut<EditorTerrain>,
+    sim: Res<SimState>,
+    mut status: ResMut<StatusLine>,
+) {
+    let cam = cams.single().ok();
+    let samples = std::mem::take(&mut pointer.samples);
+    for s in &samples {
+        let press = press_of(s, &keys);
+        pointer.press = press;
+        let hit = cam.and_then(|(c, tf)| super::view::pick(c, tf, terrain.map(), s.pos));
+        paint_sample(&mut pointer, press, hit, s.time, &tool, &mut terrain, &sim, &mut status);
+    }
+    if samples.is_empty() {
+        pointer.press = Press::None;
+        paint_sample(&mut pointer, Press::None, None, 0.0, &tool, &mut terrain, &sim, &mut status);
+    }
+    pointer.samples = samples;
+}
+
+#[allow(clippy::too_many_arguments)]
+fn paint_sample(pointer: &mut Pointer, press: Press, hit: Option<Hit>, time: f64, tool: &BrushTool, terrain: &mut EditorTerrain, sim: &SimState, status: &mut StatusLine) {
+    let kind = match press {
         Press::None => None,
         Press::Tool => Some(tool.params.kind),
         Press::Lower => Some(BrushKind::Lower),
@@ -152,7 +279,7 @@ fn paint(mut pointer: ResMut<Pointer>, tool: Res<BrushTool>, mut terrain: ResMut
         }
     }
     let Some(kind) = kind else { return };
-    let Some(hit) = pointer.hit else { return };
+    let Some(hit) = hit else { return };
     if pointer.painting.is_none() {
         let params = BrushParams { kind, flatten_height: None, ..tool.params.clone() };
         if let Err(e) = params.validate() {
@@ -171,9 +298,9 @@ fn paint(mut pointer: ResMut<Pointer>, tool: Res<BrushTool>, mut terrain: ResMut
         pointer.painting = Some(kind);
     }
     match &job {
-        Some(shared) => shared.edit(JobEdit::Point(hit.grid, pointer.time)),
+        Some(shared) => shared.edit(JobEdit::Point(hit.grid, time)),
         None => {
-            let change = terrain.doc.stroke_to(hit.grid, pointer.time);
+            let change = terrain.doc.stroke_to(hit.grid, time);
             terrain.refresh(change);
         }
     }

@@ -30,6 +30,7 @@ impl Plugin for UiPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<PanelState>()
             .init_resource::<PanelWidth>()
+            .init_resource::<UiHotspots>()
             .add_systems(Startup, restore_brush)
             .add_systems(EguiPrimaryContextPass, draw_side_panel)
             .add_systems(Update, send_live_generate);
@@ -39,6 +40,20 @@ impl Plugin for UiPlugin {
 /// Width of the side panel in logical pixels: the 3-D view is the rest of the window.
 #[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
 pub struct PanelWidth(pub f32);
+
+/// Where the panel's main buttons were last drawn, window logical pixels `[x0, y0, x1, y1]`, by
+/// name ("Generate", "Simulate", "Cancel", "panel"): for the view report a test drives real input
+/// from (it clicks where a person would).
+#[derive(Resource, Clone, Debug, Default, PartialEq)]
+pub struct UiHotspots(pub std::collections::BTreeMap<String, [f32; 4]>);
+
+/// Records where a widget was drawn, for [`UiHotspots`].
+fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
+    let id = egui::Id::new(("talus_hotspot", name.to_owned()));
+    ui.ctx().data_mut(|d| d.insert_temp(id, Some(r.rect)));
+}
+
+const HOTSPOTS: [&str; 3] = ["Generate", "Simulate", "Cancel"];
 
 /// Seconds without further edits before a live regeneration starts.
 pub const LIVE_DELAY: f64 = 0.25;
@@ -202,6 +217,7 @@ fn draw_side_panel(
     mut out: MessageWriter<EditorCommand>,
     mut width: ResMut<PanelWidth>,
     mut look: ResMut<super::Look>,
+    mut hotspots: ResMut<UiHotspots>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -238,9 +254,22 @@ fn draw_side_panel(
             help_section(ui);
         });
     });
-    let w = shown.response.rect.width() * ctx.zoom_factor();
+    let zoom = ctx.zoom_factor();
+    let w = shown.response.rect.width() * zoom;
     if width.0 != w {
         width.0 = w;
+    }
+    let to_window = |r: egui::Rect| [r.min.x * zoom, r.min.y * zoom, r.max.x * zoom, r.max.y * zoom];
+    let mut spots = std::collections::BTreeMap::new();
+    spots.insert("panel".to_owned(), to_window(shown.response.rect));
+    for name in HOTSPOTS {
+        let id = egui::Id::new(("talus_hotspot", name.to_owned()));
+        if let Some(Some(r)) = ctx.data_mut(|d| d.remove_temp::<Option<egui::Rect>>(id)) {
+            spots.insert(name.to_owned(), to_window(r));
+        }
+    }
+    if hotspots.0 != spots {
+        hotspots.0 = spots;
     }
     Ok(())
 }
@@ -346,7 +375,9 @@ fn edit_section(ui: &mut egui::Ui, terrain: &EditorTerrain, sim: &SimState, out:
 fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenState, sim: &SimState, now: f64, out: &mut MessageWriter<EditorCommand>) {
     egui::CollapsingHeader::new("Generator").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
-            if ui.add_enabled(!sim.running(), egui::Button::new("Generate")).clicked() {
+            let generate = ui.add_enabled(!sim.running(), egui::Button::new("Generate"));
+            hotspot(ui, "Generate", &generate);
+            if generate.clicked() {
                 match check_generator(&panel.generator) {
                     Ok(()) => {
                         panel.gen_error = None;
@@ -410,10 +441,16 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                 if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
                     out.write(EditorCommand::SetPaused(!paused));
                 }
-                if ui.button("Cancel").on_hover_text("Stop now, keeping what ran (one undo step)").clicked() {
+                let cancel = ui.button("Cancel").on_hover_text("Stop now, keeping what ran (one undo step)");
+                hotspot(ui, "Cancel", &cancel);
+                if cancel.clicked() {
                     out.write(EditorCommand::CancelSimulation);
                 }
-            } else if ui.button("Simulate").clicked() {
+            } else if {
+                let simulate = ui.button("Simulate");
+                hotspot(ui, "Simulate", &simulate);
+                simulate.clicked()
+            } {
                 match crate::cli::parse_seed(&panel.sim_seed) {
                     Ok(seed) => {
                         panel.model_error = None;

@@ -2,10 +2,15 @@
 //! can be tested unattended: under Xvfb in CI, or on a desk to reproduce a session.
 //!
 //! A script is a RON list of [`Action`]s run in order, one or more frames each. The editor turns
-//! every action into the same thing a user's click produces: `Generate`/`Simulate`/`Save` send
-//! the commands the panel's buttons send, and `Stroke` moves a virtual cursor across the window
-//! (points are projected to the screen through the current camera) and holds a virtual mouse
-//! button, so the stroke goes through the same raycast-and-brush system as the mouse.
+//! every action into what a user's input produces: `Generate`/`Simulate`/`Save` send the commands
+//! the panel's buttons send, and the pointer actions (`Stroke`, `MouseMove`, `Button`, `Drag`,
+//! `Click`, `ClickButton`, `Wheel`, `Keys`) write Bevy's own window input messages (cursor moved,
+//! mouse button, wheel, keyboard) into the app, as winit does for a real mouse and keyboard, so
+//! the editor's input systems, egui included, turn them into the pointer exactly as for a person.
+//! `Stroke` points are grid nodes, projected to the window through the current camera.
+//!
+//! `WaitFile` and `ViewReport` let an outside driver (a test moving the real X pointer with XTest)
+//! step in lockstep with the editor and read back what it saw.
 //!
 //! ```ron
 //! [
@@ -77,6 +82,76 @@ pub enum Action {
     FrameReport(PathBuf),
     /// Close the window (unsaved work is autosaved first).
     Quit,
+    /// Move the virtual mouse to a window position (logical pixels, origin top-left).
+    MouseMove(f32, f32),
+    /// Press (`true`) or release a virtual mouse button where the virtual mouse is.
+    Button(MouseKey, bool),
+    /// Move to `(x, y)` (window logical pixels), press and release the left button.
+    Click(f32, f32),
+    /// Click the middle of a panel button by name: "Generate", "Simulate" or "Cancel".
+    ClickButton(String),
+    /// Hold `button` and move through `points` (window logical pixels) over `seconds`.
+    Drag { button: MouseKey, points: Vec<(f32, f32)>, seconds: f32 },
+    /// Turn the mouse wheel by this many lines (positive = away from the user: zoom in).
+    Wheel(f32),
+    /// Press and release a key chord such as "Ctrl+Z", "Ctrl+Shift+Z", "[" or "]".
+    Keys(String),
+    /// Wait until no generation runs or waits (after a click on Generate, say).
+    WaitGeneration,
+    /// Wait until this file exists (an outside driver's signal); the script's timeout applies.
+    WaitFile(PathBuf),
+    /// Write what the editor sees as JSON (window, viewport, panel, pointer, brush ring, camera,
+    /// buttons, counters) to `path`; with `since`, also every node whose height differs from that
+    /// BHEF file, with its window position.
+    ViewReport { path: PathBuf, since: Option<PathBuf> },
+}
+
+/// A mouse button a script can press.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub enum MouseKey {
+    Left,
+    Right,
+    Middle,
+}
+
+/// One key of a chord: a modifier or a key with the text it types.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub enum ChordKey {
+    Ctrl,
+    Shift,
+    Alt,
+    /// A printable key, by the character it types unshifted (`'z'`, `'['`, `'1'`).
+    Char(char),
+    Escape,
+    Delete,
+}
+
+/// Parses a chord like "Ctrl+Shift+Z" (case-insensitive names; `+` separates, a lone "+" is the
+/// plus key). Letters, digits and `[ ] - = , . / ;` are accepted as keys.
+pub fn parse_chord(text: &str) -> Result<Vec<ChordKey>, String> {
+    let parts: Vec<&str> = if text == "+" { vec!["+"] } else { text.split('+').map(str::trim).collect() };
+    if parts.iter().any(|p| p.is_empty()) {
+        return Err(format!("key chord {text:?} has an empty part"));
+    }
+    parts
+        .iter()
+        .map(|p| match p.to_ascii_lowercase().as_str() {
+            "ctrl" | "control" => Ok(ChordKey::Ctrl),
+            "shift" => Ok(ChordKey::Shift),
+            "alt" => Ok(ChordKey::Alt),
+            "esc" | "escape" => Ok(ChordKey::Escape),
+            "del" | "delete" => Ok(ChordKey::Delete),
+            k if k.chars().count() == 1 => {
+                let c = k.chars().next().unwrap_or(' ');
+                if c.is_ascii_alphanumeric() || "[]-=,./;".contains(c) {
+                    Ok(ChordKey::Char(c))
+                } else {
+                    Err(format!("key {c:?} in {text:?} is not one a script can press"))
+                }
+            }
+            other => Err(format!("unknown key {other:?} in {text:?}")),
+        })
+        .collect()
 }
 
 /// Reads a script file.
@@ -159,6 +234,23 @@ mod tests {
     fn a_bad_script_names_the_problem() {
         let e = parse("[Generate((width: 257)), Fly]").unwrap_err();
         assert!(e.contains("Fly"), "{e}");
+    }
+
+    #[test]
+    fn chords_parse() {
+        assert_eq!(parse_chord("Ctrl+Shift+Z").unwrap(), vec![ChordKey::Ctrl, ChordKey::Shift, ChordKey::Char('z')]);
+        assert_eq!(parse_chord("]").unwrap(), vec![ChordKey::Char(']')]);
+        assert_eq!(parse_chord("esc").unwrap(), vec![ChordKey::Escape]);
+        assert!(parse_chord("Ctrl+").is_err());
+        assert!(parse_chord("Hyper+Z").unwrap_err().contains("hyper"));
+        assert!(parse_chord("Ctrl+@").is_err());
+    }
+
+    #[test]
+    fn input_actions_parse() {
+        let a = parse(r#"[MouseMove(10.0, 20.0), Button(Left, true), Drag(button: Middle, points: [(1.0, 2.0), (3.0, 4.0)], seconds: 0.5), Keys("Ctrl+Z"), Wheel(-2.0), ClickButton("Generate"), WaitFile("go"), ViewReport(path: "r.json", since: None)]"#).unwrap();
+        assert_eq!(a.len(), 8);
+        assert_eq!(a[1], Action::Button(MouseKey::Left, true));
     }
 
     #[test]

@@ -1,0 +1,41 @@
+//! What the window tests share: a private X server (Xvfb) to open the editor on.
+
+#![allow(dead_code)]
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// An X display for a test: a private Xvfb server (killed on drop) or `TALUS_TEST_DISPLAY`.
+pub struct Xvfb(Option<Child>, pub String);
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server of `w×h` pixels.
+/// `slot` keeps the display numbers of tests running at once apart.
+pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
+    if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
+        return Xvfb(None, d);
+    }
+    let n = 140 + (std::process::id() % 100) * 4 + slot;
+    let child = Command::new("Xvfb")
+        .args([format!(":{n}"), "-screen".into(), "0".into(), format!("{w}x{h}x24"), "-nolisten".into(), "tcp".into()])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is needed for the window tests (Debian: xvfb; `.ci/deps` installs it)");
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let t = Instant::now();
+    while !socket.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "Xvfb :{n} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Xvfb(Some(child), format!(":{n}"))
+}
