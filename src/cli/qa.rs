@@ -1,6 +1,7 @@
 //! `talus analyze` and `talus fix` (issue #13, item 6): the terrain QA report of
 //! [`crate::core::analysis`] and its one-step fixes, on any file the importer reads.
 
+use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
@@ -31,7 +32,7 @@ pub struct AnalyzeArgs {
     #[arg(long)]
     pub channel_area: Option<f64>,
     /// Margin of a single-node pit or spike, metres (default 0.5).
-    #[arg(long)]
+    #[arg(long, allow_negative_numbers = true)]
     pub tolerance: Option<f32>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -72,10 +73,10 @@ pub struct FixArgs {
     #[arg(long)]
     pub cell_size: Option<f32>,
     /// Fill/breach gradient per node, metres (≥ 0; 0 fills flat).
-    #[arg(long, default_value_t = 1e-3)]
+    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
     pub epsilon: f32,
     /// Margin of a single-node pit or spike, metres.
-    #[arg(long, default_value_t = 0.5)]
+    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
     pub tolerance: f32,
 }
 
@@ -111,13 +112,13 @@ pub fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode, CliError> {
         }
         None => analysis::analyze(&hm, a.sea_level, &p)?,
     };
-    if a.json {
-        println!("{}", serde_json::to_string_pretty(&rep)?);
-    } else {
-        println!("file:              {}", a.file.display());
-        println!("{rep}");
+    let text = if a.json { serde_json::to_string_pretty(&rep)? } else { format!("file:              {}\n{rep}", a.file.display()) };
+    // A closed pipe (`| head`) ends the output quietly instead of panicking in `println!`.
+    let mut out = std::io::stdout().lock();
+    match writeln!(out, "{text}").and_then(|_| out.flush()) {
+        Err(e) if e.kind() != std::io::ErrorKind::BrokenPipe => Err(CliError(format!("cannot write the report: {e}"))),
+        _ => Ok(ExitCode::SUCCESS),
     }
-    Ok(ExitCode::SUCCESS)
 }
 
 /// What `talus fix` did, for the log.
