@@ -233,3 +233,28 @@ fn analyze_reports_and_fix_removes_pits_and_spikes() {
         assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"), "{args:?}");
     }
 }
+
+/// An SRTM tile named for 46° N: `convert` says that degrees became metres and rows were
+/// resampled, and the PNG's sidecar records it with the square cell size.
+#[test]
+fn a_geographic_hgt_tile_converts_with_metre_cells_and_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let n = 121; // 30″ cells over 1°
+    let bytes: Vec<u8> = (0..n * n).flat_map(|i| (100 + (i % n) as i16).to_be_bytes()).collect();
+    std::fs::write(p.join("N46E007.hgt"), bytes).unwrap();
+    let out = talus(&["convert", "N46E007.hgt", "t.png"], p);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("note:") && err.contains("46.5° N") && err.contains("resampled"), "{err}");
+    let sc: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join("t.png.json")).unwrap()).unwrap();
+    // 1° of latitude at 46.5° N is 111 161 m: 120 intervals of 926.34 m; x: 639.69 m per interval.
+    let cell = sc["cell_size"].as_f64().unwrap();
+    assert!((cell - 926.34).abs() < 0.01, "{sc}");
+    assert_eq!((sc["width"].as_u64(), sc["height"].as_u64()), (Some(84), Some(121)), "{sc}");
+    assert!(sc["notes"].as_array().unwrap().iter().any(|v| v.as_str().unwrap().contains("resampled")), "{sc}");
+    // analyze reads the tile the same way and prints the note.
+    let a = talus(&["analyze", "N46E007.hgt"], p);
+    ok(&a);
+    assert!(String::from_utf8_lossy(&a.stdout).contains("cell 926.3"), "{}", String::from_utf8_lossy(&a.stdout));
+}

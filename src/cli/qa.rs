@@ -63,7 +63,7 @@ pub struct FixArgs {
     /// What to do with pits and depressions.
     #[arg(long, value_enum, default_value_t = PitMode::Fill)]
     pub pits: PitMode,
-    /// Also lower single-node spikes to their highest neighbour.
+    /// Also lower single-node spikes to their highest neighbour (after the pits are treated).
     #[arg(long)]
     pub spikes: bool,
     /// Sea level, metres (nodes at or below it are left alone and are outlets).
@@ -143,15 +143,17 @@ pub fn cmd_fix(a: FixArgs) -> Result<ExitCode, CliError> {
     let mut hm = load(&a.file, a.cell_size)?;
     let before = analysis::pits_and_spikes(&hm, a.sea_level, a.tolerance);
     let mut log = FixLog::default();
-    if a.spikes {
-        log.spikes = Some(analysis::remove_spikes(&mut hm, a.sea_level, a.tolerance));
-    }
+    // Pits first: breaching carves notches that can leave a node standing alone, which the spike
+    // pass then takes down (lowering a spike to its highest neighbour never makes a pit).
     log.pits = match a.pits {
         PitMode::Fill => Some(analysis::fill_pits(&mut hm, a.sea_level, a.epsilon)),
         PitMode::Breach => Some(analysis::breach_pits(&mut hm, a.sea_level, a.epsilon)),
         PitMode::Raise => Some(analysis::raise_pits(&mut hm, a.sea_level, a.tolerance)),
         PitMode::None => None,
     };
+    if a.spikes {
+        log.spikes = Some(analysis::remove_spikes(&mut hm, a.sea_level, a.tolerance));
+    }
     let after = analysis::pits_and_spikes(&hm, a.sea_level, a.tolerance);
     let eo = interop::ExportOptions { source: a.file.display().to_string(), ..Default::default() };
     interop::save(&a.out, &hm, &eo)?;
@@ -160,8 +162,8 @@ pub fn cmd_fix(a: FixArgs) -> Result<ExitCode, CliError> {
             eprintln!("{what}: {} nodes changed, largest change {:.3} m, volume {:+.1} m³", r.changed, r.max_change_m, r.volume_m3);
         }
     };
-    say("spikes", &log.spikes);
     say(&format!("pits ({:?})", a.pits).to_lowercase(), &log.pits);
+    say("spikes", &log.spikes);
     eprintln!(
         "single-node pits / spikes on land: {} / {} before, {} / {} after; wrote {}",
         before.pits.len(),
