@@ -142,18 +142,16 @@ pub fn cmd_fix(a: FixArgs) -> Result<ExitCode, CliError> {
     }
     let mut hm = load(&a.file, a.cell_size)?;
     let before = analysis::pits_and_spikes(&hm, a.sea_level, a.tolerance);
-    let mut log = FixLog::default();
     // Pits first: breaching carves notches that can leave a node standing alone, which the spike
     // pass then takes down (lowering a spike to its highest neighbour never makes a pit).
-    log.pits = match a.pits {
+    let pits = match a.pits {
         PitMode::Fill => Some(analysis::fill_pits(&mut hm, a.sea_level, a.epsilon)),
         PitMode::Breach => Some(analysis::breach_pits(&mut hm, a.sea_level, a.epsilon)),
         PitMode::Raise => Some(analysis::raise_pits(&mut hm, a.sea_level, a.tolerance)),
         PitMode::None => None,
     };
-    if a.spikes {
-        log.spikes = Some(analysis::remove_spikes(&mut hm, a.sea_level, a.tolerance));
-    }
+    let spikes = a.spikes.then(|| analysis::remove_spikes(&mut hm, a.sea_level, a.tolerance));
+    let log = FixLog { spikes, pits };
     let after = analysis::pits_and_spikes(&hm, a.sea_level, a.tolerance);
     let eo = interop::ExportOptions { source: a.file.display().to_string(), ..Default::default() };
     interop::save(&a.out, &hm, &eo)?;
