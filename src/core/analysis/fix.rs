@@ -96,28 +96,28 @@ pub fn breach_pits(hm: &mut Heightmap, sea: f32, epsilon: f32) -> FixReport {
     report(&before, &hm.data, hm.cell_size)
 }
 
-/// Lowers every single-node spike on land to the highest of its 8 neighbours.
-pub fn remove_spikes(hm: &mut Heightmap, sea: f32, tol: f32) -> FixReport {
-    let ps = pits_and_spikes(hm, sea, tol);
+/// Sets each of `nodes` to `pick` over its 8 neighbours on the unchanged map (`init` = the
+/// identity of `pick`).
+fn level_nodes(hm: &mut Heightmap, nodes: &[usize], init: f32, pick: fn(f32, f32) -> f32) -> FixReport {
     let before = hm.data.clone();
-    for i in ps.spikes {
-        let mut m = f32::NEG_INFINITY;
-        for_neighbours(hm.width, hm.height, i, |j, _| m = m.max(before[j]));
+    for &i in nodes {
+        let mut m = init;
+        for_neighbours(hm.width, hm.height, i, |j, _| m = pick(m, before[j]));
         hm.data[i] = m;
     }
     report(&before, &hm.data, hm.cell_size)
 }
 
+/// Lowers every single-node spike on land to the highest of its 8 neighbours.
+pub fn remove_spikes(hm: &mut Heightmap, sea: f32, tol: f32) -> FixReport {
+    let spikes = pits_and_spikes(hm, sea, tol).spikes;
+    level_nodes(hm, &spikes, f32::NEG_INFINITY, f32::max)
+}
+
 /// Raises every single-node pit on land to the lowest of its 8 neighbours.
 pub fn raise_pits(hm: &mut Heightmap, sea: f32, tol: f32) -> FixReport {
-    let ps = pits_and_spikes(hm, sea, tol);
-    let before = hm.data.clone();
-    for i in ps.pits {
-        let mut m = f32::INFINITY;
-        for_neighbours(hm.width, hm.height, i, |j, _| m = m.min(before[j]));
-        hm.data[i] = m;
-    }
-    report(&before, &hm.data, hm.cell_size)
+    let pits = pits_and_spikes(hm, sea, tol).pits;
+    level_nodes(hm, &pits, f32::INFINITY, f32::min)
 }
 
 #[cfg(test)]
