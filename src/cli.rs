@@ -122,6 +122,10 @@ pub struct ConvertArgs {
     /// Metres between nodes (overrides what the input says; BHEF stores none).
     #[arg(long)]
     pub cell_size: Option<f32>,
+    /// Geographic inputs (GeoTIFF in degrees, .hgt): keep the file's nodes instead of resampling
+    /// the rows to square cells (the cell size is then the north–south spacing).
+    #[arg(long)]
+    pub keep_grid: bool,
     /// Meshes: keep every K-th node along each axis (plus the last).
     #[arg(long, default_value_t = 1)]
     pub decimate: usize,
@@ -891,7 +895,7 @@ fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
     if in_fmt.is_integer() && range.is_none() && !sidecar::path_for(&a.input).exists() {
         eprintln!("note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values", a.input.display());
     }
-    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size };
+    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size, keep_grid: a.keep_grid };
     let (mut hm, notes) = interop::load_with_notes(&a.input, &opts)?;
     for n in &notes {
         eprintln!("note: {}: {n}", a.input.display());

@@ -25,7 +25,9 @@
 //! interpolation (bilinear interpolation with the row coordinate exact): `w' = round((w − 1) ·
 //! dx / dy) + 1` nodes, node `i'` at old `x = i' · dy / dx`. No detail is invented along y and
 //! the map's extent is kept within half a cell. Within 1 % the map is kept as it is, with the mean
-//! spacing as cell size. Either way a note says what was done.
+//! spacing as cell size. With `keep_grid` (`ImportOptions::keep_grid`, `talus convert
+//! --keep-grid`) the file's nodes are kept whatever the spacings, the north–south spacing is the
+//! cell size and the east–west distances are off by `dx/dy`. Each way a note says what was done.
 
 use super::interop::InteropError;
 use crate::core::heightmap::{Heightmap, check_size};
@@ -49,8 +51,9 @@ pub fn metres_per_degree(lat_deg: f64) -> (f64, f64) {
 }
 
 /// Builds a heightmap with square cells from a `w × h` grid whose nodes are `dx` (x) and `dy`
-/// (y) metres apart (see the module doc); pushes a note saying what was done.
-pub fn square_cells(data: Vec<f32>, w: usize, h: usize, dx: f64, dy: f64, notes: &mut Vec<String>) -> Result<Heightmap, InteropError> {
+/// (y) metres apart (see the module doc), or keeps the grid with `keep_grid`; pushes a note
+/// saying what was done.
+pub fn square_cells(data: Vec<f32>, w: usize, h: usize, dx: f64, dy: f64, keep_grid: bool, notes: &mut Vec<String>) -> Result<Heightmap, InteropError> {
     let bad = |msg: String| InteropError::Unsupported { format: "geographic grid", msg };
     if !(dx.is_finite() && dy.is_finite() && dx > 0.0 && dy > 0.0) {
         return Err(bad(format!("the spacing {dx} m × {dy} m is not positive")));
@@ -59,6 +62,12 @@ pub fn square_cells(data: Vec<f32>, w: usize, h: usize, dx: f64, dy: f64, notes:
         let cell = if w < 2 { dy } else { 0.5 * (dx + dy) };
         notes.push(format!("spacings {dx:.2} m (x) and {dy:.2} m (y) differ by under 1 %: kept {w}×{h} nodes, cell {cell:.2} m"));
         return Ok(Heightmap::from_data(w, h, cell as f32, data)?);
+    }
+    if keep_grid {
+        notes.push(format!(
+            "grid kept as asked: {w}×{h} nodes, cell {dy:.2} m (the north–south spacing); east–west distances are {dx:.2} m in truth, not corrected"
+        ));
+        return Ok(Heightmap::from_data(w, h, dy as f32, data)?);
     }
     let w2 = ((w - 1) as f64 * dx / dy).round() as usize + 1;
     check_size(w2.max(2), h)?;
@@ -99,12 +108,15 @@ mod tests {
         let (w, h, dx, dy) = (11, 3, 5.0, 10.0);
         let data: Vec<f32> = (0..w * h).map(|i| ((i % w) as f64 * dx) as f32).collect();
         let mut notes = Vec::new();
-        let hm = square_cells(data.clone(), w, h, dx, dy, &mut notes).unwrap();
+        let hm = square_cells(data.clone(), w, h, dx, dy, false, &mut notes).unwrap();
         assert_eq!((hm.width, hm.height, hm.cell_size), (6, 3, 10.0));
         assert!((0..6).all(|i| (hm.get(i, 2) - i as f32 * 10.0).abs() < 1e-4));
         assert!(notes[0].contains("from 11 to 6 nodes"), "{notes:?}");
-        let same = square_cells(data, w, h, 10.0, 10.05, &mut notes).unwrap();
+        let kept = square_cells(data.clone(), w, h, dx, dy, true, &mut notes).unwrap();
+        assert_eq!((kept.width, kept.cell_size, kept.data == data), (11, 10.0, true));
+        assert!(notes[1].contains("grid kept"), "{notes:?}");
+        let same = square_cells(data, w, h, 10.0, 10.05, false, &mut notes).unwrap();
         assert_eq!((same.width, same.height), (11, 3));
-        assert!(square_cells(vec![0.0; 4], 2, 2, 0.0, 1.0, &mut notes).is_err());
+        assert!(square_cells(vec![0.0; 4], 2, 2, 0.0, 1.0, false, &mut notes).is_err());
     }
 }

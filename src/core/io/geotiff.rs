@@ -132,6 +132,12 @@ fn units(dir: Option<&[u16]>) -> Units {
 /// Decodes a GeoTIFF held in memory; the notes say how the cell size was obtained when it was not
 /// simply the pixel scale in metres (see the module doc).
 pub fn decode_with_notes(bytes: &[u8]) -> Result<(Heightmap, Vec<String>), InteropError> {
+    decode_geo(bytes, false)
+}
+
+/// [`decode_with_notes`], keeping a geographic file's grid with `keep_grid` (see
+/// [`super::geodesy`]).
+pub fn decode_geo(bytes: &[u8], keep_grid: bool) -> Result<(Heightmap, Vec<String>), InteropError> {
     let mut d = Decoder::new(Cursor::new(bytes)).map_err(dec)?;
     let (w, h) = d.dimensions().map_err(dec)?;
     let (w, h) = (w as usize, h as usize);
@@ -204,7 +210,7 @@ pub fn decode_with_notes(bytes: &[u8]) -> Result<(Heightmap, Vec<String>), Inter
                 sy * my,
                 lat.abs()
             ));
-            let hm = super::geodesy::square_cells(data, w, h, sc[0] * mx, sy * my, &mut notes)?;
+            let hm = super::geodesy::square_cells(data, w, h, sc[0] * mx, sy * my, keep_grid, &mut notes)?;
             Ok((hm, notes))
         }
         (Units::Degrees(_), None) => {
@@ -222,12 +228,12 @@ pub fn decode_with_notes(bytes: &[u8]) -> Result<(Heightmap, Vec<String>), Inter
 
 /// Reads a GeoTIFF heightmap.
 pub fn load(path: &Path) -> Result<Heightmap, InteropError> {
-    Ok(load_with_notes(path)?.0)
+    Ok(load_with_notes(path, false)?.0)
 }
 
-/// Reads a GeoTIFF heightmap with the notes of [`decode_with_notes`].
-pub fn load_with_notes(path: &Path) -> Result<(Heightmap, Vec<String>), InteropError> {
-    decode_with_notes(&std::fs::read(path).map_err(io_err("read", path))?)
+/// Reads a GeoTIFF heightmap with the notes of [`decode_geo`].
+pub fn load_with_notes(path: &Path, keep_grid: bool) -> Result<(Heightmap, Vec<String>), InteropError> {
+    decode_geo(&std::fs::read(path).map_err(io_err("read", path))?, keep_grid)
 }
 
 /// Writes `hm` as a Float32 GeoTIFF, atomically.

@@ -122,9 +122,10 @@ pub fn latitude_from_name(path: &Path) -> Option<f64> {
 }
 
 /// Decodes a tile whose south-west corner lies at latitude `lat_sw` (degrees; `None`: unknown),
-/// with square cells in metres (see the module doc); returns the map, the number of voids filled
-/// and notes saying how the cell size was obtained.
-pub fn decode_at(bytes: &[u8], lat_sw: Option<f64>) -> Result<(Heightmap, usize, Vec<String>), InteropError> {
+/// with square cells in metres (see the module doc; `keep_grid`: no resampling, see
+/// [`super::geodesy`]); returns the map, the number of voids filled and notes saying how the cell
+/// size was obtained.
+pub fn decode_at(bytes: &[u8], lat_sw: Option<f64>, keep_grid: bool) -> Result<(Heightmap, usize, Vec<String>), InteropError> {
     let (hm, filled) = decode(bytes)?;
     let n = hm.width;
     let mut notes = Vec::new();
@@ -144,7 +145,7 @@ pub fn decode_at(bytes: &[u8], lat_sw: Option<f64>) -> Result<(Heightmap, usize,
         3600.0 / (n - 1) as f64,
         centre.abs()
     ));
-    let hm = super::geodesy::square_cells(hm.data, n, n, dx, dy, &mut notes)?;
+    let hm = super::geodesy::square_cells(hm.data, n, n, dx, dy, keep_grid, &mut notes)?;
     Ok((hm, filled, notes))
 }
 
@@ -161,14 +162,14 @@ pub fn decode(bytes: &[u8]) -> Result<(Heightmap, usize), InteropError> {
 
 /// Reads an SRTM tile, voids filled, in metres at the latitude its name gives.
 pub fn load(path: &Path) -> Result<Heightmap, InteropError> {
-    Ok(load_with_notes(path)?.0)
+    Ok(load_with_notes(path, false)?.0)
 }
 
 /// Reads an SRTM tile with the notes of [`decode_at`] (and the number of voids filled).
-pub fn load_with_notes(path: &Path) -> Result<(Heightmap, Vec<String>), InteropError> {
+pub fn load_with_notes(path: &Path, keep_grid: bool) -> Result<(Heightmap, Vec<String>), InteropError> {
     let len = std::fs::metadata(path).map_err(io_err("read", path))?.len();
     side_from_len(len)?;
-    let (hm, filled, mut notes) = decode_at(&std::fs::read(path).map_err(io_err("read", path))?, latitude_from_name(path))?;
+    let (hm, filled, mut notes) = decode_at(&std::fs::read(path).map_err(io_err("read", path))?, latitude_from_name(path), keep_grid)?;
     if filled > 0 {
         notes.push(format!("{filled} void samples filled from their neighbours"));
     }
@@ -191,7 +192,7 @@ mod tests {
     fn a_3_arc_second_tile_at_46_north_gets_square_metre_cells() {
         let n = 1201;
         let bytes: Vec<u8> = (0..n * n).flat_map(|i| (((i % n) / 10) as i16).to_be_bytes()).collect();
-        let (hm, filled, notes) = decode_at(&bytes, Some(46.0)).unwrap();
+        let (hm, filled, notes) = decode_at(&bytes, Some(46.0), false).unwrap();
         assert_eq!((filled, hm.height), (0, n));
         // Centre 46.5° N: 92.64 m north–south, 63.91 m east–west → 1200 · 63.91 / 92.64 + 1 nodes.
         assert!((hm.cell_size - 92.64).abs() < 0.02, "{}", hm.cell_size);
@@ -199,7 +200,7 @@ mod tests {
         assert_eq!(hm.width, (1200.0 * (mx / 1200.0) / (my / 1200.0)).round() as usize + 1);
         let text = notes.join("\n");
         assert!(text.contains("46.5° N") && text.contains("resampled"), "{text}");
-        let (_, _, unknown) = decode_at(&bytes, None).unwrap();
+        let (_, _, unknown) = decode_at(&bytes, None, false).unwrap();
         assert!(unknown[0].contains("latitude unknown"));
     }
 }

@@ -136,6 +136,9 @@ pub struct ImportOptions {
     pub width: Option<usize>,
     /// Metres between nodes; overrides the sidecar and the file.
     pub cell_size: Option<f32>,
+    /// Geographic grids (GeoTIFF in degrees, `.hgt`): keep the file's nodes instead of resampling
+    /// the rows to square cells (see [`super::geodesy`]).
+    pub keep_grid: bool,
 }
 
 /// How to write a file.
@@ -260,12 +263,12 @@ pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, 
         Format::R16 => super::r16::load(path, opts)?,
         Format::Exr => super::openexr::load(path)?,
         Format::GeoTiff => {
-            let (hm, n) = super::geotiff::load_with_notes(path)?;
+            let (hm, n) = super::geotiff::load_with_notes(path, opts.keep_grid)?;
             notes = n;
             hm
         }
         Format::Hgt => {
-            let (hm, n) = super::hgt::load_with_notes(path)?;
+            let (hm, n) = super::hgt::load_with_notes(path, opts.keep_grid)?;
             notes = n;
             hm
         }
