@@ -1,4 +1,4 @@
-//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`; with no subcommand it
+//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`, `analyze`, `fix`; with no subcommand it
 //! opens the editor when a display is present, and runs the headless demo job otherwise.
 //!
 //! Every parameter of a generator or erosion model is reachable: the common ones as flags, all of
@@ -17,6 +17,8 @@ use clap::{Args, Parser, Subcommand, ValueEnum};
 use serde::Serialize;
 use serde::de::DeserializeOwned;
 use serde_json::Value;
+
+pub mod qa;
 
 use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
 use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd};
@@ -97,6 +99,12 @@ pub enum Command {
     /// input) .r16/.raw .exr .tif/.tiff (GeoTIFF) .hgt (input) .obj .glb (output). Integer
     /// outputs get a JSON sidecar (`out.png.json`) holding the metres of their range.
     Convert(ConvertArgs),
+    /// Terrain QA: slope–area concavity, single-node pits and spikes on land, grid anisotropy,
+    /// drainage density and (with --compare) land lost to the sea. Reads any importable format.
+    Analyze(qa::AnalyzeArgs),
+    /// Fix what `analyze` finds: fill or breach depressions (--pits), remove single-node spikes
+    /// (--spikes); writes --out in the format of its extension.
+    Fix(qa::FixArgs),
 }
 
 /// Arguments of `talus convert`.
@@ -124,6 +132,10 @@ pub struct ConvertArgs {
     /// Metres between nodes (overrides what the input says; BHEF stores none).
     #[arg(long)]
     pub cell_size: Option<f32>,
+    /// Geographic inputs (GeoTIFF in degrees, .hgt): keep the file's nodes instead of resampling
+    /// the rows to square cells (the cell size is then the north–south spacing).
+    #[arg(long)]
+    pub keep_grid: bool,
     /// Meshes: keep every K-th node along each axis (plus the last).
     #[arg(long, default_value_t = 1)]
     pub decimate: usize,
@@ -369,6 +381,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Demo { out_dir, size, seed }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
         Some(Command::Editor(a)) => open_editor(a),
         Some(Command::Convert(a)) => cmd_convert(a),
+        Some(Command::Analyze(a)) => qa::cmd_analyze(a),
+        Some(Command::Fix(a)) => qa::cmd_fix(a),
         None => {
             if cli.script.is_some() || has_display() {
                 open_editor(EditorArgs { file: None, script: cli.script, window_size: None })
@@ -895,8 +909,11 @@ fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
     if in_fmt.is_integer() && range.is_none() && !sidecar::path_for(&a.input).exists() {
         eprintln!("note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values", a.input.display());
     }
-    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size };
-    let mut hm = interop::load(&a.input, &opts)?;
+    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size, keep_grid: a.keep_grid };
+    let (mut hm, notes) = interop::load_with_notes(&a.input, &opts)?;
+    for n in &notes {
+        eprintln!("note: {}: {n}", a.input.display());
+    }
     if let Some(r) = &a.resize {
         let (w, h) = parse_resize(r, hm.width, hm.height)?;
         if (w, h) != (hm.width, hm.height) {
@@ -906,7 +923,7 @@ fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
     if out_fmt == interop::Format::R16 && !(hm.width == hm.height && interop::UNITY_SIZES.contains(&hm.width)) {
         eprintln!("note: {}×{} is not a Unity terrain size (square 2^n+1, 33…4097); use --resize unity for Unity", hm.width, hm.height);
     }
-    let eo = interop::ExportOptions { range: range.filter(|_| out_fmt.is_integer()), unreal: a.unreal, decimate: a.decimate, source: a.input.display().to_string() };
+    let eo = interop::ExportOptions { range: range.filter(|_| out_fmt.is_integer()), unreal: a.unreal, decimate: a.decimate, source: a.input.display().to_string(), notes };
     if a.unreal && !out_fmt.is_integer() {
         return Err(CliError("--unreal applies to integer outputs (.png, .r16)".into()));
     }

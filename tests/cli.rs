@@ -169,3 +169,92 @@ fn erode_backend_reports_where_it_ran() {
     ok(&cpu);
     assert!(!String::from_utf8_lossy(&cpu.stderr).contains("backend:"));
 }
+
+/// A 65² island with a valley, written by `generate`, analysed and fixed through the binary.
+#[test]
+fn analyze_reports_and_fix_removes_pits_and_spikes() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "4", "--island-waterside", "10", "--out", "a.bhef"], p));
+    let out = talus(&["analyze", "a.bhef", "--cell-size", "2", "--json", "--channel-area", "400"], p);
+    ok(&out);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(v["width"], 65);
+    assert_eq!(v["cell_size_m"], 2.0);
+    for key in ["pits", "spikes", "drainage_density_per_m", "land_nodes"] {
+        assert!(v[key].is_number(), "{key}: {v}");
+    }
+    assert!(v["anisotropy"]["axis_ratio"].as_f64().unwrap() > 0.0);
+    // Plant a pit and a spike on land through a round trip via EXR (float, any tool can edit).
+    let hm = talus::core::io::bhef::load(&p.join("a.bhef")).unwrap();
+    let mut m = talus::core::Heightmap::from_data(hm.width, hm.height, 2.0, hm.data).unwrap();
+    let (mut best, mut at) = (f32::MIN, 0);
+    for y in 8..57 {
+        for x in 8..57 {
+            if m.get(x, y) > best {
+                (best, at) = (m.get(x, y), y * 65 + x);
+            }
+        }
+    }
+    let (x, y) = (at % 65, at / 65);
+    m.set(x, y, best + 30.0); // spike on the highest interior node
+    let lo = [(2, 0), (4, 0), (2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 2)].iter().map(|&(dx, dy)| m.get(x + dx, y + dy - 1)).fold(f32::MAX, f32::min);
+    assert!(lo > 2.0, "the pit must stay on land: {lo}");
+    m.set(x + 3, y, lo - 1.0); // a pit beside it, 1 m below all its neighbours, still on land
+    talus::core::io::openexr::save(&p.join("b.exr"), &m).unwrap();
+    let rep = talus(&["analyze", "b.exr"], p);
+    ok(&rep);
+    let text = String::from_utf8_lossy(&rep.stdout);
+    assert!(text.contains("concavity") && text.contains("anisotropy"), "{text}");
+    let b: serde_json::Value = serde_json::from_slice(&talus(&["analyze", "b.exr", "--json"], p).stdout).unwrap();
+    assert!(b["pits"].as_u64().unwrap() >= 1 && b["spikes"].as_u64().unwrap() >= 1, "{b}");
+    // fix: spikes removed, depressions filled; then analyze finds none and compare reports the change.
+    let fix = talus(&["fix", "b.exr", "--out", "c.exr", "--spikes", "--pits", "fill"], p);
+    ok(&fix);
+    assert!(String::from_utf8_lossy(&fix.stderr).contains("after"), "{}", String::from_utf8_lossy(&fix.stderr));
+    let c: serde_json::Value = serde_json::from_slice(&talus(&["analyze", "c.exr", "--json", "--compare", "b.exr"], p).stdout).unwrap();
+    assert_eq!((c["pits"].as_u64(), c["spikes"].as_u64()), (Some(0), Some(0)), "{c}");
+    assert_eq!(c["comparison"]["land_lost_nodes"], 0);
+    assert!(c["comparison"]["mean_abs_change_m"].as_f64().unwrap() > 0.0);
+    ok(&talus(&["fix", "b.exr", "--out", "d.exr", "--pits", "breach"], p));
+    // Errors, not panics: unknown file, size mismatch, nothing to do, bad numbers.
+    for args in [
+        vec!["analyze", "missing.bhef"],
+        vec!["analyze", "a.bhef", "--compare", "small.bhef"],
+        vec!["fix", "b.exr", "--out", "e.exr", "--pits", "none"],
+        vec!["fix", "b.exr", "--out", "e.exr", "--epsilon", "-1"],
+        vec!["analyze", "a.bhef", "--channel-area", "0"],
+    ] {
+        if args.contains(&"small.bhef") {
+            ok(&talus(&["generate", "--kind", "flat", "--size", "9", "--out", "small.bhef"], p));
+        }
+        let o = talus(&args, p);
+        assert_eq!(o.status.code(), Some(1), "{args:?}: {}", String::from_utf8_lossy(&o.stderr));
+        assert!(String::from_utf8_lossy(&o.stderr).starts_with("error:"), "{args:?}");
+    }
+}
+
+/// An SRTM tile named for 46° N: `convert` says that degrees became metres and rows were
+/// resampled, and the PNG's sidecar records it with the square cell size.
+#[test]
+fn a_geographic_hgt_tile_converts_with_metre_cells_and_says_so() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let n = 121; // 30″ cells over 1°
+    let bytes: Vec<u8> = (0..n * n).flat_map(|i| (100 + (i % n) as i16).to_be_bytes()).collect();
+    std::fs::write(p.join("N46E007.hgt"), bytes).unwrap();
+    let out = talus(&["convert", "N46E007.hgt", "t.png"], p);
+    ok(&out);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(err.contains("note:") && err.contains("46.5° N") && err.contains("resampled"), "{err}");
+    let sc: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join("t.png.json")).unwrap()).unwrap();
+    // 1° of latitude at 46.5° N is 111 161 m: 120 intervals of 926.34 m; x: 639.69 m per interval.
+    let cell = sc["cell_size"].as_f64().unwrap();
+    assert!((cell - 926.34).abs() < 0.01, "{sc}");
+    assert_eq!((sc["width"].as_u64(), sc["height"].as_u64()), (Some(84), Some(121)), "{sc}");
+    assert!(sc["notes"].as_array().unwrap().iter().any(|v| v.as_str().unwrap().contains("resampled")), "{sc}");
+    // analyze reads the tile the same way and prints the note.
+    let a = talus(&["analyze", "N46E007.hgt"], p);
+    ok(&a);
+    assert!(String::from_utf8_lossy(&a.stdout).contains("cell 926.3"), "{}", String::from_utf8_lossy(&a.stdout));
+}

@@ -146,8 +146,12 @@ fn srtm_tiles_read_like_gdal_reads_them() {
     std::fs::write(&hgt, &bytes).unwrap();
     let tif = d.path().join("gdal.tif");
     run("gdal_translate", &["-q", "-ot", "Float32", s(&hgt), s(&tif)]);
-    let theirs = interop::load(&tif, &ImportOptions::default()).unwrap();
-    let ours = interop::load(&hgt, &ImportOptions::default()).unwrap();
+    // Both are geographic: keep the file grids (no resampling to square cells) to compare nodes.
+    let keep = ImportOptions { keep_grid: true, ..Default::default() };
+    let theirs = interop::load(&tif, &keep).unwrap();
+    let ours = interop::load(&hgt, &keep).unwrap();
+    // Same metres on both sides (GDAL's tiepoint is the pixel corner: half a pixel further north).
+    assert!((ours.cell_size - theirs.cell_size).abs() < 0.01, "{} {}", ours.cell_size, theirs.cell_size);
     assert_eq!((ours.width, ours.height), (theirs.width, theirs.height));
     for y in 0..n {
         for x in 0..n {

@@ -1,5 +1,6 @@
 //! The pure-Rust core of Talus: no Bevy, no window, no GPU. Everything here builds and tests with
 //! `cargo test --no-default-features`.
+pub mod analysis;
 pub mod brush;
 pub mod erosion;
 pub mod filter;

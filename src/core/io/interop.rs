@@ -136,6 +136,9 @@ pub struct ImportOptions {
     pub width: Option<usize>,
     /// Metres between nodes; overrides the sidecar and the file.
     pub cell_size: Option<f32>,
+    /// Geographic grids (GeoTIFF in degrees, `.hgt`): keep the file's nodes instead of resampling
+    /// the rows to square cells (see [`super::geodesy`]).
+    pub keep_grid: bool,
 }
 
 /// How to write a file.
@@ -149,6 +152,8 @@ pub struct ExportOptions {
     pub decimate: usize,
     /// The file the map came from, recorded in the sidecar.
     pub source: String,
+    /// What the import did to the map (e.g. degrees turned into metres), recorded in the sidecar.
+    pub notes: Vec<String>,
 }
 
 /// What an export did, for the caller to report.
@@ -242,21 +247,41 @@ pub fn nearest_size(sizes: &[usize], n: usize) -> usize {
 
 /// Loads any importable format; see each format file for what `opts` means to it.
 pub fn load(path: &Path, opts: &ImportOptions) -> Result<Heightmap, InteropError> {
+    Ok(load_with_notes(path, opts)?.0)
+}
+
+/// Loads any importable format, with notes that say what the import did beyond reading heights
+/// (geographic GeoTIFF and `.hgt`: degrees turned into metres, rows resampled to square cells; a
+/// cell size given in `opts` that replaces the file's). Callers print them; integer exports
+/// record them in the sidecar ([`ExportOptions::notes`]).
+pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, Vec<String>), InteropError> {
     let fmt = Format::from_path(path)?;
+    let mut notes = Vec::new();
     let mut hm = match fmt {
         Format::Bhef => super::bhef::load(path).map_err(|e| InteropError::Decode { format: "BHEF", msg: e.to_string() })?,
         Format::Png => super::png16::load(path, opts)?,
         Format::R16 => super::r16::load(path, opts)?,
         Format::Exr => super::openexr::load(path)?,
-        Format::GeoTiff => super::geotiff::load(path)?,
-        Format::Hgt => super::hgt::load(path)?,
+        Format::GeoTiff => {
+            let (hm, n) = super::geotiff::load_with_notes(path, opts.keep_grid)?;
+            notes = n;
+            hm
+        }
+        Format::Hgt => {
+            let (hm, n) = super::hgt::load_with_notes(path, opts.keep_grid)?;
+            notes = n;
+            hm
+        }
         Format::Obj => return Err(InteropError::ExportOnly { format: "OBJ" }),
         Format::Glb => return Err(InteropError::ExportOnly { format: "glTF binary" }),
     };
     if let Some(c) = opts.cell_size {
+        if !notes.is_empty() {
+            notes.push(format!("cell size {c} m given by the caller replaces the {} m above", hm.cell_size));
+        }
         hm = Heightmap::from_data(hm.width, hm.height, c, hm.data)?;
     }
-    Ok(hm)
+    Ok((hm, notes))
 }
 
 /// Saves `hm` in the format named by `path`'s extension (atomically, with a sidecar for the

@@ -6,6 +6,7 @@
 //! [`mesh`]), [`normal_map`]. Parameter presets: [`presets`]. Quick looks: [`preview`].
 pub mod atomic;
 pub mod bhef;
+pub mod geodesy;
 pub mod geotiff;
 pub mod glb;
 pub mod hgt;

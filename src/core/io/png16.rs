@@ -105,6 +105,8 @@ pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportR
     let (range, z) = export_range(hm, opts)?;
     let (bytes, clipped) = encode(hm, range)?;
     write_atomic(path, |w| w.write_all(&bytes)).map_err(io_err("write", path))?;
-    sidecar::write(path, &sidecar::for_export("png16", hm.width, hm.height, range, hm.cell_size, &opts.source, z))?;
+    let mut sc = sidecar::for_export("png16", hm.width, hm.height, range, hm.cell_size, &opts.source, z);
+    sc.notes = opts.notes.clone();
+    sidecar::write(path, &sc)?;
     Ok(ExportReport { range: Some(range), clipped, unreal_z_scale: z })
 }

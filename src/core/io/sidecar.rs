@@ -42,6 +42,10 @@ pub struct Sidecar {
     /// The program that wrote it.
     #[serde(default)]
     pub generator: String,
+    /// What the import of the source did (e.g. a geographic GeoTIFF's degrees turned into metres
+    /// and its rows resampled to square cells); absent when nothing.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub notes: Vec<String>,
 }
 
 /// `file` with `.json` appended.
@@ -90,5 +94,6 @@ pub fn for_export(format: &str, width: usize, height: usize, range: [f32; 2], ce
         source: source.into(),
         unreal_z_scale,
         generator: concat!("talus ", env!("CARGO_PKG_VERSION")).into(),
+        notes: Vec::new(),
     }
 }
