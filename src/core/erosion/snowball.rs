@@ -610,7 +610,9 @@ mod tests {
                 if a > 0.0 {
                     assert!(b >= 0.0, "land node {i} dug to {b}");
                 } else {
-                    assert_eq!(j.maps().eroded[i], 0.0, "sea node {i} eroded");
+                    // Under water nothing is dug: a sea node may take a deposit (and lose it
+                    // again down to the water line), never end below where it started.
+                    assert!(b >= a - 1e-5, "sea node {i} dug from {a} to {b}");
                 }
             }
         }
