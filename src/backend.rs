@@ -170,6 +170,11 @@ pub mod gpu {
             ModelParams::Snowball(_) => return Outcome::Unavailable("the snowball model has no GPU version".into()),
             ModelParams::StreamPower(_) => return Outcome::Unavailable("the stream-power model has no GPU version".into()),
         };
+        if inputs.sea_level.is_some() && matches!(params, ModelParams::Droplet(_) | ModelParams::Thermal(_)) {
+            // The sea (droplets end there and drop their load spread; thermal's underwater angle)
+            // exists in the CPU models only so far.
+            return Outcome::Unavailable(format!("the {model} model's GPU version has no sea level yet"));
+        }
         let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
         let ctx = match context(choice) {
             Ok(c) => c,

@@ -235,6 +235,7 @@ fn thermal_relaxes_a_spike_to_the_talus_angle_without_moving_material_uphill() {
         rate: 0.8,
         iterations: 600,
         talus_tan: None,
+        ..Default::default()
     };
     let talus = p.talus_slope();
     let mut job = ThermalJob::new(hm.clone(), p, inputs(Boundary::all(EdgeMode::Wall))).unwrap();
@@ -562,6 +563,7 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
                     rate: r,
                     iterations: i,
                     talus_tan: None,
+                    ..Default::default()
                 }),
                 thermal_every: every,
                 steps: 6,
@@ -608,7 +610,7 @@ proptest! {
     ) {
         let hm = Heightmap::from_fn(w, h, 1.0, |x, y| amp * unit_f32(hash2(x as i64, y as i64, seed))).unwrap();
         let b = Boundary { left: edges.0, right: edges.1, top: edges.2, bottom: edges.3 };
-        let p = ThermalParams { talus_angle: angle, talus_tan: tan, rate, iterations: 8 };
+        let p = ThermalParams { talus_angle: angle, talus_tan: tan, rate, iterations: 8, ..Default::default() };
         let mut job = ThermalJob::new(hm, p, JobInputs { boundary: b, ..Default::default() }).unwrap();
         run_steps(&mut job, 8);
         prop_assert!(job.heightmap().all_finite());

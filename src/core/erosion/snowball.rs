@@ -29,6 +29,13 @@
 //! deposition, and whatever Σh it does not conserve at the edges is booked as `clamped` (signed),
 //! so `Σh_after − Σh_before = deposited − eroded` and `eroded + clamped = deposited + lost` hold.
 //!
+//! With a sea level ([`JobInputs::sea_level`]): erosion never takes a node below the sea nor
+//! anything from a node under water; a snowball standing at or below the sea stops eroding and
+//! drops its load over a disc of radius [`SEA_SPREAD`], each node filled at most up to the water
+//! line, rolling on with what did not fit until the load is gone; a snowball that stops drops its
+//! load over the same disc; and [`Simulation::finish`] levels isolated one-node extremes on land
+//! after the blur, as the droplet model does.
+//!
 //! Parallelism: the same conflict-free tile phases as the droplet model (see
 //! [`super::droplet`]): margin `M = ⌈R⌉ + 3`; a snowball advances inside its tile only while its
 //! previous position is within the margin; a snowball flung farther than that in one iteration (only
@@ -153,7 +160,16 @@ struct Ctx {
     inv_2cs: f32,
     /// Tile margin `⌈R⌉ + 3`.
     margin: usize,
+    /// The sea level, or −∞ without a sea.
+    sea: f32,
+    /// Sea mode (a sea level is set): erosion never takes a node below the sea, a snowball that
+    /// reaches the sea drops its load there (spread, up to the water line) and deposits are spread
+    /// over [`SEA_SPREAD`] nodes.
+    spread: bool,
 }
+
+/// Radius (nodes) of the footprint a snowball drops its load with in sea mode.
+pub const SEA_SPREAD: f32 = 2.5;
 
 impl Ctx {
     /// Rolls snowball `s` until it ends or (with `rect`) leaves that tile or stalls.
@@ -202,6 +218,30 @@ impl Ctx {
                 return;
             }
             let (nx, nz) = (-gx * ny, -gy * ny);
+            // SAFETY: in-map position in the task's tile.
+            if self.spread && unsafe { g.sample(raw, s.x, s.y) } <= self.sea {
+                // At sea: no erosion; drop what fits below the water line, roll on with the rest.
+                if s.sediment > 0.0 {
+                    let put = unsafe { particles::deposit_disc(raw, g, s.x, s.y, s.sediment as f32, SEA_SPREAD, self.sea) };
+                    b.deposited += put;
+                    s.sediment -= put;
+                }
+                if s.sediment < 1e-6 {
+                    b.residue(s.sediment);
+                    s.sediment = 0.0;
+                    s.alive = false;
+                    return;
+                }
+                s.vx = self.friction * s.vx + nx * self.speed;
+                s.vy = self.friction * s.vy + nz * self.speed;
+                s.px = s.x;
+                s.py = s.y;
+                s.i += 1;
+                if !self.advance(s, b) {
+                    return;
+                }
+                continue;
+            }
             let deposit = s.sediment as f32 * self.deposition_rate * ny;
             let erosion = self.erosion_rate * (1.0 - ny) * (s.i as f32 * self.iter_scale).min(1.0);
             // Change the terrain where the snowball came from.
@@ -214,7 +254,11 @@ impl Ctx {
                     let k = raw.hard(i);
                     let h = &mut *raw.h.add(i);
                     let old = *h;
-                    let new = old + (w * deposit - w * erosion * k);
+                    let mut new = old + (w * deposit - w * erosion * k);
+                    if self.spread && new < old {
+                        // Never below the sea (and nothing taken from a node under water).
+                        new = new.max(old.min(self.sea));
+                    }
                     *h = new;
                     let actual = new as f64 - old as f64;
                     if new < old {
@@ -233,23 +277,33 @@ impl Ctx {
             s.px = s.x;
             s.py = s.y;
             s.i += 1;
-            match g.confine(s.x + s.vx, s.y + s.vy) {
-                Confined::Exit => {
-                    b.lost += s.sediment;
-                    s.sediment = 0.0;
-                    s.alive = false;
-                    return;
+            if !self.advance(s, b) {
+                return;
+            }
+        }
+    }
+
+    /// Moves the snowball by its velocity under the edge modes; returns `false` when it left
+    /// through a drain edge (its load is booked as lost).
+    #[inline(always)]
+    fn advance(&self, s: &mut Ball, b: &mut Books) -> bool {
+        match self.geom.confine(s.x + s.vx, s.y + s.vy) {
+            Confined::Exit => {
+                b.lost += s.sediment;
+                s.sediment = 0.0;
+                s.alive = false;
+                false
+            }
+            Confined::Inside { x, y, flip_x, flip_y } => {
+                s.x = x;
+                s.y = y;
+                if flip_x {
+                    s.vx = -s.vx;
                 }
-                Confined::Inside { x, y, flip_x, flip_y } => {
-                    s.x = x;
-                    s.y = y;
-                    if flip_x {
-                        s.vx = -s.vx;
-                    }
-                    if flip_y {
-                        s.vy = -s.vy;
-                    }
+                if flip_y {
+                    s.vy = -s.vy;
                 }
+                true
             }
         }
     }
@@ -260,7 +314,10 @@ impl Ctx {
     /// As [`Ctx::walk`]; the snowball stands in the task's tile.
     unsafe fn settle(&self, s: &mut Ball, b: &mut Books) {
         let mut put = 0.0f64;
-        if s.sediment > 0.0 {
+        if s.sediment > 0.0 && self.spread {
+            put = unsafe { particles::deposit_disc(&self.raw, &self.geom, s.x, s.y, s.sediment as f32, SEA_SPREAD, f32::INFINITY) };
+            b.deposited += put;
+        } else if s.sediment > 0.0 {
             let (idx, u, v) = self.geom.cell(s.x, s.y);
             let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
             let load = s.sediment as f32;
@@ -300,6 +357,8 @@ pub struct SnowballJob {
     /// Snowballs have run since the last blur.
     dirty: bool,
     degenerate: bool,
+    /// The sea level ([`JobInputs::sea_level`]).
+    sea: Option<f32>,
 }
 
 impl SnowballJob {
@@ -330,6 +389,7 @@ impl SnowballJob {
             margin,
             dirty: true,
             degenerate: w < 2 || h < 2,
+            sea: inputs.sea_level.filter(|s| s.is_finite()),
             hm: terrain,
         })
     }
@@ -376,6 +436,8 @@ impl SnowballJob {
             iter_scale: p.iteration_scale,
             inv_2cs: 0.5 / self.hm.cell_size,
             margin: self.margin,
+            sea: self.sea.unwrap_or(f32::NEG_INFINITY),
+            spread: self.sea.is_some(),
         };
         let mut books = Books::default();
         if p.parallel {
@@ -494,6 +556,13 @@ impl Simulation for SnowballJob {
         if self.dirty {
             self.blur();
             self.dirty = false;
+            if let (Some(sea), false) = (self.sea, self.degenerate) {
+                let maps = &mut self.maps;
+                let (e, d) = particles::relax_extremes(&mut self.hm, sea, super::droplet::EXTREME_TOLERANCE, &mut |i, dh| maps.record(i, dh));
+                self.ledger.eroded += e;
+                self.ledger.deposited += d;
+                self.ledger.clamped += d - e;
+            }
         }
     }
 
@@ -516,6 +585,37 @@ mod tests {
             ((1.0 - d) * 12.0 + bumps).max(0.0)
         })
         .unwrap()
+    }
+
+    #[test]
+    fn snowballs_end_at_the_sea_without_digging_below_it() {
+        // A cone island rising out of a sea 3 m deep (sea level 0).
+        let hm = Heightmap::from_fn(80, 80, 1.0, |x, y| {
+            let d = ((x as f32 - 40.0).powi(2) + (y as f32 - 40.0).powi(2)).sqrt() / 40.0;
+            (1.0 - d) * 14.0 - 3.0 + 0.6 * (x as f32 * 0.37).sin() * (y as f32 * 0.29).cos()
+        })
+        .unwrap();
+        let p = SnowballParams { snowballs: 6000, erosion_rate: 0.2, blur_sigma: 0.0, batch: 2000, ..SnowballParams::default() };
+        for parallel in [false, true] {
+            let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), seed: 5, sea_level: Some(0.0), ..Default::default() };
+            let mut j = SnowballJob::new(hm.clone(), SnowballParams { parallel, ..p.clone() }, inputs).unwrap();
+            while !j.is_done() {
+                j.step();
+            }
+            j.finish();
+            let l = j.ledger();
+            assert!(l.closes(1e-5), "{l:?}");
+            assert!(l.eroded > 1.0);
+            for (i, (&a, &b)) in hm.data.iter().zip(&j.heightmap().data).enumerate() {
+                if a > 0.0 {
+                    assert!(b >= 0.0, "land node {i} dug to {b}");
+                } else {
+                    // Under water nothing is dug: a sea node may take a deposit (and lose it
+                    // again down to the water line), never end below where it started.
+                    assert!(b >= a - 1e-5, "sea node {i} dug from {a} to {b}");
+                }
+            }
+        }
     }
 
     fn job(hm: Heightmap, p: SnowballParams, b: Boundary) -> SnowballJob {
@@ -589,6 +689,8 @@ mod tests {
             iter_scale: p.iteration_scale,
             inv_2cs: 0.5,
             margin: 3,
+            sea: f32::NEG_INFINITY,
+            spread: false,
         };
         let mut b = Books::default();
         unsafe { ctx.walk(&mut s, None, &mut b) };

@@ -83,6 +83,10 @@ pub struct ThermalParams {
     /// Number of iterations (the job's unit of work). When nested in the pipe model: iterations
     /// per application. Range `0..=u32::MAX`, default `50`.
     pub iterations: u32,
+    /// Talus (repose) angle under water in degrees: where the job has a sea level, a pair of
+    /// neighbours both at or below it settles to this angle instead of `talus_angle` (saturated
+    /// sediment rests flatter). Range `[0, 89.9]`, default `20`.
+    pub underwater_angle: f32,
 }
 
 impl Default for ThermalParams {
@@ -92,6 +96,7 @@ impl Default for ThermalParams {
             talus_tan: None,
             rate: 0.5,
             iterations: 50,
+            underwater_angle: 20.0,
         }
     }
 }
@@ -110,6 +115,13 @@ impl ThermalParams {
             check_param("talus_tan", t as f64, 0.0, 1.0e4, "[0, 1e4]")?;
         }
         check_param("rate", self.rate as f64, 0.0, 1.0, "[0, 1]")?;
+        check_param(
+            "underwater_angle",
+            self.underwater_angle as f64,
+            0.0,
+            89.9,
+            "[0, 89.9] degrees",
+        )?;
         Ok(())
     }
 
@@ -322,6 +334,11 @@ pub struct ThermalKernel {
     t_diag: f32,
     rate: f32,
     inv_amax: f32,
+    /// The sea level (−∞ without a sea) and the underwater talus drops (cardinal, diagonal): a
+    /// pair of nodes both at or below `sea` uses these (see [`ThermalKernel::with_sea`]).
+    sea: f32,
+    w_card: f32,
+    w_diag: f32,
     edges: Edges,
     hardness: Option<Vec<f32>>,
 }
@@ -378,9 +395,38 @@ impl ThermalKernel {
             t_diag: if t_diag.is_finite() { t_diag } else { f32::MAX },
             rate: params.rate,
             inv_amax,
+            sea: f32::NEG_INFINITY,
+            w_card: f32::MAX,
+            w_diag: f32::MAX,
             edges: Edges::new(&boundary),
             hardness,
         })
+    }
+
+    /// The same operator with a sea: a pair of neighbours whose higher node is at or below
+    /// `sea_level` settles to `params.underwater_angle` instead of the talus angle. The rule
+    /// depends on the pair only, so each flux is still computed from the same numbers on both of
+    /// its sides (conservative). `None` (or a non-finite level) leaves the kernel as it is.
+    pub fn with_sea(mut self, params: &ThermalParams, sea_level: Option<f32>, cell_size: f32) -> Self {
+        if let Some(s) = sea_level.filter(|s| s.is_finite()) {
+            let tan = (params.underwater_angle as f64).to_radians().tan();
+            let (c, d) = ((tan * cell_size as f64) as f32, (tan * cell_size as f64 * std::f64::consts::SQRT_2) as f32);
+            self.sea = s;
+            self.w_card = if c.is_finite() { c } else { f32::MAX };
+            self.w_diag = if d.is_finite() { d } else { f32::MAX };
+        }
+        self
+    }
+
+    /// The talus drop for direction `j` between heights `c` and `n`: the underwater one when
+    /// both are at or below the sea.
+    #[inline(always)]
+    fn talus_pair(&self, j: usize, c: f32, n: f32) -> f32 {
+        if fmax(c, n) <= self.sea {
+            if j < 4 { self.w_card } else { self.w_diag }
+        } else {
+            self.talus(j)
+        }
     }
 
     /// The hardness map the kernel was built with.
@@ -517,12 +563,13 @@ impl ThermalKernel {
             let (d0, d1, d2) = (&hd[..m], &hd[1..m + 1], &hd[2..m + 2]);
             let (so, qo) = (&mut s[1..m + 1], &mut q[1..m + 1]);
             let (tc, td, inv) = (self.t_card, self.t_diag, self.inv_amax);
+            let sw = (self.sea, self.w_card, self.w_diag);
             match &self.hardness {
                 None => {
                     let a = self.rate;
                     for k in 0..m {
                         let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
-                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv);
+                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv, sw);
                         so[k] = sv;
                         qo[k] = qv;
                     }
@@ -533,7 +580,7 @@ impl ThermalKernel {
                     for k in 0..m {
                         let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
                         let a = fmin(rate * hr[k], 1.0);
-                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv);
+                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv, sw);
                         so[k] = sv;
                         qo[k] = qv;
                     }
@@ -569,15 +616,16 @@ impl ThermalKernel {
         let c = h[i];
         let (mut es, mut em, mut is, mut im) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
         for (j, &(dx, dy)) in DIRS.iter().enumerate() {
-            let t = self.talus(j);
             match self.edges.node(x, y, dx, dy, w, self.h) {
                 Nb::Wall => {}
                 Nb::Out => {
+                    let t = self.talus(j);
                     let eo = pos((c - self.virtual_height(h, x, y, dx, dy)) - t);
                     es += eo;
                     em = fmax(em, eo);
                 }
                 Nb::In(o) => {
+                    let t = self.talus_pair(j, c, h[o]);
                     let diff = c - h[o];
                     let eo = pos(diff - t);
                     let ei = pos(-diff - t);
@@ -618,6 +666,7 @@ impl ThermalKernel {
             let (qd0, qd1, qd2) = (&qd[..m], &qd[1..m + 1], &qd[2..m + 2]);
             let o = &mut out[1..m + 1];
             let (tc, td) = (self.t_card, self.t_diag);
+            let sw = (self.sea, self.w_card, self.w_diag);
             for k in 0..m {
                 let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
                 let sn = [
@@ -626,7 +675,7 @@ impl ThermalKernel {
                 let qn = [
                     qc0[k], qc2[k], qu1[k], qd1[k], qu0[k], qu2[k], qd0[k], qd2[k],
                 ];
-                o[k] = p2_cell(c1[k], nb, sn, qn, sc1[k], qc1[k], tc, td);
+                o[k] = p2_cell(c1[k], nb, sn, qn, sc1[k], qc1[k], tc, td, sw);
             }
             for x in [0, w - 1] {
                 let (v, l) = self.p2_generic(h, x, y, slot, buf);
@@ -651,15 +700,16 @@ impl ThermalKernel {
         let (sc, qc) = (buf.s[slot * w + x], buf.q[slot * w + x]);
         let (mut out, mut inn, mut lost) = (0.0f32, 0.0f32, 0.0f64);
         for (j, &(dx, dy)) in DIRS.iter().enumerate() {
-            let t = self.talus(j);
             match self.edges.node(x, y, dx, dy, w, self.h) {
                 Nb::Wall => {}
                 Nb::Out => {
+                    let t = self.talus(j);
                     let eo = pos((c - self.virtual_height(h, x, y, dx, dy)) - t);
                     out += eo;
                     lost += (sc * eo) as f64;
                 }
                 Nb::In(o) => {
+                    let t = self.talus_pair(j, c, h[o]);
                     let diff = c - h[o];
                     let eo = pos(diff - t);
                     let ei = pos(-diff - t);
@@ -681,6 +731,20 @@ simd_dispatch! {
     }
 }
 
+/// The talus drop in direction `j` between heights `c` and `n`: `tc`/`td` on land, the
+/// underwater drops of `sw = (sea, w_card, w_diag)` when both are at or below the sea (never
+/// with `sea = −∞`, so without a sea the arithmetic is unchanged).
+#[inline(always)]
+fn pair_talus(j: usize, c: f32, n: f32, tc: f32, td: f32, sw: (f32, f32, f32)) -> f32 {
+    let under = fmax(c, n) <= sw.0;
+    match (j < 4, under) {
+        (true, false) => tc,
+        (false, false) => td,
+        (true, true) => sw.1,
+        (false, true) => sw.2,
+    }
+}
+
 /// Pass-1 arithmetic shared by the fast and the generic path.
 #[inline(always)]
 fn finish_p1(es: f32, em: f32, is: f32, im: f32, a: f32, inv_amax: f32) -> (f32, f32) {
@@ -694,10 +758,10 @@ fn finish_p1(es: f32, em: f32, is: f32, im: f32, a: f32, inv_amax: f32) -> (f32,
 }
 
 #[inline(always)]
-fn p1_cell(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32) -> (f32, f32) {
+fn p1_cell(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32, sw: (f32, f32, f32)) -> (f32, f32) {
     let (mut es, mut em, mut is, mut im) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     for (j, &n) in nb.iter().enumerate() {
-        let t = if j < 4 { tc } else { td };
+        let t = pair_talus(j, c, n, tc, td, sw);
         let diff = c - n;
         let eo = pos(diff - t);
         let ei = pos(-diff - t);
@@ -720,10 +784,11 @@ fn p2_cell(
     qc: f32,
     tc: f32,
     td: f32,
+    sw: (f32, f32, f32),
 ) -> f32 {
     let (mut out, mut inn) = (0.0f32, 0.0f32);
     for j in 0..8 {
-        let t = if j < 4 { tc } else { td };
+        let t = pair_talus(j, c, nb[j], tc, td, sw);
         let diff = c - nb[j];
         let eo = pos(diff - t);
         let ei = pos(-diff - t);
@@ -847,7 +912,8 @@ impl ThermalJob {
             terrain.cell_size,
             inputs.boundary,
             inputs.hardness,
-        )?;
+        )?
+        .with_sea(&params, inputs.sea_level, terrain.cell_size);
         let n = terrain.len();
         let volume_before = terrain.sum();
         Ok(Self {
@@ -967,6 +1033,41 @@ mod tests {
             }
         }
         out
+    }
+
+    #[test]
+    fn under_water_material_settles_to_the_underwater_angle() {
+        // A spike on a floor 50 m below the sea: with a sea it relaxes to the underwater angle
+        // (10°), without one to the talus angle (40°); both conserve material.
+        let mut hm = spike(41, 30.0);
+        hm.data.iter_mut().for_each(|h| *h -= 50.0);
+        let p = ThermalParams { talus_angle: 40.0, underwater_angle: 10.0, rate: 0.8, iterations: 400, ..Default::default() };
+        let sum = hm.sum();
+        let mut slopes = Vec::new();
+        for sea in [Some(0.0), None] {
+            let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), sea_level: sea, ..Default::default() };
+            let mut j = ThermalJob::new(hm.clone(), p.clone(), inputs).unwrap();
+            while !j.is_done() {
+                j.step();
+            }
+            assert!((j.heightmap().sum() - sum).abs() < 1e-2);
+            slopes.push(max_slope(j.heightmap()));
+        }
+        let (wet, dry) = (slopes[0], slopes[1]);
+        let (tw, td) = ((10.0f32).to_radians().tan(), (40.0f32).to_radians().tan());
+        assert!(wet <= tw * 1.05 + 1e-3, "under water {wet} > {tw}");
+        assert!(dry > tw * 2.0 && dry <= td * 1.05 + 1e-3, "dry {dry}");
+        // Above the sea the land angle holds: the same spike standing on dry land.
+        let mut land = spike(41, 30.0);
+        land.data.iter_mut().for_each(|h| *h += 1.0);
+        let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), sea_level: Some(0.0), ..Default::default() };
+        let mut j = ThermalJob::new(land, p.clone(), inputs).unwrap();
+        while !j.is_done() {
+            j.step();
+        }
+        assert!(max_slope(j.heightmap()) > tw * 2.0);
+        // The parameter is checked.
+        assert!(ThermalParams { underwater_angle: 95.0, ..Default::default() }.validate().is_err());
     }
 
     fn max_slope(hm: &Heightmap) -> f32 {
