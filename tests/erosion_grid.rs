@@ -115,6 +115,7 @@ fn pipe_with_interleaved_thermal_and_hardness_closes_its_books() {
             hardness: Some(hardness.clone()),
             boundary: Boundary::all(EdgeMode::Drain),
             seed: 0,
+            ..Default::default()
         };
         let mut job = PipeJob::new(hm.clone(), p, inputs).unwrap();
         run_steps(&mut job, 120);
@@ -381,6 +382,7 @@ fn results_are_bit_identical_with_one_and_two_threads() {
                     hardness: Some(hard),
                     boundary: b,
                     seed: 1,
+                    ..Default::default()
                 },
             )
             .unwrap();
@@ -587,7 +589,7 @@ proptest! {
         let hm = Heightmap::from_fn(w, h, 1.0, |x, y| amp * unit_f32(hash2(x as i64, y as i64, seed))).unwrap();
         let b = Boundary { left: edges.0, right: edges.1, top: edges.2, bottom: edges.3 };
         let hardness = hard.map(|k| (0..w * h).map(|i| k * unit_f32(hash2(i as i64, 1, seed))).collect());
-        let mut job = PipeJob::new(hm, p.clone(), JobInputs { hardness, boundary: b, seed }).unwrap();
+        let mut job = PipeJob::new(hm, p.clone(), JobInputs { hardness, boundary: b, seed, ..Default::default() }).unwrap();
         run_steps(&mut job, 6);
         prop_assert!(job.heightmap().all_finite(), "{:?}", p);
         prop_assert!(job.water().iter().all(|d| d.is_finite() && *d >= 0.0));

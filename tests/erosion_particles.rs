@@ -45,11 +45,11 @@ fn run_to_end(sim: &mut dyn Simulation) {
 }
 
 fn droplet(hm: Heightmap, p: DropletParams, b: Boundary, seed: u64) -> DropletJob {
-    DropletJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None }).unwrap()
+    DropletJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None, ..Default::default() }).unwrap()
 }
 
 fn snowball(hm: Heightmap, p: SnowballParams, b: Boundary, seed: u64) -> SnowballJob {
-    SnowballJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None }).unwrap()
+    SnowballJob::new(hm, p, JobInputs { boundary: b, seed, hardness: None, ..Default::default() }).unwrap()
 }
 
 fn pearson(a: &[f32], b: &[f32]) -> f64 {
