@@ -39,3 +39,24 @@ pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
     }
     Xvfb(Some(child), format!(":{n}"))
 }
+
+/// Moves the real X pointer of `display` to `(x, y)` with XTest (`xdotool`), retrying while the
+/// server starts accepting clients.
+pub fn park_pointer(display: &str, x: i32, y: i32) {
+    let park = || {
+        Command::new("xdotool")
+            .args(["mousemove", &x.to_string(), &y.to_string()])
+            .env("DISPLAY", display)
+            .output()
+            .expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)")
+    };
+    let mut out = park();
+    for _ in 0..40 {
+        if out.status.success() {
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        out = park();
+    }
+    panic!("xdotool could not move the pointer on {display}: {}", String::from_utf8_lossy(&out.stderr));
+}
