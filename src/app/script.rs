@@ -46,7 +46,11 @@ impl Plugin for ScriptPlugin {
 /// Longest a script may run (seconds) before it is stopped as hung.
 pub const SCRIPT_TIMEOUT_S: f64 = 1500.0;
 /// Cursor samples per stroke segment (grid polyline → window polyline).
-const SAMPLES_PER_SEGMENT: usize = 6;
+const SAMPLES_PER_SEGMENT: usize = 16;
+/// Motion events per second of the virtual mouse during a drag (a USB mouse reports at 125 Hz).
+const MOUSE_HZ: f64 = 125.0;
+/// At most this many virtual moves go out in one frame.
+const MAX_MOVES_PER_FRAME: usize = 256;
 /// Frames a screenshot may take to appear on disk.
 const SHOT_FRAMES: u32 = 300;
 
@@ -74,7 +78,7 @@ enum Step {
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
-    Drag { button: MouseButton, points: Vec<Vec2>, seconds: f64, start: f64, phase: u8 },
+    Drag { button: MouseButton, points: Vec<Vec2>, seconds: f64, start: f64, phase: u8, sent: f32 },
     Shot { path: PathBuf, frames: u32 },
     WaitFile(PathBuf),
 }
@@ -317,24 +321,33 @@ fn run_script(
                 }
                 (!frames.is_empty()).then_some(Step::Input(frames))
             }
-            Step::Drag { button, points, seconds, start, phase } => {
+            Step::Drag { button, points, seconds, start, phase, sent } => {
                 let mouse = &mut runner.mouse;
                 match phase {
                     0 => {
                         input.send(&Ev::Move(points[0]), mouse, &[]);
-                        Some(Step::Drag { button, points, seconds, start, phase: 1 })
+                        Some(Step::Drag { button, points, seconds, start, phase: 1, sent })
                     }
                     1 => {
                         // Again with the press, in order, should a real pointer event have come
                         // in between.
                         input.send(&Ev::Move(points[0]), mouse, &[]);
                         input.send(&Ev::Button(button, true), mouse, &[]);
-                        Some(Step::Drag { button, points, seconds, start: now, phase: 2 })
+                        Some(Step::Drag { button, points, seconds, start: now, phase: 2, sent: 0.0 })
                     }
                     2 => {
-                        let u = if seconds > 0.0 { ((now - start) / seconds) as f32 } else { 1.0 };
-                        input.send(&Ev::Move(along(&points, u)), mouse, &[]);
-                        Some(Step::Drag { button, points, seconds, start, phase: if u >= 1.0 { 3 } else { 2 } })
+                        // A mouse reports its motion at its own rate, whatever the frame rate:
+                        // every moment since the last frame goes out, so a slow frame carries
+                        // many moves (as winit delivers them) and the stroke keeps its shape
+                        // instead of cutting a chord between two frames' positions.
+                        let u = if seconds > 0.0 { ((now - start) / seconds).min(1.0) as f32 } else { 1.0 };
+                        let du = if seconds > 0.0 { (1.0 / (MOUSE_HZ * seconds)) as f32 } else { 1.0 };
+                        let n = (((u - sent) / du).ceil().max(1.0) as usize).min(MAX_MOVES_PER_FRAME);
+                        for k in 1..=n {
+                            let uk = sent + (u - sent) * k as f32 / n as f32;
+                            input.send(&Ev::Move(along(&points, uk)), mouse, &[]);
+                        }
+                        Some(Step::Drag { button, points, seconds, start, phase: if u >= 1.0 { 3 } else { 2 }, sent: u })
                     }
                     _ => {
                         input.send(&Ev::Button(button, false), mouse, &[]);
@@ -393,7 +406,7 @@ fn run_script(
                 sample_polyline(&points).iter().map(|&(x, y)| view::grid_to_window(cam, tf, map, x, y).filter(|p| view::in_viewport(cam, *p))).collect()
             });
             match window {
-                Some(points) if !points.is_empty() => Some(Step::Drag { button: MouseButton::Left, points, seconds: seconds.max(0.0) as f64, start: now, phase: 0 }),
+                Some(points) if !points.is_empty() => Some(Step::Drag { button: MouseButton::Left, points, seconds: seconds.max(0.0) as f64, start: now, phase: 0, sent: 0.0 }),
                 _ => {
                     runner.failures.push(format!("stroke {points:?} is not all in the view"));
                     None
@@ -473,7 +486,7 @@ fn run_script(
                 runner.failures.push("a drag needs at least one point".into());
                 None
             } else {
-                Some(Step::Drag { button: mouse_button(button), points, seconds: seconds.max(0.0) as f64, start: now, phase: 0 })
+                Some(Step::Drag { button: mouse_button(button), points, seconds: seconds.max(0.0) as f64, start: now, phase: 0, sent: 0.0 })
             }
         }
         Action::Wheel(lines) => Some(Step::Input(VecDeque::from([vec![Ev::Wheel(lines)]]))),

@@ -20,13 +20,18 @@ impl Drop for Xvfb {
 
 /// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server of `w×h` pixels.
 /// `slot` keeps the display numbers of tests running at once apart.
+///
+/// `-noreset`: an X server resets when its last client disconnects, and a reset puts the pointer
+/// back at the screen's centre. Without it, a pointer parked by `xdotool` (a client that exits at
+/// once) is back in the middle of the editor's window when the editor connects, and its real
+/// cursor events then mix with a script's virtual mouse.
 pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
     if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
         return Xvfb(None, d);
     }
     let n = 140 + (std::process::id() % 100) * 4 + slot;
     let child = Command::new("Xvfb")
-        .args([format!(":{n}"), "-screen".into(), "0".into(), format!("{w}x{h}x24"), "-nolisten".into(), "tcp".into()])
+        .args([format!(":{n}"), "-screen".into(), "0".into(), format!("{w}x{h}x24"), "-nolisten".into(), "tcp".into(), "-noreset".into()])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -53,6 +58,12 @@ pub fn park_pointer(display: &str, x: i32, y: i32) {
     let mut out = park();
     for _ in 0..40 {
         if out.status.success() {
+            // Read it back in a new connection: the pointer must still be there (see `display`
+            // on server resets).
+            let at = Command::new("xdotool").args(["getmouselocation", "--shell"]).env("DISPLAY", display).output().expect("xdotool");
+            let text = String::from_utf8_lossy(&at.stdout);
+            let want = format!("X={x}\nY={y}\n");
+            assert!(text.starts_with(&want), "the pointer parked at ({x}, {y}) on {display} is elsewhere: {text}");
             return;
         }
         std::thread::sleep(Duration::from_millis(250));
