@@ -274,8 +274,9 @@ pub enum Edge {
 
 #[derive(Args, Debug)]
 pub struct ErodeArgs {
-    /// Erosion model.
-    #[arg(long, value_enum)]
+    /// Erosion model. Default: stream power with its defaults, the editor's default Simulate
+    /// (concave, dendritic valleys with the sea as base level; README, "Erosion results").
+    #[arg(long, value_enum, default_value_t = Model::StreamPower)]
     pub model: Model,
     /// Input BHEF.
     #[arg(long = "in")]

@@ -35,6 +35,9 @@ fn generate_info_erode_round_trip() {
         assert_eq!(r["done"], r["total"], "{model}");
         assert_ne!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join(&out)).unwrap(), "{model} changed nothing");
     }
+    // Without --model: the editor's default Simulate, stream power with its defaults.
+    ok(&talus(&["erode", "--in", "a.bhef", "--out", "default.bhef", "--steps", "5"], p));
+    assert_eq!(std::fs::read(p.join("default.bhef")).unwrap(), std::fs::read(p.join("e-stream-power.bhef")).unwrap(), "erode without --model is not stream power");
 }
 
 #[test]

@@ -38,7 +38,13 @@ fn shipped_generator_presets_generate() {
 fn shipped_erosion_presets_erode() {
     let d = tempfile::tempdir().unwrap();
     talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "2", "--out", "a.bhef"], d.path());
-    let models = [("alpine_droplets", "droplet", "--droplets", "500"), ("archipelago_pipe", "pipe", "--steps", "5"), ("desert_thermal", "thermal", "--steps", "5"), ("rolling_hills_stream_power", "stream-power", "--steps", "3")];
+    let models = [("alpine_droplets", "droplet", "--droplets", "500"), ("archipelago_pipe", "pipe", "--steps", "5"), ("desert_thermal", "thermal", "--steps", "5"), ("rolling_hills_stream_power", "stream-power", "--steps", "3"), ("young_mountains_stream_power", "stream-power", "--steps", "3"),
+        ("gentle_valleys_droplets", "droplet", "--droplets", "500"),
+        ("badlands_snowball", "snowball", "--droplets", "500"),
+        ("light_rills_snowball", "snowball", "--droplets", "500"),
+        ("scree_slopes_thermal", "thermal", "--steps", "5"),
+        ("long_wash_pipe", "pipe", "--steps", "5"),
+    ];
     assert_eq!(dir("erode").len(), models.len());
     for (name, model, flag, n) in models {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/presets/erode/{name}.ron"));

@@ -36,7 +36,7 @@ struct Params {
     t_diag: f32,     // thermal talus drop, diagonal neighbour
     th_rate: f32,
     th_inv_amax: f32,
-    _pad3: f32,
+    sea: f32,        // erosion floor: the sea level, or −3.4e38 without a sea
     _pad4: f32,
     _pad5: f32,
 }

@@ -2,8 +2,8 @@
 // the erosion/deposition and the evaporation, and the next step's water increment is added.
 //   d2 = d1 + Δt·(Σ f_in − Σ f_out)/(lx·ly),  d̄ = (d1 + d2)/2
 //   u = (f_R(x−1) − f_L + f_R − f_L(x+1)) / (2·ly·d̄)   (v likewise), clamped to lx/Δt
-//   C = Kc·max(sin α, min_tilt)·|v|_f·min(1, d2/max_depth)   (upwind tilt, RMS face speed)
-//   C > s: Δb = −Ks·(C − s)·hardness, else Δb = Kd·(s − C);  s1 = s − Δb
+//   C = Kc·max(sin α, min_tilt)·|v|_f·min(1, d2/max_depth)   (isotropic upwind tilt, RMS face speed)
+//   C > s: Δb = −Ks·(C − s)·hardness, else Δb = Kd·(s − C), erosion at most b − sea;  s1 = s − Δb
 //   d ← d2·(1 − Ke·Δt) + Δt·r
 // Books (per workgroup): eroded, deposited, Σs1, Σd2, water drained across drains.
 
@@ -21,8 +21,9 @@
 @group(0) @binding(9) var<storage, read_write> maps: array<vec2<f32>>;
 @group(0) @binding(10) var<storage, read_write> books: array<vec2<f32>>;
 
-const DX = array<i32, 4>(-1, 1, 0, 0);
-const DY = array<i32, 4>(0, 0, -1, 1);
+// L, R, T, B, TL, TR, BL, BR (pipe.rs DIRS8); the pipes are the first four.
+const DX = array<i32, 8>(-1, 1, 0, 0, -1, 1, -1, 1);
+const DY = array<i32, 8>(0, 0, -1, 1, -1, -1, 1, 1);
 
 fn face(q: f32, inv: f32) -> f32 { return fmin(abs(q * inv), P.vmax); }
 
@@ -40,25 +41,27 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         let fv = flux[i];
         let f = array<f32, 4>(fv.x, fv.y, fv.z, fv.w);
         var fin = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
-        var nb_b = array<f32, 4>(bc, bc, bc, bc);
-        var has = array<bool, 4>(false, false, false, false);
+        var nb_b = array<f32, 8>(bc, bc, bc, bc, bc, bc, bc, bc);
+        var has = array<bool, 8>(false, false, false, false, false, false, false, false);
         var drained = 0.0;
-        for (var j = 0; j < 4; j = j + 1) {
+        for (var j = 0; j < 8; j = j + 1) {
             let o = node(x, y, DX[j], DY[j]);
             if (o >= 0) {
-                let g = flux[o];
-                // The neighbour's flux towards us: its R for our L, its L for our R, …
-                fin[j] = select(select(select(g.z, g.w, j == 2), g.x, j == 1), g.y, j == 0);
+                if (j < 4) {
+                    let g = flux[o];
+                    // The neighbour's flux towards us: its R for our L, its L for our R, …
+                    fin[j] = select(select(select(g.z, g.w, j == 2), g.x, j == 1), g.y, j == 0);
+                }
                 nb_b[j] = b[o];
                 has[j] = true;
-            } else if (o == NB_OUT) {
+            } else if (o == NB_OUT && j < 4) {
                 drained = drained + f[j];
             }
         }
         // Beyond a wall or drain the tilt sees the terrain extrapolated from the opposite side.
         var nb = nb_b;
-        let opp = array<i32, 4>(1, 0, 3, 2);
-        for (var j = 0; j < 4; j = j + 1) {
+        let opp = array<i32, 8>(1, 0, 3, 2, 7, 6, 5, 4);
+        for (var j = 0; j < 8; j = j + 1) {
             if (!has[j] && has[opp[j]]) { nb[j] = 2.0 * bc - nb_b[opp[j]]; }
         }
         var hard = 1.0;
@@ -80,9 +83,12 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         let inv = select(0.0, P.inv_l / dbar, dbar > DEPTH_EPS);
         let u = fmin(fmax(wx * inv, -P.vmax), P.vmax);
         let v = fmin(fmax(wy * inv, -P.vmax), P.vmax);
+        // Isotropic upwind tilt: the mean of the Godunov gradients in the axis and 45° frames.
         let gx = fmax(fmax(bc - nb[0], bc - nb[1]), 0.0) * P.inv_l;
         let gy = fmax(fmax(bc - nb[2], bc - nb[3]), 0.0) * P.inv_l;
-        let g2 = fmin(gx * gx + gy * gy, 1.0e30);
+        let gp = fmax(fmax(bc - nb[4], bc - nb[7]), 0.0) * P.inv_l;
+        let gq = fmax(fmax(bc - nb[5], bc - nb[6]), 0.0) * P.inv_l;
+        let g2 = fmin(0.5 * (gx * gx + gy * gy) + 0.25 * (gp * gp + gq * gq), 1.0e30);
         let sn = sqrt(g2 / (1.0 + g2));
         let sin_t = select(P.min_tilt, sn, sn > P.min_tilt);
         let ul = face(fin[0] - f[0], inv);
@@ -94,7 +100,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         if ((P.flags & 4u) != 0u) { lim = fmin(d2 * P.inv_max_depth, 1.0); }
         let cap = P.kc * sin_t * speed * lim;
         let diff = cap - sc;
-        let ero = P.ks * pos(diff) * hard;
+        // Never below the sea (the base level), nothing from under water.
+        let ero = fmin(P.ks * pos(diff) * hard, pos(bc - P.sea));
         let dep = P.kd * pos(-diff);
         let bn = bc - ero + dep;
         let s1v = pos(sc + (bc - bn));

@@ -908,7 +908,7 @@ fn named_default(name: &str) -> Option<Value> {
     use crate::core::erosion::droplet::DropletParams;
     use crate::core::erosion::pipe::{Advection, PipeParams, RiverSource};
     use crate::core::erosion::snowball::SnowballParams;
-    use crate::core::erosion::stream_power::StreamPowerParams;
+    use crate::core::erosion::stream_power::{FlowMethod, StreamPowerParams, UpliftMode};
     use crate::core::erosion::thermal::ThermalParams;
     use crate::core::erosion::{Boundary, EdgeMode, ModelParams};
     use crate::core::generate::diamond_square::{DiamondSquareParams, DsEdge};
@@ -950,6 +950,8 @@ fn named_default(name: &str) -> Option<Value> {
         "Advection" => to_json(Advection::default()),
         "ThermalParams" => to_json(ThermalParams::default()),
         "StreamPowerParams" => to_json(StreamPowerParams::default()),
+        "UpliftMode" => to_json(UpliftMode::default()),
+        "FlowMethod" => to_json(FlowMethod::default()),
         "Boundary" => to_json(Boundary::default()),
         "EdgeMode" => to_json(EdgeMode::default()),
         // Brush.

@@ -11,8 +11,8 @@
 //! ```text
 //! pipe_flux.wgsl     2  f_k ← max(0, f_k + Δt·A·g·Δh_k/l),  K = min(1, d·lx·ly/(Σf·Δt)),  f ← K·f
 //! pipe_water.wgsl    3  d2 = d1 + Δt·(Σf_in − Σf_out)/(lx·ly),  u = (f_R(x−1) − f_L + f_R − f_L(x+1))/(2·ly·d̄)
-//!                    4  C = Kc·max(sin α, min_tilt)·|v|_f·min(1, d2/max_depth)   (upwind α, RMS face |v|)
-//!                       C > s: Δb = −Ks·(C − s)·hardness,  else Δb = Kd·(s − C);  s1 = s − Δb
+//!                    4  C = Kc·max(sin α, min_tilt)·|v|_f·min(1, d2/max_depth)   (isotropic upwind α, RMS face |v|)
+//!                       C > s: Δb = −min(Ks·(C − s)·hardness, max(0, b − sea)),  else Δb = Kd·(s − C);  s1 = s − Δb
 //!                    7  d ← d2·(1 − Ke·Δt) + Δt·r          (r: rain or rain map + river sources: step 1 of the next step)
 //! pipe_advect.wgsl   5  s = s1(x − u·Δt/lx, y − v·Δt/ly)   (semi-Lagrangian, bilinear)
 //!   + pipe_maccormack.wgsl   ŝ = back(s1), s̃ = fwd(ŝ), s = clamp(ŝ + (s1 − s̃)/2)
@@ -60,7 +60,7 @@ use std::time::{Duration, Instant};
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError, groups};
-use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source};
+use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, sea_floor};
 use crate::core::erosion::thermal::{ThermalParams, check_hardness};
 use crate::core::erosion::{
     EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, apply_edit, check_param,
@@ -134,7 +134,9 @@ struct GpuParams {
     t_diag: f32,
     th_rate: f32,
     th_inv_amax: f32,
-    _pad1: [f32; 3],
+    /// Erosion floor of the pipe model (`pipe::sea_floor`).
+    sea: f32,
+    _pad1: [f32; 2],
 }
 
 fn edge_code(b: &crate::core::erosion::Boundary, side: Side) -> u32 {
@@ -347,6 +349,7 @@ impl GpuErosionJob {
             keep = (1.0 - p.evaporation * dt).max(0.0);
             gp.keep = keep;
             gp.rain_dt = dt * p.rain;
+            gp.sea = sea_floor(inputs.sea_level);
             if p.rain_map.is_some() || !p.sources.is_empty() {
                 let mut r: Vec<f32> = match &p.rain_map {
                     Some(m) => m.clone(),

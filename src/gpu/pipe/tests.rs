@@ -136,6 +136,21 @@ fn gpu_matches_cpu_pipe_conservative_256() {
     parity("conservative 256² 150 steps", 256, p, JobInputs { boundary: Boundary::all(EdgeMode::Drain), ..Default::default() }, &TOL);
 }
 
+/// The sea floor of the erosion (issue #13): nothing is eroded below the sea, on both sides.
+#[test]
+fn gpu_matches_cpu_pipe_with_a_sea_256() {
+    let p = PipeParams { steps: 150, rain: 0.03, ..Default::default() };
+    let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Drain), sea_level: Some(55.0), ..Default::default() };
+    parity("sea 256² 150 steps", 256, p.clone(), inputs.clone(), &TOL);
+    let Some(ctx) = test_context() else { return };
+    let hm = terrain(256);
+    let mut gpu = GpuErosionJob::pipe(Arc::new(ctx), hm.clone(), p, inputs).unwrap();
+    run(&mut gpu);
+    for (a, b) in gpu.heightmap().data.iter().zip(&hm.data) {
+        assert!(*a >= b.min(55.0), "eroded below the sea: {b} → {a}");
+    }
+}
+
 #[test]
 fn gpu_matches_cpu_thermal_alone_256() {
     let Some(ctx) = test_context() else { return };

@@ -4,6 +4,12 @@
 //! governing fluvial incision and landscape evolution", *Geomorphology* 180–181, and lakes routed
 //! through a basin graph after Cordonnier, Bovy & Braun (2019), "A versatile, linear complexity
 //! algorithm for flow routing in topographies with depressions", *Earth Surface Dynamics* 7.
+//! Drainage area by multiple flow directions after Freeman (1991), "Calculating catchment area
+//! with divergent flow based on a regular grid", *Computers & Geosciences* 17(3); uplift that
+//! follows the terrain after Cordonnier, Braun, Cani, Benes, Galin, Peytavie & Guérin (2016),
+//! "Large scale terrain generation from tectonic uplift and fluvial erosion", *Computer Graphics
+//! Forum* 35(2), and Schott, Paris, Fournier, Guérin & Galin (2023), "Large-scale terrain
+//! authoring through interactive erosion simulation", *ACM TOG* 42(5).
 //! This model goes beyond the five seeds (SPEC §2 names none of it).
 //!
 //! ## The equation
@@ -16,17 +22,41 @@
 //! (m^(1−2m)/yr, multiplied per node by the hardness map), `A` drainage area (m²), `S` slope to the
 //! receiver, `m`, `n` the area and slope exponents, `κ` hillslope diffusivity (m²/yr).
 //!
+//! ## Base level: edges and the sea
+//! *Outlets* are base level: the nodes on a `Drain` edge and, when [`JobInputs::sea_level`] is
+//! given, every node at or below the sea in the input (the sea mask is taken once, when the job
+//! is built). Outlets are never uplifted, never incised and never diffused; water and sediment
+//! that reach them leave the land. A land node whose receiver is a sea node is cut toward the
+//! sea *surface* (`max(h_r, sea)` stands for `h_r` below), so rivers grade to the coast and land
+//! does not sink into the sea.
+//!
 //! ## One step (`Δt` years)
-//! 1. **Uplift** `h_i ← h_i + U_i·Δt` on every node except outlets (nodes on a `Drain` edge are
-//!    base level, held fixed). With no `Drain` edge at all every node is uplifted.
+//! 1. **Uplift** `h_i ← h_i + U_i·Δt` on every node except outlets. With no outlet at all every
+//!    node is uplifted. `U_i` is, in order of precedence: `uplift_map[i]`; with
+//!    `UpliftMode::FollowTerrain` (the default) the rate computed once from the input heights
+//!    `h⁰`,
+//!
+//!    ```text
+//!    U_i = U · clamp((h⁰_i − b) / (h⁰_max − b), 0, 1)^p       (p = uplift_exponent)
+//!    ```
+//!
+//!    with `b` the sea level (or the map's minimum without a sea): 0 at and below the sea, `U` on
+//!    the highest peak, so the relief is sustained where it already is and the island keeps its
+//!    outline (uniform uplift would raise the whole sea floor into a square block); with
+//!    `UpliftMode::Uniform` `U` everywhere.
 //! 2. **Routing** (the `routing` module doc): D8 steepest-descent receivers (diagonals over
 //!    `√2·Δx`), the Braun–Willett stack (receiver before donor), pits resolved by the basin graph
 //!    of Cordonnier et al. (minimum spanning tree of the lowest passes between basins, found by
-//!    local floods; lake levels; rerouting by carving), drainage area `A_i` summed in reverse
-//!    stack order, in nodes (`A = count·Δx²` m² in the law).
-//! 3. **Incision**, implicit in time, in stack order so the receiver `r` is already at its new
-//!    height: with `d` the distance to the receiver (`Δx` or `√2·Δx`) and
-//!    `F = K_i·Δt·A_i^m / d^n`, the new height `h'_i = h'_r + δ` solves
+//!    local floods; lake levels; rerouting by carving). Drainage area `A_i` in nodes (`A =
+//!    count·Δx²` m² in the law): with `FlowMethod::D8` summed along the receivers in reverse
+//!    stack order; with `FlowMethod::Mfd` (the default) split over every lower neighbour on the
+//!    lake-filled surface in proportion to `S^p` (Freeman's FD8, `p = mfd_exponent`), summed in a
+//!    topological order where every donor precedes all its receivers (`routing::Mfd`; lake nodes
+//!    keep their single rerouted receiver). MFD spreads the area over hillslopes and removes the
+//!    long straight parallel valleys D8 area draws along the grid axes and diagonals.
+//! 3. **Incision**, implicit in time, in stack order so the receiver `r` (the steepest one, also
+//!    with MFD area) is already at its new height: with `d` the distance to the receiver (`Δx` or
+//!    `√2·Δx`) and `F = K_i·Δt·A_i^m / d^n`, the new height `h'_i = h'_r + δ` solves
 //!
 //!    ```text
 //!    δ − δ₀ + F·δ^n = 0,   δ₀ = h_i − h'_r,   0 ≤ δ ≤ δ₀
@@ -42,21 +72,31 @@
 //!    stack order. Where the flux overflows a lake (at the basin's pass node) the lake keeps
 //!    `V = min(Q_s, capacity)`: it fills *from the bottom* to the level `λ` with
 //!    `Σ_k max(0, λ − h_k) = V` over its lake nodes (`λ ≤ L_b`; `V ≥ capacity` fills it flat to
-//!    `L_b`), and the rest continues downstream. What reaches an outlet leaves the map. On a map
+//!    `L_b`), and the rest continues downstream. What reaches a `Drain` edge leaves the map.
+//!    What reaches the **sea** settles there: after all segments, sea nodes that received
+//!    sediment are taken in index order; each fills itself and then the sea nodes within
+//!    `SEA_SPREAD` (8) nodes, nearest first, each at most up to `sea − SEA_SHELF` (0.5 m under
+//!    the surface, so deposits never move the coastline and never stand as a spike above the
+//!    sea); what does not fit leaves the books as `lost_at_border`. On a map
 //!    with no outlet the terminal basin keeps everything that reaches it (filled from the bottom,
 //!    without a ceiling — only heights beyond the f32 range, `3.4e38` m, could refuse material,
 //!    which would then be booked as lost). `lake_deposition = false` lets sediment pass through
 //!    lakes (pure Braun–Willett incision; lakes keep their shape) except in the terminal basin.
-//! 5. **Diffusion** (`κ > 0`): one backward-Euler step of `∂h/∂t = ∇·(κ∇h)` with directional
-//!    (LOD) splitting, unconditionally stable and monotone at any `Δt` (the `diffusion` module
-//!    doc); outlets are fixed values, walls zero-flux, wraps periodic; hardness scales the face
-//!    coefficients (harmonic mean).
+//! 5. **Diffusion** (`κ > 0`, on by default): one backward-Euler step of `∂h/∂t = ∇·(κ∇h)` with
+//!    directional (LOD) splitting, unconditionally stable and monotone at any `Δt` (the
+//!    `diffusion` module doc); outlets are fixed values (sea nodes at the sea surface
+//!    `max(h, sea)` during the step, their heights untouched, so coasts slope toward the water
+//!    and never below it), walls zero-flux, wraps periodic; hardness scales the face
+//!    coefficients (harmonic mean). It rounds off the single-node peaks the fluvial law leaves
+//!    between channels.
 //!
 //! ## The books (metre·nodes)
 //! * uplift: `Ledger::uplift` and `Ledger::deposited` (material created in place);
-//! * incision: `eroded`; lake filling: `deposited`; sediment reaching an outlet: `lost_at_border`;
+//! * incision: `eroded`; lake filling and sea filling: `deposited`; sediment reaching a `Drain`
+//!   edge, or the sea beyond what fits within `SEA_SPREAD` of the mouth: `lost_at_border`;
 //! * diffusion: its losses `eroded`, its gains `deposited`, and its net exchange with the fixed
-//!   outlets `lost_at_border` (negative when outlets feed material in);
+//!   outlets `lost_at_border` (negative when outlets feed material in; what the coast sheds into
+//!   the sea is in it);
 //! * nothing stays in transport between steps: `suspended = 0`.
 //!
 //! Every change is booked as the f32 change actually applied, per node, in [`ErosionMaps`] too
@@ -64,12 +104,14 @@
 //! `Σh_after − Σh_before = deposited − eroded` and `eroded + uplift = deposited + lost_at_border`.
 //!
 //! ## Fields
-//! `flow` = drainage area **in nodes** (multiply by `cell_size²` for m²), as of the last routing;
+//! `flow` = drainage area **in nodes** (multiply by `cell_size²` for m²; fractional with MFD), as
+//! of the last routing;
 //! `water` = lake depth `max(0, L_b − h)` (m) of the lakes found by the last routing.
 //!
 //! ## Parallelism and determinism
-//! Uplift, receivers and diffusion run over rows (or lines) in parallel. The stack is walked from
-//! the roots in parallel chunks concatenated in order. Drainage area, incision and sediment
+//! Uplift, receivers, MFD weights and diffusion run over rows (or lines) in parallel. The stack is
+//! walked from the roots in parallel chunks concatenated in order. The MFD order and area, and the
+//! sea deposits, are serial. Drainage area, incision and sediment
 //! transport run in parallel over stack *segments*: each segment is one outlet's whole tree plus
 //! the lakes draining into it, so segments share no node and every value inside one is computed
 //! in the same order whatever thread runs it. Partial books are added in row or segment order.
@@ -82,9 +124,35 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use self::diffusion::Diffusion;
-use self::routing::{NONE, Router, Shared};
+use self::routing::{Mfd, NONE, Router, Shared};
 use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::heightmap::Heightmap;
+
+/// How the uplift rate is spread over the map when no `uplift_map` is given (module doc, step 1).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum UpliftMode {
+    /// The same rate `uplift` on every node that is not an outlet (sea or drain edge): the whole
+    /// map rises as a block.
+    Uniform,
+    /// `U_i = uplift · clamp((h_i − b) / (h_max − b), 0, 1)^uplift_exponent` from the input
+    /// heights (`b` the sea level, or the map minimum without a sea): 0 at and below the sea,
+    /// the full rate on the highest peak, so the terrain keeps its shape and outline (Cordonnier
+    /// et al. 2016; Schott et al. 2023).
+    #[default]
+    FollowTerrain,
+}
+
+/// How drainage area is routed (module doc, step 2).
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub enum FlowMethod {
+    /// Single steepest-descent receiver (O'Callaghan & Mark 1984). Fast, but long straight
+    /// parallel valleys follow the grid axes and diagonals.
+    D8,
+    /// Multiple flow directions (Freeman 1991, FD8): area split over all lower neighbours in
+    /// proportion to `slope^mfd_exponent`; incision still follows the steepest receiver.
+    #[default]
+    Mfd,
+}
 
 /// Parameters of the stream-power model (module doc for the equations).
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -96,22 +164,38 @@ pub struct StreamPowerParams {
     /// Time step `Δt`, years, in `[0, 1e7]`. The scheme is implicit: large steps stay stable.
     /// Default 1000.
     pub dt: f32,
-    /// Uplift rate `U`, m/yr, in `[0, 1]`, applied to every non-outlet node (ignored where
-    /// `uplift_map` is given). Default 0.001 (1 mm/yr).
+    /// Uplift rate `U`, m/yr, in `[0, 1]`: the rate of every non-outlet node (`Uniform`) or of
+    /// the highest one (`FollowTerrain`); ignored where `uplift_map` is given. Default 0.0005
+    /// (0.5 mm/yr).
     pub uplift: f32,
+    /// How `uplift` is spread over the map: `Uniform` (every node above the sea alike) or
+    /// `FollowTerrain` (proportional to the input's height above the sea, 0 at the coast).
+    /// Default FollowTerrain.
+    pub uplift_mode: UpliftMode,
+    /// Exponent `p` of the `FollowTerrain` uplift, in `[0, 8]`: 1 grows linearly with height,
+    /// larger values keep the uplift to the peaks, 0 is uniform above the sea. Default 0.7
+    /// (coastal hills keep some uplift, so the coast does not wear down to a flat rim).
+    pub uplift_exponent: f32,
     /// Optional per-node uplift rate, m/yr, each in `[0, 1]`, one value per node (row-major);
     /// replaces `uplift`. Default `None`.
     pub uplift_map: Option<Vec<f32>>,
     /// Erodibility `K`, m^(1−2m)/yr, in `[0, 1]`; multiplied per node by the hardness map.
-    /// Default 1e-4.
+    /// Default 2e-4.
     pub k: f32,
     /// Drainage-area exponent `m`, in `[0, 2]`. Default 0.4.
     pub m: f32,
     /// Slope exponent `n`, in `[0.25, 4]`; `n ≠ 1` is solved by Newton iteration per node.
     /// Default 1.
     pub n: f32,
-    /// Hillslope diffusivity `κ`, m²/yr, in `[0, 1e6]`; 0 turns diffusion off. Default 0.
+    /// Hillslope diffusivity `κ`, m²/yr, in `[0, 1e6]`; 0 turns diffusion off. Default 8e-4
+    /// (on 2 m cells it rounds off single-node peaks without blurring the valleys).
     pub diffusion: f32,
+    /// Drainage-area routing: `D8` (single steepest receiver) or `Mfd` (Freeman's multiple flow
+    /// directions, no grid-aligned stripes). Default Mfd.
+    pub routing: FlowMethod,
+    /// Exponent `p` of the `Mfd` split `w_j ∝ S_j^p`, in `[0, 10]`: 1.1 after Freeman (1991);
+    /// larger values concentrate flow toward D8, smaller spread it. Default 1.1.
+    pub mfd_exponent: f32,
     /// Whether lakes trap the sediment that flows into them (filling from the bottom). When
     /// false, sediment crosses lakes and leaves at the outlets. Default true.
     pub lake_deposition: bool,
@@ -122,12 +206,16 @@ impl Default for StreamPowerParams {
         Self {
             steps: 100,
             dt: 1000.0,
-            uplift: 1.0e-3,
+            uplift: 5.0e-4,
+            uplift_mode: UpliftMode::FollowTerrain,
+            uplift_exponent: 0.7,
             uplift_map: None,
-            k: 1.0e-4,
+            k: 2.0e-4,
             m: 0.4,
             n: 1.0,
-            diffusion: 0.0,
+            diffusion: 8.0e-4,
+            routing: FlowMethod::Mfd,
+            mfd_exponent: 1.1,
             lake_deposition: true,
         }
     }
@@ -142,6 +230,8 @@ impl StreamPowerParams {
         check_param("m", self.m as f64, 0.0, 2.0, "[0, 2]")?;
         check_param("n", self.n as f64, 0.25, 4.0, "[0.25, 4]")?;
         check_param("diffusion", self.diffusion as f64, 0.0, 1.0e6, "[0, 1e6] m^2/yr")?;
+        check_param("uplift_exponent", self.uplift_exponent as f64, 0.0, 8.0, "[0, 8]")?;
+        check_param("mfd_exponent", self.mfd_exponent as f64, 0.0, 10.0, "[0, 10]")?;
         if let Some(u) = &self.uplift_map {
             if u.len() != nodes {
                 return Err(JobError::BadParam {
@@ -193,13 +283,32 @@ pub fn route_flow(hm: &Heightmap, boundary: Boundary) -> FlowRouting {
 /// Largest drainage area (in nodes) whose `A^m` is tabulated.
 const POW_TABLE: usize = 1 << 14;
 
+/// Radius (nodes) around a river mouth over which sediment reaching the sea is spread.
+const SEA_SPREAD: i32 = 8;
+
+/// Water depth (m) that sea deposits leave above them: the sea fills up to `sea − SEA_SHELF`
+/// (a shelf under shallow water), so deposits never move the coastline.
+const SEA_SHELF: f32 = 0.5;
+
 /// A running stream-power simulation.
 pub struct StreamPowerJob {
     hm: Heightmap,
     p: StreamPowerParams,
     hardness: Option<Vec<f32>>,
     router: Router,
+    /// Multiple-flow-direction area (`routing = Mfd`).
+    mfd: Option<Mfd>,
     diffusion: Option<Diffusion>,
+    /// Sea level (m), or `−∞` without a sea.
+    sea: f32,
+    /// 1 for the nodes at or below the sea in the input (outlets); empty without a sea.
+    sea_mask: Vec<u8>,
+    /// Sea nodes below the sea level, lifted to it during diffusion (their heights saved here).
+    sea_lift: Vec<(u32, f32)>,
+    /// Neighbourhood of a river mouth in the order it is filled: `(dx, dy)` by distance.
+    disk: Vec<(i32, i32)>,
+    /// Per-node uplift rate (m/yr) when not uniform: `uplift_map` or the terrain-following rate.
+    rate: Option<Vec<f32>>,
     /// `a^m` for drainage areas `a < POW_TABLE`.
     pw: Vec<f64>,
     /// Per node in the current step: the height eroded there (metres), then, during transport,
@@ -228,10 +337,34 @@ impl StreamPowerJob {
                 check_param("hardness", v as f64, 0.0, 1.0e6, "[0, 1e6]")?;
             }
         }
+        // A non-finite sea level (−∞: "no sea") means no sea.
+        let sea_level = inputs.sea_level.filter(|s| s.is_finite());
+        let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
+        let sea_mask: Vec<u8> = match sea_level {
+            Some(s) if terrain.data.iter().any(|&v| v <= s) => terrain.data.iter().map(|&v| (v <= s) as u8).collect(),
+            _ => Vec::new(),
+        };
         let mut router = Router::new(terrain.width, terrain.height, &inputs.boundary);
+        if !sea_mask.is_empty() {
+            router.add_outlets(&sea_mask);
+        }
         router.route(&terrain.data);
+        let mut mfd = (params.routing == FlowMethod::Mfd).then(|| Mfd::new(n));
+        if let Some(f) = mfd.as_mut() {
+            f.compute(&router, &terrain.data, params.mfd_exponent as f64);
+        }
         let diffusion = (params.diffusion > 0.0)
             .then(|| Diffusion::new(router.grid, &router.outlet, inputs.hardness.as_deref()));
+        let rate = match (&params.uplift_map, params.uplift_mode) {
+            (Some(u), _) => Some(u.clone()),
+            (None, UpliftMode::Uniform) => None,
+            (None, UpliftMode::FollowTerrain) => Some(terrain_uplift(&terrain.data, sea_level, params.uplift, params.uplift_exponent)),
+        };
+        let mut disk: Vec<(i32, i32)> = (-SEA_SPREAD..=SEA_SPREAD)
+            .flat_map(|dy| (-SEA_SPREAD..=SEA_SPREAD).map(move |dx| (dx, dy)))
+            .filter(|&(dx, dy)| dx * dx + dy * dy <= SEA_SPREAD * SEA_SPREAD)
+            .collect();
+        disk.sort_by_key(|&(dx, dy)| (dx * dx + dy * dy, dy, dx));
         let m = params.m as f64;
         let pw = (0..POW_TABLE.min(n + 1)).map(|a| (a as f64).powf(m)).collect();
         let ledger = Ledger { volume_before: terrain.sum(), volume_after: terrain.sum(), ..Ledger::default() };
@@ -239,7 +372,13 @@ impl StreamPowerJob {
             p: params,
             hardness: inputs.hardness,
             router,
+            mfd,
             diffusion,
+            sea,
+            sea_mask,
+            sea_lift: Vec::new(),
+            disk,
+            rate,
             pw,
             qs: vec![0.0; n],
             scratch: Vec::new(),
@@ -260,9 +399,30 @@ impl StreamPowerJob {
         &self.router.rcv
     }
 
-    /// Drainage area in nodes of the last routing.
-    pub fn drainage_area(&self) -> &[u32] {
-        &self.router.area
+    /// Drainage area in nodes of the last routing (D8 or MFD, as `routing` says).
+    pub fn drainage_area(&self) -> Vec<f64> {
+        match &self.mfd {
+            Some(f) => f.area.clone(),
+            None => self.router.area.iter().map(|&a| a as f64).collect(),
+        }
+    }
+
+    /// 1 for the sea nodes (at or below the sea level in the input: outlets), empty without a sea.
+    pub fn sea_mask(&self) -> &[u8] {
+        &self.sea_mask
+    }
+
+    /// The uplift rate of every node, m/yr, as the job applies it (0 on outlets).
+    pub fn uplift_rates(&self) -> Vec<f32> {
+        (0..self.hm.len())
+            .map(|i| {
+                if self.router.outlet[i] != 0 {
+                    0.0
+                } else {
+                    self.rate.as_ref().map_or(self.p.uplift, |r| r[i])
+                }
+            })
+            .collect()
     }
 
     /// Lake water levels of the last routing (`−∞` outside lakes).
@@ -276,7 +436,7 @@ impl StreamPowerJob {
         let dt = self.p.dt as f64;
         let w = self.hm.width;
         let scalar = (self.p.uplift as f64 * dt) as f32;
-        let umap = self.p.uplift_map.as_deref();
+        let umap = self.rate.as_deref();
         let outlet = &self.router.outlet;
         let rows: Vec<f64> = self
             .hm
@@ -329,6 +489,9 @@ impl StreamPowerJob {
         let r = &self.router;
         let has_lakes = !r.traps.is_empty();
         let (pw, hard) = (&self.pw, self.hardness.as_deref());
+        let mfd_area = self.mfd.as_ref().map(|f| f.area.as_slice());
+        let (sea, sea_mask) = (self.sea, self.sea_mask.as_slice());
+        let has_sea = !sea_mask.is_empty();
         let h = Shared::new(&mut self.hm.data);
         let qs = Shared::new(&mut self.qs);
         let map_e = Shared::new(&mut self.maps.eroded);
@@ -338,19 +501,21 @@ impl StreamPowerJob {
         // same pit basin as its trap node, so in the same segment); segments are disjoint and each
         // is processed by exactly one task. So a task reads and writes only entries of its own
         // nodes in `h`, `area`, `qs`, the maps, and only its own traps' `lake_nodes` ranges; no
-        // task reads `r.area` or `r.lake_nodes` through `r`.
+        // task reads `r.area` or `r.lake_nodes` through `r`. The MFD area is only read.
         let books: Vec<[f64; 3]> = (0..r.seg.len() - 1)
             .into_par_iter()
             .map(|s| unsafe {
                 let nodes = &r.stack[r.seg[s] as usize..r.seg[s + 1] as usize];
-                for &v in nodes {
-                    area.write(v as usize, 1);
-                }
-                for &v in nodes.iter().rev() {
-                    let i = v as usize;
-                    let rc = r.rcv[i] as usize;
-                    if rc != i {
-                        area.write(rc, area.read(rc) + area.read(i));
+                if mfd_area.is_none() {
+                    for &v in nodes {
+                        area.write(v as usize, 1);
+                    }
+                    for &v in nodes.iter().rev() {
+                        let i = v as usize;
+                        let rc = r.rcv[i] as usize;
+                        if rc != i {
+                            area.write(rc, area.read(rc) + area.read(i));
+                        }
                     }
                 }
                 let mut eroded = 0.0f64;
@@ -362,13 +527,23 @@ impl StreamPowerJob {
                     if rc == i || (has_lakes && r.is_special(i) && hi < r.lake_level[i]) {
                         continue;
                     }
-                    let hr = h.read(rc);
+                    // A sea receiver is base level: the river cuts down to the sea surface, not
+                    // to the sea floor.
+                    let mut hr = h.read(rc);
+                    if has_sea && sea_mask[rc] != 0 {
+                        hr = hr.max(sea);
+                    }
                     let d0 = hi as f64 - hr as f64;
                     if d0.is_nan() || d0 <= 0.0 {
                         continue;
                     }
-                    let a = area.read(i) as usize;
-                    let am = if a < pw.len() { pw[a] } else { (a as f64).powf(m) };
+                    let am = match mfd_area {
+                        Some(fa) => fa[i].powf(m),
+                        None => {
+                            let a = area.read(i) as usize;
+                            if a < pw.len() { pw[a] } else { (a as f64).powf(m) }
+                        }
+                    };
                     let k = match hard {
                         Some(c) => kdt * c[i] as f64,
                         None => kdt,
@@ -412,7 +587,12 @@ impl StreamPowerJob {
                     }
                     let rc = r.rcv[i] as usize;
                     if rc == i {
-                        lost += q;
+                        if has_sea && sea_mask[i] != 0 {
+                            // Settles in the sea after the segments (it spreads over them).
+                            qs.write(i, q);
+                        } else {
+                            lost += q;
+                        }
                     } else {
                         qs.write(rc, qs.read(rc) + q);
                     }
@@ -425,6 +605,59 @@ impl StreamPowerJob {
             self.ledger.deposited += b[1];
             self.ledger.lost_at_border += b[2];
         }
+        if has_sea {
+            self.settle_at_sea();
+        }
+    }
+
+    /// Step 4 at the sea (module doc): the sediment that reached each sea node (in `qs`), mouths
+    /// in index order, fills the mouth and then the sea nodes around it, nearest first, each up
+    /// to the sea level at most; what does not fit within [`SEA_SPREAD`] is lost. Serial (the
+    /// fills of neighbouring mouths overlap), so the result is the same at any thread count.
+    #[inline(never)]
+    fn settle_at_sea(&mut self) {
+        let (w, hgt) = (self.hm.width as i32, self.hm.height as i32);
+        let top = self.sea - SEA_SHELF;
+        let (mut deposited, mut lost) = (0.0f64, 0.0f64);
+        for i in 0..self.qs.len() {
+            if self.sea_mask[i] == 0 || self.router.rcv[i] as usize != i {
+                continue;
+            }
+            let mut q = self.qs[i];
+            if q.is_nan() || q <= 0.0 {
+                continue;
+            }
+            self.qs[i] = 0.0;
+            let (x, y) = ((i as i32) % w, (i as i32) / w);
+            for &(dx, dy) in &self.disk {
+                let (nx, ny) = (x + dx, y + dy);
+                if nx < 0 || ny < 0 || nx >= w || ny >= hgt {
+                    continue;
+                }
+                let j = (ny * w + nx) as usize;
+                let old = self.hm.data[j];
+                if self.sea_mask[j] == 0 || old >= top {
+                    continue;
+                }
+                let room = top as f64 - old as f64;
+                let new = if q >= room { top } else { ((old as f64 + q) as f32).min(top) };
+                let c = new as f64 - old as f64;
+                if c > 0.0 {
+                    self.hm.data[j] = new;
+                    self.maps.deposited[j] += c as f32;
+                    deposited += c;
+                    q -= c;
+                }
+                if q <= 0.0 {
+                    break;
+                }
+            }
+            if q > 0.0 {
+                lost += q;
+            }
+        }
+        self.ledger.deposited += deposited;
+        self.ledger.lost_at_border += lost;
     }
 
     /// Step 5: implicit hillslope diffusion, booked per node.
@@ -433,9 +666,23 @@ impl StreamPowerJob {
         let Some(d) = self.diffusion.as_mut() else { return };
         let dx = self.hm.cell_size as f64;
         let r = self.p.diffusion as f64 * self.p.dt as f64 / (dx * dx);
+        // The sea is a fixed value at the sea surface: coasts slope toward the water, never
+        // below it (the scheme is monotone), and the sea floor is not moved.
+        self.sea_lift.clear();
+        for (i, &s) in self.sea_mask.iter().enumerate() {
+            let v = self.hm.data[i];
+            if s != 0 && v < self.sea {
+                self.sea_lift.push((i as u32, v));
+                self.hm.data[i] = self.sea;
+            }
+        }
         self.scratch.clear();
         self.scratch.extend_from_slice(&self.hm.data);
         d.apply(&mut self.hm.data, r);
+        for &(i, v) in &self.sea_lift {
+            self.hm.data[i as usize] = v;
+            self.scratch[i as usize] = v;
+        }
         let w = self.hm.width;
         let rows: Vec<(f64, f64)> = self
             .hm
@@ -463,6 +710,20 @@ impl StreamPowerJob {
         self.ledger.deposited += gain;
         self.ledger.lost_at_border += lo - gain;
     }
+}
+
+/// Terrain-following uplift rates, m/yr (module doc, step 1): `u · clamp((h − b)/(h_max − b), 0,
+/// 1)^p` with `b` the sea level, or the lowest height without a sea.
+fn terrain_uplift(h: &[f32], sea: Option<f32>, u: f32, p: f32) -> Vec<f32> {
+    let base = sea.unwrap_or_else(|| h.iter().copied().fold(f32::INFINITY, f32::min)) as f64;
+    let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    let span = top - base;
+    h.iter()
+        .map(|&v| {
+            let t = (v as f64 - base) / span;
+            if t > 0.0 && span.is_finite() { (u as f64 * t.min(1.0).powf(p as f64)) as f32 } else { 0.0 }
+        })
+        .collect()
 }
 
 /// Root `δ ∈ [0, δ₀]` of `δ − δ₀ + F·δ^n = 0` (`δ₀ > 0`, `F > 0` finite): Newton's method from
@@ -552,6 +813,9 @@ impl Simulation for StreamPowerJob {
         }
         self.uplift();
         self.router.route_without_area(&self.hm.data);
+        if let Some(f) = self.mfd.as_mut() {
+            f.compute(&self.router, &self.hm.data, self.p.mfd_exponent as f64);
+        }
         self.erode();
         self.diffuse();
         self.done += 1;
@@ -574,7 +838,10 @@ impl Simulation for StreamPowerJob {
     }
 
     fn fields(&self) -> Fields {
-        let flow = self.router.area.iter().map(|&a| a as f32).collect();
+        let flow = match &self.mfd {
+            Some(f) => f.area.iter().map(|&a| a as f32).collect(),
+            None => self.router.area.iter().map(|&a| a as f32).collect(),
+        };
         let water = self
             .hm
             .data
@@ -597,6 +864,113 @@ mod tests {
 
     fn left_drain() -> Boundary {
         Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall }
+    }
+
+    /// A small island: a noisy cone rising from a sea floor at −10 m, 2 m cells.
+    fn islet(n: usize, seed: u64) -> Heightmap {
+        use crate::core::rng::{hash2, unit_f32};
+        let c = (n as f32 - 1.0) / 2.0;
+        Heightmap::from_fn(n, n, 2.0, |x, y| {
+            let r = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() / c;
+            let noise = 6.0 * unit_f32(hash2(x as i64, y as i64, seed));
+            (60.0 * (1.0 - 1.6 * r) + noise).max(-10.0 + noise * 0.5)
+        })
+        .unwrap()
+    }
+
+    fn sea_inputs() -> JobInputs {
+        JobInputs { sea_level: Some(0.0), ..Default::default() }
+    }
+
+    #[test]
+    fn terrain_following_uplift_is_zero_at_and_below_the_sea() {
+        let h = [-5.0f32, 0.0, 10.0, 20.0, 40.0];
+        let u = terrain_uplift(&h, Some(0.0), 1e-3, 1.0);
+        assert_eq!(&u[..2], &[0.0, 0.0]);
+        assert!((u[2] - 0.25e-3).abs() < 1e-9 && (u[3] - 0.5e-3).abs() < 1e-9 && (u[4] - 1e-3).abs() < 1e-9);
+        let u = terrain_uplift(&h, Some(0.0), 1e-3, 0.5);
+        assert!((u[2] - 0.5e-3).abs() < 1e-9, "{u:?}");
+        // Without a sea the map's minimum is the base.
+        let u = terrain_uplift(&h, None, 1e-3, 1.0);
+        assert_eq!(u[0], 0.0);
+        assert!((u[1] - 1e-3 * 5.0 / 45.0).abs() < 1e-9);
+        // A flat map gets none (no NaN).
+        assert!(terrain_uplift(&[3.0; 4], None, 1e-3, 1.0).iter().all(|&v| v == 0.0));
+        // Through the job: outlets (sea) get 0, land rises with height.
+        let hm = islet(33, 1);
+        let job = StreamPowerJob::new(hm.clone(), StreamPowerParams::default(), sea_inputs()).unwrap();
+        let rates = job.uplift_rates();
+        for i in 0..hm.len() {
+            if hm.data[i] <= 0.0 {
+                assert_eq!(rates[i], 0.0);
+            } else {
+                assert!(rates[i] > 0.0 && rates[i] <= job.params().uplift);
+            }
+        }
+        let top = (0..hm.len()).max_by(|&a, &b| hm.data[a].total_cmp(&hm.data[b])).unwrap();
+        assert_eq!(rates[top], job.params().uplift);
+    }
+
+    #[test]
+    fn sea_nodes_are_outlets_and_fill_only_to_the_sea() {
+        let hm = islet(41, 2);
+        let p = StreamPowerParams { steps: 20, dt: 5000.0, k: 5e-4, ..Default::default() };
+        let mut job = StreamPowerJob::new(hm.clone(), p, sea_inputs()).unwrap();
+        let sea = job.sea_mask().to_vec();
+        assert!(sea.iter().any(|&s| s == 1) && sea.iter().any(|&s| s == 0));
+        for i in 0..hm.len() {
+            assert_eq!(job.receivers()[i] as usize == i, sea[i] == 1 || job.router.outlet[i] == 1, "node {i}");
+        }
+        while !job.is_done() {
+            job.step();
+        }
+        let l = job.ledger();
+        assert!(l.closes(1e-6), "{l:?}");
+        let out = &job.heightmap().data;
+        let mut filled = 0;
+        for i in 0..hm.len() {
+            if sea[i] == 1 {
+                // Never uplifted, never incised, never above the sea (deposits stop under it).
+                assert!(out[i] >= hm.data[i], "sea node {i} was lowered");
+                assert!(out[i] <= 0.0 - SEA_SHELF || out[i] == hm.data[i], "sea node {i} filled to {}", out[i]);
+                filled += (out[i] > hm.data[i]) as usize;
+            } else {
+                // Land is cut toward the sea surface, not below it.
+                assert!(out[i] > 0.0, "land node {i} went under the sea ({})", out[i]);
+            }
+        }
+        assert!(filled > 0, "no sediment settled in the sea");
+        assert!(l.deposited > l.uplift, "sea deposits are booked as deposition");
+        // Deposits spread: no sea node rises above its filled neighbours as a lone spike.
+        let w = hm.width;
+        for y in 1..w - 1 {
+            for x in 1..w - 1 {
+                let i = y * w + x;
+                if sea[i] == 1 && out[i] > hm.data[i] {
+                    let lower = [i - 1, i + 1, i - w, i + w].iter().filter(|&&j| out[j] < out[i] - 5.0).count();
+                    assert!(lower < 4, "single-node spike of sediment at {i}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn same_bits_with_one_and_two_threads_with_sea_and_mfd() {
+        let hm = islet(57, 3);
+        let run = |threads: usize| {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+            pool.install(|| {
+                let p = StreamPowerParams { steps: 6, dt: 3000.0, ..Default::default() };
+                let mut job = StreamPowerJob::new(hm.clone(), p, sea_inputs()).unwrap();
+                while !job.is_done() {
+                    job.step();
+                }
+                let bits: Vec<u32> = job.heightmap().data.iter().map(|v| v.to_bits()).collect();
+                let area: Vec<u64> = job.drainage_area().iter().map(|v| v.to_bits()).collect();
+                (bits, area, format!("{:?}", job.ledger()))
+            })
+        };
+        assert!(run(1) == run(2));
     }
 
     #[test]
@@ -644,7 +1018,7 @@ mod tests {
         // Two nodes: outlet at 0, node 1 at 10 m, Δx = 2, A = 1 node = 4 m², m = 0.5, K·Δt = 0.5:
         // F = 0.5·4^0.5/2 = 0.5, h' = 10/(1.5).
         let hm = Heightmap::from_data(2, 1, 2.0, vec![0.0, 10.0]).unwrap();
-        let p = StreamPowerParams { steps: 1, dt: 1.0, uplift: 0.0, k: 0.5, m: 0.5, n: 1.0, ..Default::default() };
+        let p = StreamPowerParams { steps: 1, dt: 1.0, uplift: 0.0, k: 0.5, m: 0.5, n: 1.0, diffusion: 0.0, ..Default::default() };
         let mut job = StreamPowerJob::new(hm, p, JobInputs { boundary: left_drain(), ..Default::default() }).unwrap();
         job.step();
         assert!((job.heightmap().data[1] - 10.0 / 1.5).abs() < 1e-5);
@@ -680,6 +1054,9 @@ mod tests {
             StreamPowerParams { diffusion: -1.0, ..Default::default() },
             StreamPowerParams { uplift_map: Some(vec![0.0; 3]), ..Default::default() },
             StreamPowerParams { uplift_map: Some(vec![f32::NAN; 16]), ..Default::default() },
+            StreamPowerParams { uplift_exponent: -1.0, ..Default::default() },
+            StreamPowerParams { mfd_exponent: f32::NAN, ..Default::default() },
+            StreamPowerParams { mfd_exponent: 11.0, ..Default::default() },
         ];
         for p in bad {
             assert!(StreamPowerJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(), "{p:?}");

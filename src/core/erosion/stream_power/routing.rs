@@ -1,5 +1,8 @@
 //! Flow routing for the stream-power model: D8 receivers, the Braun & Willett stack, drainage
-//! area, and lake (depression) routing through a basin graph after Cordonnier, Bovy & Braun 2019.
+//! area, and lake (depression) routing through a basin graph after Cordonnier, Bovy & Braun 2019;
+//! multiple-flow-direction area on top of them in [`Mfd`] (Freeman 1991).
+//!
+//! Besides the `Drain` edges, any node can be made an outlet ([`Router::add_outlets`]: the sea).
 //!
 //! ## Receivers (D8)
 //! Each node's receiver is its steepest-descent neighbour among the eight around it, the slope to
@@ -104,6 +107,26 @@ impl Grid {
         } else {
             None
         }
+    }
+
+    /// Neighbour `k` (in the fixed D8 order NW, N, NE, W, E, SW, S, SE) of node `(x, y)`;
+    /// `None` beyond a wall, or where a wrapped axis of length 1 makes it the node itself.
+    #[inline]
+    pub fn neighbour(&self, x: usize, y: usize, k: usize) -> Option<usize> {
+        const D8: [(i8, i8); 8] = [(-1, -1), (0, -1), (1, -1), (-1, 0), (1, 0), (-1, 1), (0, 1), (1, 1)];
+        let (dx, dy) = D8[k];
+        let nx = match dx {
+            -1 => self.xm(x)?,
+            0 => x,
+            _ => self.xp(x)?,
+        };
+        let ny = match dy {
+            -1 => self.ym(y)?,
+            0 => y,
+            _ => self.yp(y)?,
+        };
+        let j = ny * self.w + nx;
+        (j != y * self.w + x).then_some(j)
     }
 
     /// Calls `f(j, diagonal)` for each of the (up to 8) neighbours of node `(x, y)`, in the fixed
@@ -267,6 +290,16 @@ impl Router {
             new_seg: Vec::new(),
             seg_of_node: Vec::new(),
         }
+    }
+
+    /// Makes every node with `extra[i] != 0` an outlet too (the sea: base level, its own
+    /// receiver, never a pit). `extra` has one entry per node.
+    pub fn add_outlets(&mut self, extra: &[u8]) {
+        debug_assert_eq!(extra.len(), self.outlet.len());
+        for (o, &e) in self.outlet.iter_mut().zip(extra) {
+            *o |= (e != 0) as u8;
+        }
+        self.n_outlets = self.outlet.iter().filter(|&&o| o != 0).count();
     }
 
     /// Routes flow over `h`: receivers, lakes, stack and drainage area.
@@ -710,6 +743,214 @@ impl Router {
     }
 }
 
+/// A node of [`Mfd`] with no edge (a root).
+const EDGES_NONE: u8 = 0;
+/// All of its area to the (lake-rerouted) D8 receiver.
+const EDGES_SINGLE: u8 = 1;
+/// Split over its lower neighbours.
+const EDGES_MULTI: u8 = 2;
+
+/// Multiple-flow-direction drainage area (Freeman 1991, "Calculating catchment area with
+/// divergent flow based on a regular grid", *Computers & Geosciences* 17(3), FD8), on top of a
+/// [`Router`]'s D8 receivers and lakes.
+///
+/// ## Edges
+/// Let `z = max(h, L)` be the lake-filled surface (`L` the lake level of lake nodes, `−∞`
+/// elsewhere). A node that is neither a root, a lake node nor a lake's overflow (trap) node
+/// sends its area to every neighbour `j` strictly lower on `z`, in proportion to
+///
+/// ```text
+/// w_j = S_j^p / Σ_k S_k^p,      S_j = (h_i − z_j) / d_j     (d = Δx or √2·Δx)
+/// ```
+///
+/// (`p` the exponent; Freeman uses 1.1). Lake nodes, trap nodes and nodes with no strictly lower
+/// neighbour on `z` keep the router's single receiver (lakes stay rerouted through their pass).
+///
+/// ## Order and area
+/// Every node must come after all its donors: a Kahn topological sort of that edge graph
+/// (in-degrees counted over the edges, the queue seeded with in-degree-0 nodes in index order,
+/// first in first out; serial, so the order never depends on the thread count). Equal heights can
+/// close a cycle through single-receiver edges; the nodes Kahn cannot order are then switched to
+/// their single D8 receiver and the sort is repeated (each round removes at least one
+/// multi-edge node of a cycle, and the D8 receivers alone are acyclic), so every node is ordered.
+/// Then, with every node contributing itself (`A_i = 1` node),
+/// `A_j += w_j·A_i` in that order, in f64; the last edge of a node takes the remainder
+/// `A_i − Σ_{earlier} w·A_i`, so the total area arriving at the roots equals the node count up
+/// to f64 rounding.
+pub(crate) struct Mfd {
+    kind: Vec<u8>,
+    /// Edges of node `i`: targets `tgt[i][..cnt[i]]` with weights `wts[i][..cnt[i]]`.
+    cnt: Vec<u8>,
+    tgt: Vec<[u32; 8]>,
+    wts: Vec<[f32; 8]>,
+    indeg: Vec<u8>,
+    /// Nodes, every donor before its receivers.
+    pub order: Vec<u32>,
+    /// Drainage area in nodes.
+    pub area: Vec<f64>,
+    /// Multi-edge nodes switched to their D8 receiver by the last call (cycles).
+    pub fallback: usize,
+}
+
+impl Mfd {
+    pub fn new(n: usize) -> Self {
+        Self {
+            kind: vec![EDGES_NONE; n],
+            cnt: vec![0; n],
+            tgt: vec![[0; 8]; n],
+            wts: vec![[0.0; 8]; n],
+            indeg: vec![0; n],
+            order: Vec::with_capacity(n),
+            area: vec![1.0; n],
+            fallback: 0,
+        }
+    }
+
+    /// Edges, order and drainage area of the heights `h` already routed by `r` (which must have
+    /// routed exactly these heights), with the slope exponent `p`.
+    pub fn compute(&mut self, r: &Router, h: &[f32], p: f64) {
+        let g = r.grid;
+        let w = g.w;
+        let n = h.len();
+        debug_assert_eq!(n, r.rcv.len());
+        let linear = p == 1.0;
+        let hh = g.h;
+        let off: [isize; 8] = {
+            let w = w as isize;
+            [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1]
+        };
+        self.kind
+            .par_chunks_mut(w)
+            .zip(self.cnt.par_chunks_mut(w))
+            .zip(self.tgt.par_chunks_mut(w).zip(self.wts.par_chunks_mut(w)))
+            .enumerate()
+            .for_each(|(y, ((kr, cr), (tr, wr)))| {
+                for x in 0..w {
+                    let i = y * w + x;
+                    let rc = r.rcv[i];
+                    if rc as usize == i {
+                        kr[x] = EDGES_NONE;
+                        cr[x] = 0;
+                        continue;
+                    }
+                    kr[x] = EDGES_SINGLE;
+                    cr[x] = 1;
+                    tr[x][0] = rc;
+                    wr[x][0] = 1.0;
+                    if r.is_special(i) && (r.lake_level[i] > f32::NEG_INFINITY || r.trap_of[i] != NONE) {
+                        continue;
+                    }
+                    let hi = h[i];
+                    let interior = x > 0 && y > 0 && x + 1 < w && y + 1 < hh;
+                    let mut s = [0.0f64; 8];
+                    let mut t = [0u32; 8];
+                    let mut c = 0usize;
+                    let mut tot = 0.0f64;
+                    for k in 0..8 {
+                        let j = if interior {
+                            (i as isize + off[k]) as usize
+                        } else {
+                            match g.neighbour(x, y, k) {
+                                Some(j) => j,
+                                None => continue,
+                            }
+                        };
+                        let zj = h[j].max(r.lake_level[j]);
+                        if zj < hi {
+                            let d = if matches!(k, 0 | 2 | 5 | 7) { std::f64::consts::SQRT_2 } else { 1.0 };
+                            let slope = (hi as f64 - zj as f64) / d;
+                            let v = if linear { slope } else { slope.powf(p) };
+                            if v > 0.0 && v.is_finite() {
+                                s[c] = v;
+                                t[c] = j as u32;
+                                c += 1;
+                                tot += v;
+                            }
+                        }
+                    }
+                    if c > 0 && tot > 0.0 && tot.is_finite() {
+                        kr[x] = EDGES_MULTI;
+                        cr[x] = c as u8;
+                        tr[x] = t;
+                        for k in 0..c {
+                            wr[x][k] = (s[k] / tot) as f32;
+                        }
+                    }
+                }
+            });
+        self.fallback = 0;
+        let mut rounds = 0;
+        while !self.sort() {
+            rounds += 1;
+            // Every node Kahn could not order has a donor left (it lies on a cycle or below
+            // one): send those back to their single D8 receiver. After too many rounds, all.
+            for i in 0..n {
+                if (self.indeg[i] > 0 || rounds > 16) && self.kind[i] == EDGES_MULTI {
+                    self.kind[i] = EDGES_SINGLE;
+                    self.cnt[i] = 1;
+                    self.tgt[i][0] = r.rcv[i];
+                    self.wts[i][0] = 1.0;
+                    self.fallback += 1;
+                }
+            }
+        }
+        self.area.iter_mut().for_each(|a| *a = 1.0);
+        let (cnt, tgt, wts, area) = (&self.cnt, &self.tgt, &self.wts, &mut self.area);
+        for &v in &self.order {
+            let i = v as usize;
+            let a = area[i];
+            // Every edge but the last gets `w·A`, the last the remainder (exact conservation).
+            let mut left = a;
+            let (mut last, mut last_w) = (usize::MAX, 0.0f32);
+            edges_of(cnt, tgt, wts, i, |j, wt| {
+                if last != usize::MAX {
+                    let give = a * last_w as f64;
+                    area[last] += give;
+                    left -= give;
+                }
+                (last, last_w) = (j, wt);
+            });
+            if last != usize::MAX {
+                area[last] += left.max(0.0);
+            }
+        }
+    }
+
+    /// Kahn's sort of the current edges into `order`; false when some node could not be ordered
+    /// (those keep `indeg > 0`).
+    fn sort(&mut self) -> bool {
+        let n = self.kind.len();
+        let (cnt, tgt, wts, deg, order) = (&self.cnt, &self.tgt, &self.wts, &mut self.indeg, &mut self.order);
+        deg.iter_mut().for_each(|d| *d = 0);
+        for i in 0..n {
+            edges_of(cnt, tgt, wts, i, |j, _| deg[j] = deg[j].saturating_add(1));
+        }
+        order.clear();
+        order.extend((0..n as u32).filter(|&i| deg[i as usize] == 0));
+        let mut head = 0;
+        while head < order.len() {
+            let i = order[head] as usize;
+            head += 1;
+            edges_of(cnt, tgt, wts, i, |j, _| {
+                deg[j] -= 1;
+                if deg[j] == 0 {
+                    order.push(j as u32);
+                }
+            });
+        }
+        order.len() == n
+    }
+}
+
+/// Calls `f(j, weight)` for each [`Mfd`] edge of node `i`, in the D8 order.
+#[inline]
+fn edges_of(cnt: &[u8], tgt: &[[u32; 8]], wts: &[[f32; 8]], i: usize, mut f: impl FnMut(usize, f32)) {
+    let c = cnt[i] as usize;
+    for k in 0..c {
+        f(tgt[i][k] as usize, wts[i][k]);
+    }
+}
+
 /// A key that orders f32 heights like `total_cmp` (negative heights included).
 #[inline]
 fn height_key(x: f32) -> u32 {
@@ -908,6 +1149,127 @@ mod tests {
             i = n;
         }
         panic!("receiver cycle");
+    }
+
+    /// Every MFD edge of every node, as `(i, j, weight)`.
+    fn mfd_edges(m: &Mfd, r: &Router) -> Vec<(usize, usize, f32)> {
+        let mut e = Vec::new();
+        for i in 0..r.rcv.len() {
+            edges_of(&m.cnt, &m.tgt, &m.wts, i, |j, w| e.push((i, j, w)));
+        }
+        e
+    }
+
+    fn mfd(w: usize, h: usize, data: &[f32], b: Boundary, p: f64) -> (Router, Mfd) {
+        let r = router(w, h, data, b);
+        let mut m = Mfd::new(w * h);
+        m.compute(&r, data, p);
+        (r, m)
+    }
+
+    /// Rough terrain with many pits.
+    fn noisy(w: usize, h: usize, seed: u64) -> Vec<f32> {
+        use crate::core::rng::{hash2, unit_f32};
+        (0..w * h).map(|i| (i % w) as f32 * 0.7 + 8.0 * unit_f32(hash2((i % w) as i64, (i / w) as i64, seed))).collect()
+    }
+
+    #[test]
+    fn mfd_area_sums_to_the_node_count_on_a_plane_and_a_cone() {
+        // Tilted plane draining left (walls elsewhere): every node's area reaches the left column.
+        let (w, h) = (12, 9);
+        let plane: Vec<f32> = (0..w * h).map(|i| (i % w) as f32 * 2.0).collect();
+        let b = Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
+        let (r, m) = mfd(w, h, &plane, b, 1.1);
+        let at_outlets: f64 = (0..w * h).filter(|&i| r.outlet[i] == 1).map(|i| m.area[i]).sum();
+        assert!((at_outlets - (w * h) as f64).abs() < 1e-9, "{at_outlets}");
+        // Interior nodes split between W (slope 2) and NW/SW (slope 2/√2): weights sum to 1.
+        let e = mfd_edges(&m, &r);
+        let mid = 4 * w + 6;
+        let out: Vec<_> = e.iter().filter(|x| x.0 == mid).collect();
+        assert_eq!(out.len(), 3);
+        assert!((out.iter().map(|x| x.2 as f64).sum::<f64>() - 1.0).abs() < 1e-6);
+        let west = out.iter().find(|x| x.1 == mid - 1).unwrap().2 as f64;
+        let diag = 2f64.powf(-0.5 * 1.1);
+        assert!((west - 1.0 / (1.0 + 2.0 * diag)).abs() < 1e-6, "{west}");
+        // A cone draining to all four edges: the total arrives at the edges, and the area is
+        // symmetric under the cone's mirror symmetries.
+        let n = 21;
+        let cone: Vec<f32> = (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32 - 10.0, (i / n) as f32 - 10.0);
+                100.0 - (x * x + y * y).sqrt()
+            })
+            .collect();
+        let (r, m) = mfd(n, n, &cone, Boundary::all(EdgeMode::Drain), 1.1);
+        let total: f64 = (0..n * n).filter(|&i| r.outlet[i] == 1).map(|i| m.area[i]).sum();
+        assert!((total - (n * n) as f64).abs() < 1e-9, "{total}");
+        assert!(m.area.iter().all(|&a| a >= 1.0));
+        for (x, y) in [(3usize, 7usize), (5, 10), (8, 2)] {
+            let a = m.area[y * n + x];
+            for (u, v) in [(n - 1 - x, y), (x, n - 1 - y), (y, x)] {
+                assert!((m.area[v * n + u] - a).abs() <= 1e-4 * a, "({x},{y}) vs ({u},{v}): {a} vs {}", m.area[v * n + u]);
+            }
+        }
+        // Area spreads: nodes off the axes collect flow from more than one uphill line.
+        assert_eq!(m.fallback, 0);
+    }
+
+    #[test]
+    fn mfd_order_puts_every_donor_before_its_receivers() {
+        for (seed, b) in [
+            (1u64, Boundary::default()),
+            (2, Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall }),
+            (3, Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall }),
+            (4, Boundary::all(EdgeMode::Wall)),
+        ] {
+            let (w, h) = (37, 29);
+            let mut d = noisy(w, h, seed);
+            // Flats (equal heights) and a plateau to stress the tie handling.
+            for x in 10..20 {
+                d[14 * w + x] = 12.0;
+                d[15 * w + x] = 12.0;
+            }
+            let (r, m) = mfd(w, h, &d, b, 1.1);
+            assert!(r.pits > 10, "test terrain needs pits ({})", r.pits);
+            let mut pos = vec![usize::MAX; w * h];
+            for (k, &v) in m.order.iter().enumerate() {
+                assert_eq!(pos[v as usize], usize::MAX, "node listed twice");
+                pos[v as usize] = k;
+            }
+            assert!(pos.iter().all(|&p| p != usize::MAX), "node missing from the order");
+            for (i, j, wt) in mfd_edges(&m, &r) {
+                assert!(pos[i] < pos[j], "edge {i} -> {j} goes against the order");
+                assert!(wt > 0.0 && wt <= 1.0);
+                // Lake nodes keep their single rerouted receiver.
+                if r.lake_level[i] > f32::NEG_INFINITY {
+                    assert_eq!(j, r.rcv[i] as usize);
+                }
+            }
+            // Total area at the roots = node count (the terminal pit on the closed map).
+            let roots: f64 = (0..w * h).filter(|&i| r.rcv[i] as usize == i).map(|i| m.area[i]).sum();
+            assert!((roots - (w * h) as f64).abs() < 1e-6, "{roots}");
+        }
+    }
+
+    #[test]
+    fn sea_outlets_are_roots() {
+        let (w, h) = (9, 7);
+        let d: Vec<f32> = (0..w * h).map(|i| (i % w) as f32 - 3.0).collect();
+        let sea: Vec<u8> = d.iter().map(|&v| (v <= 0.0) as u8).collect();
+        let mut r = Router::new(w, h, &Boundary::all(EdgeMode::Wall));
+        r.add_outlets(&sea);
+        r.route(&d);
+        assert_eq!(r.pits, 0);
+        for i in 0..w * h {
+            if sea[i] == 1 {
+                assert_eq!(r.rcv[i] as usize, i, "sea node {i} is not a root");
+            } else {
+                assert_ne!(r.rcv[i] as usize, i);
+            }
+        }
+        // Land drains into the sea column x = 3 (the first at or below 0).
+        let into_sea: u32 = (0..h).map(|y| r.area[y * w + 3]).sum();
+        assert_eq!(into_sea as usize, (w - 3) * h);
     }
 
     #[test]
