@@ -16,7 +16,7 @@ use std::hint::black_box;
 use std::time::Duration;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use talus::core::erosion::stream_power::{StreamPowerJob, StreamPowerParams, route_flow};
+use talus::core::erosion::stream_power::{FlowMethod, StreamPowerJob, StreamPowerParams, route_flow};
 use talus::core::erosion::{Boundary, JobInputs, Simulation};
 use talus::core::heightmap::Heightmap;
 use talus::core::rng::{hash2, unit_f32};
@@ -46,7 +46,11 @@ fn terrain(side: usize) -> Heightmap {
 }
 
 fn job(hm: Heightmap, diffusion: f32) -> StreamPowerJob {
-    let p = StreamPowerParams { steps: u64::MAX, diffusion, ..Default::default() };
+    job_with(hm, diffusion, FlowMethod::default())
+}
+
+fn job_with(hm: Heightmap, diffusion: f32, routing: FlowMethod) -> StreamPowerJob {
+    let p = StreamPowerParams { steps: u64::MAX, diffusion, routing, ..Default::default() };
     StreamPowerJob::new(hm, p, JobInputs { boundary: Boundary::default(), ..Default::default() }).expect("valid job")
 }
 
@@ -82,6 +86,9 @@ fn bench(c: &mut Criterion) {
 
     let mut j = job(evolved.clone(), 0.0);
     g.bench_function("talus step (evolved terrain)", |b| b.iter(|| j.step()));
+    // D8 drainage area, the default before MFD: what MFD's serial order and area cost.
+    let mut j = job_with(evolved.clone(), 0.0, FlowMethod::D8);
+    g.bench_function("talus step, D8 area (evolved terrain)", |b| b.iter(|| j.step()));
     // The same step timed in CPU seconds of the whole process (all threads): immune to other
     // processes competing for the cores, so comparable between runs on a busy machine.
     for threads in [1usize, 2] {

@@ -3,16 +3,17 @@
 //! the test's signals (`WaitFile`), saves, and reports what it saw (`ViewReport`). Nothing in the
 //! editor is set by the test: every effect comes through winit's events.
 //!
-//! Checks, with the panel at its default width, after the window is resized (the viewport moves
-//! and shrinks), and at a scale factor of 2:
+//! Checks, with the panel at its default width, with the panel dragged 140 px wider, after the
+//! window is resized (the viewport moves and shrinks), and at a scale factor of 2:
 //! - the hover ring is centred on the pointer (its centre projected with Bevy's
 //!   `world_to_viewport`, and the ring's pixels in a screenshot);
 //! - a left-button drag raises the terrain under the pointer's path: the changed nodes, projected
 //!   back to the window with `world_to_viewport`, lie on the path;
 //! - a drag that starts on the panel paints nothing;
-//! - the first minute: orbit (middle drag) and zoom (wheel), Generate clicked on the
-//!   panel; `[` / `]` through the script's virtual keyboard (XTest keys did not reach the window
-//!   under Xvfb without a window manager).
+//! - the panel's edge dragged wider moves the viewport, and painting stays under the pointer;
+//! - the first minute: orbit (middle drag) and zoom (wheel); `[` / `]`, Ctrl+Z and Ctrl+Shift+Z
+//!   as X key events (the window is given the input focus first: there is no window manager to
+//!   do it); Generate, Simulate and Cancel clicked on the panel.
 //!
 //! Needs `Xvfb`, `xdotool` and a Vulkan driver (`.ci/deps` installs them); fails, rather than
 //! skips, without them.
@@ -164,16 +165,20 @@ impl Session {
         std::thread::sleep(Duration::from_millis(100));
     }
 
-    /// A left click on a panel widget: the pointer rests on it for a frame or more first, so egui
-    /// sees it hovered before the press.
-    fn click_slow(&self, p: (f32, f32)) {
+    /// Waits until the editor has drawn two frames after this point (sync phase `k`, see
+    /// [`syncs`]). Frames take seconds under lavapipe on a loaded machine: where egui or Bevy must
+    /// see the steps of a gesture in different frames (the button held before the pointer moves,
+    /// a modifier held when the key comes), the test syncs between them instead of sleeping.
+    fn sync(&mut self, k: usize) {
+        self.step(k);
+    }
+
+    /// A left click on a panel widget: the pointer rests on it for two frames first (egui sees it
+    /// hovered), then press and release (`k`: the sync phase).
+    fn click_synced(&mut self, p: (f32, f32), k: usize) {
         self.move_to(p);
-        std::thread::sleep(Duration::from_millis(1200));
-        self.xdo(&["mousedown", "1"]);
-        // Shorter than egui's longest click (0.8 s), or it is a long press.
-        std::thread::sleep(Duration::from_millis(300));
-        self.xdo(&["mouseup", "1"]);
-        std::thread::sleep(Duration::from_millis(600));
+        self.sync(k);
+        self.xdo(&["click", "1"]);
     }
 
 }
@@ -295,6 +300,12 @@ fn phase(d: &Path, k: usize, frames: u32, since: Option<&str>, extra: &str) -> S
     )
 }
 
+/// Sync phases `ks` (see [`Session::sync`]): each waits for its go-file and reports two frames
+/// later.
+fn syncs(d: &Path, ks: std::ops::Range<usize>) -> String {
+    ks.map(|k| phase(d, k, 2, None, "")).collect()
+}
+
 fn save(d: &Path, name: &str) -> String {
     format!("Save(\"{}\"), ", d.join(name).display())
 }
@@ -308,8 +319,10 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (_dir, d) = session_dir();
     let d = d.as_path();
     let x = common::display(1280, 720, 1);
-    // Phases: 1 hover, 2 stroke, 3 a drag from the panel, 4 hover, 5 stroke,
-    // 6 resize, 7 hover, 8 stroke, 9 orbit + zoom, 10 brush radius keys, 11 Generate.
+    // Phases: 1 hover, 2 stroke, 3 a drag from the panel, 4 the panel dragged wider, 5 hover,
+    // 6 stroke, 7 window resize, 8 hover, 9 stroke, 10 orbit + zoom, 11 brush radius keys,
+    // 12 Ctrl+Z, 13 Ctrl+Shift+Z, 14 Generate, 15 Simulate, 16 Cancel; 100 and up: the frame
+    // syncs inside a press, a key chord or a click (see `Session::sync`).
     // The frame without the pointer is taken before report 0, so before the pointer moves.
     let mut script = format!(
         "[WaitFrames(20), {}{}ViewReport(path: \"{}\", since: None),\n",
@@ -320,14 +333,26 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     script += &phase(d, 1, 8, None, &shot(d, "hover.png"));
     script += &phase(d, 2, 8, Some("s0.bhef"), &(save(d, "s2.bhef") + &shot(d, "stroke.png")));
     script += &phase(d, 3, 8, Some("s2.bhef"), "");
-    script += &phase(d, 4, 8, None, "");
-    script += &phase(d, 5, 8, Some("s2.bhef"), &save(d, "s5.bhef"));
-    script += &phase(d, 6, 20, None, "");
-    script += &phase(d, 7, 8, None, "");
-    script += &phase(d, 8, 8, Some("s5.bhef"), "");
-    script += &phase(d, 9, 8, None, "");
-    script += &phase(d, 10, 4, None, "Keys(\"]\"), Keys(\"]\"), Keys(\"[\"), WaitFrames(2), ");
-    script += &phase(d, 11, 6, None, &format!("WaitGeneration, WaitFrames(4), {}", save(d, "s11.bhef")));
+    script += &syncs(d, 100..104);
+    script += &phase(d, 4, 8, Some("s2.bhef"), "");
+    script += &phase(d, 5, 8, None, "");
+    script += &phase(d, 6, 8, Some("s2.bhef"), &save(d, "s6.bhef"));
+    script += &phase(d, 7, 20, None, "");
+    script += &phase(d, 8, 8, None, "");
+    script += &phase(d, 9, 8, Some("s6.bhef"), "");
+    script += &phase(d, 10, 8, None, "");
+    script += &syncs(d, 104..106);
+    script += &phase(d, 11, 4, None, "");
+    script += &syncs(d, 106..108);
+    script += &phase(d, 12, 4, Some("s6.bhef"), "");
+    script += &syncs(d, 108..110);
+    script += &phase(d, 13, 4, Some("s6.bhef"), "");
+    script += &syncs(d, 110..111);
+    script += &phase(d, 14, 6, None, &format!("WaitGeneration, WaitFrames(4), {}", save(d, "s14.bhef")));
+    script += &syncs(d, 111..112);
+    script += &phase(d, 15, 4, None, "");
+    script += &syncs(d, 112..113);
+    script += &phase(d, 16, 4, None, "WaitSimulation, WaitFrames(2), ");
     script += "Quit]";
     let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
     let r0 = s.report(0);
@@ -362,64 +387,130 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let painted = r3["changed"].as_array().unwrap().len();
     assert_eq!(painted, 0, "a drag that started on the panel painted {painted} nodes");
 
-    // 4–5: another place, a diagonal stroke.
-    let p = in_view(&r3, 0.35, 0.6);
-    s.move_to(p);
+    // 4: the panel's right edge dragged 140 px to the right: the viewport follows.
+    let edge_y = in_view(&r0, 0.0, 0.7).1;
+    s.move_to((panel0 - 1.0, edge_y));
+    s.sync(100);
+    s.xdo(&["mousedown", "1"]);
+    s.sync(101);
+    s.move_to((panel0 + 15.0, edge_y));
+    s.sync(102);
+    for i in 1..=8 {
+        s.move_to((panel0 + 15.0 + 124.0 * i as f32 / 8.0, edge_y));
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    s.sync(103);
+    s.xdo(&["mouseup", "1"]);
     let r4 = s.step(4);
-    figures.push(format!("second place: ring {:.2} px", check_ring(&r4, p, "second place")));
+    let panel4 = f(&r4["panel_width"]);
+    assert!((panel4 - (panel0 + 140.0)).abs() <= 6.0, "dragging the panel's edge from {panel0} by 140 px left it {panel4} px wide");
+    assert!((viewport(&r4)[0] - panel4).abs() <= 1.0, "the viewport starts at {} but the panel is {panel4} wide", viewport(&r4)[0]);
+    let painted = r4["changed"].as_array().unwrap().len();
+    assert_eq!(painted, 0, "dragging the panel's edge painted {painted} nodes");
+
+    // 5–6: the wider panel, a diagonal stroke.
+    let p = in_view(&r4, 0.35, 0.6);
+    s.move_to(p);
+    let r5 = s.step(5);
+    figures.push(format!("panel dragged to {panel4:.0} px: ring {:.2} px", check_ring(&r5, p, "wider panel")));
     let (a, b) = ((p.0 - 50.0, p.1 - 30.0), (p.0 + 50.0, p.1 + 30.0));
     s.drag(1, a, b, 14);
-    let r5 = s.step(5);
-    figures.push(format!("stroke {:.2} px", check_stroke(&r5, a, b, "second place")));
+    let r6 = s.step(6);
+    figures.push(format!("stroke {:.2} px", check_stroke(&r6, a, b, "wider panel")));
 
-    // 6–8: a smaller window.
+    // 7–9: a smaller window.
     s.xdo(&["windowsize", &s.window.clone(), "1100", "640"]);
     std::thread::sleep(Duration::from_millis(300));
-    let r6 = s.step(6);
-    s.locate();
-    assert_eq!(pair(&r6["window"]["logical"]), (1100.0, 640.0), "the window did not resize: {}", r6["window"]);
-    assert!((viewport(&r6)[2] - 1100.0).abs() <= 1.0, "the viewport did not follow the resize: {:?}", viewport(&r6));
-    let p = in_view(&r6, 0.55, 0.45);
-    s.move_to(p);
     let r7 = s.step(7);
-    figures.push(format!("resized 1100×640: ring {:.2} px", check_ring(&r7, p, "resized window")));
+    s.locate();
+    assert_eq!(pair(&r7["window"]["logical"]), (1100.0, 640.0), "the window did not resize: {}", r7["window"]);
+    assert!((viewport(&r7)[2] - 1100.0).abs() <= 1.0, "the viewport did not follow the resize: {:?}", viewport(&r7));
+    let p = in_view(&r7, 0.55, 0.45);
+    s.move_to(p);
+    let r8 = s.step(8);
+    figures.push(format!("resized 1100×640: ring {:.2} px", check_ring(&r8, p, "resized window")));
     let (a, b) = ((p.0, p.1 - 60.0), (p.0, p.1 + 60.0));
     s.drag(1, a, b, 14);
-    let r8 = s.step(8);
-    figures.push(format!("stroke {:.2} px", check_stroke(&r8, a, b, "resized window")));
+    let r9 = s.step(9);
+    figures.push(format!("stroke {:.2} px", check_stroke(&r9, a, b, "resized window")));
+    let stroke9 = r9["changed"].as_array().unwrap().len();
 
-    // 9: orbit with the middle button, zoom with the wheel.
-    let p = in_view(&r8, 0.5, 0.5);
+    // 10: orbit with the middle button, zoom with the wheel.
+    let p = in_view(&r9, 0.5, 0.5);
     s.drag(2, p, (p.0 + 120.0, p.1 + 30.0), 10);
     s.move_to(p);
     for _ in 0..3 {
         s.xdo(&["click", "4"]);
         std::thread::sleep(Duration::from_millis(80));
     }
-    let r9 = s.step(9);
-    let (c8, c9) = (&r8["camera"], &r9["camera"]);
-    assert!((f(&c9["yaw"]) - f(&c8["yaw"])).abs() > 0.2, "a middle drag did not orbit: {c8} → {c9}");
-    assert!(f(&c9["distance"]) < f(&c8["distance"]) * 0.9, "the wheel did not zoom in: {c8} → {c9}");
-    assert_eq!(r9["map"]["revision"], r8["map"]["revision"], "orbiting or zooming changed the map");
-
-    // 10: `]` twice and `[` once: radius × 1.25. The keys come from the script's virtual keyboard
-    // (Bevy's KeyboardInput messages): XTest key events did not reach the window under Xvfb
-    // without a window manager.
-    let r_before = f(&r9["brush"]["radius"]);
     let r10 = s.step(10);
-    let r_after = f(&r10["brush"]["radius"]);
+    let (c9, c10) = (&r9["camera"], &r10["camera"]);
+    assert!((f(&c10["yaw"]) - f(&c9["yaw"])).abs() > 0.2, "a middle drag did not orbit: {c9} → {c10}");
+    assert!(f(&c10["distance"]) < f(&c9["distance"]) * 0.9, "the wheel did not zoom in: {c9} → {c10}");
+    assert_eq!(r10["map"]["revision"], r9["map"]["revision"], "orbiting or zooming changed the map");
+
+    // 11: `]` twice and `[` once, real X key events to the focused window: radius × 1.25.
+    s.xdo(&["windowfocus", "--sync", &s.window.clone()]);
+    let r_before = f(&r10["brush"]["radius"]);
+    s.xdo(&["key", "bracketright"]);
+    s.sync(104);
+    s.xdo(&["key", "bracketright"]);
+    s.sync(105);
+    s.xdo(&["key", "bracketleft"]);
+    let r11 = s.step(11);
+    let r_after = f(&r11["brush"]["radius"]);
     assert!((r_after / r_before - 1.25).abs() < 1e-3, "] ] [ took the radius from {r_before} to {r_after}");
 
-    // 11: click Generate on the panel.
+    // 12: Ctrl+Z takes the last stroke back (the map equals the one saved before it).
+    s.xdo(&["keydown", "ctrl"]);
+    s.sync(106);
+    s.xdo(&["key", "z"]);
+    s.sync(107);
+    s.xdo(&["keyup", "ctrl"]);
+    let r12 = s.step(12);
+    assert_eq!(f(&r12["redo"]), f(&r11["redo"]) + 1.0, "Ctrl+Z undid nothing: {r11} → {r12}");
+    let left = r12["changed"].as_array().unwrap().len();
+    assert_eq!(left, 0, "after Ctrl+Z, {left} nodes still differ from the map before the last stroke");
+    // 13: Ctrl+Shift+Z puts it back.
+    s.xdo(&["keydown", "ctrl"]);
+    s.xdo(&["keydown", "shift"]);
+    s.sync(108);
+    s.xdo(&["key", "z"]);
+    s.sync(109);
+    s.xdo(&["keyup", "shift"]);
+    s.xdo(&["keyup", "ctrl"]);
+    let r13 = s.step(13);
+    assert_eq!(f(&r13["redo"]), f(&r11["redo"]), "Ctrl+Shift+Z redid nothing: {r12} → {r13}");
+    let back = r13["changed"].as_array().unwrap().len();
+    assert_eq!(back, stroke9, "after Ctrl+Shift+Z, {back} nodes differ from the map before the last stroke, not the stroke's {stroke9}");
+
+    // 14–16: click Generate, Simulate, and Cancel on the panel.
     let button = |r: &Value, name: &str| {
         let b = &r["buttons"][name];
         assert!(!b.is_null(), "no {name} button in {}", r["buttons"]);
-        ((f(&b[0]) + f(&b[2])) * 0.5, (f(&b[1]) + f(&b[3])) * 0.5)
+        let c = ((f(&b[0]) + f(&b[2])) * 0.5, (f(&b[1]) + f(&b[3])) * 0.5);
+        let (w, h) = pair(&r["window"]["logical"]);
+        assert!(c.0 > 0.0 && c.0 < w && c.1 > 0.0 && c.1 < h, "the {name} button at {c:?} lies outside the {w}×{h} window");
+        c
     };
-    let g = button(&r10, "Generate");
-    s.click_slow(g);
-    let r11 = s.step(11);
-    assert_eq!(f(&r11["generations"]), f(&r10["generations"]) + 1.0, "clicking Generate at {g:?} generated nothing: {}", r11["status"]);
+    let g = button(&r13, "Generate");
+    s.click_synced(g, 110);
+    let r14 = s.step(14);
+    assert_eq!(f(&r14["generations"]), f(&r13["generations"]) + 1.0, "clicking Generate at {g:?} generated nothing: {}", r14["status"]);
+    let sim = button(&r14, "Simulate");
+    s.click_synced(sim, 111);
+    let r15 = s.step(15);
+    assert_eq!(f(&r15["simulations_started"]), f(&r14["simulations_started"]) + 1.0, "clicking Simulate at {sim:?} started nothing: {}", r15["status"]);
+    if r15["simulating"].as_bool() == Some(true) {
+        let c = button(&r15, "Cancel");
+        s.click_synced(c, 112);
+    } else {
+        s.sync(112);
+    }
+    let r16 = s.step(16);
+    assert_eq!(r16["simulating"].as_bool(), Some(false), "the simulation still runs: {}", r16["status"]);
+    assert_eq!(f(&r16["undo"]), f(&r14["undo"]) + 1.0, "the simulation (finished or cancelled) is not one undo step: {r14} → {r16}");
+    assert_ne!(r16["map"]["revision"], r14["map"]["revision"], "the simulation changed nothing");
 
     let status = s.child.wait().unwrap();
     assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());

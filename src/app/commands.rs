@@ -72,6 +72,10 @@ pub enum EditorCommand {
     Quit,
     /// Set the brush (tool, radius, strength, …), as the panel's Brush section does.
     SetBrush(crate::core::brush::BrushParams),
+    /// Analyse the current map (Terrain QA, [`super::qa`]).
+    Analyse,
+    /// Raise single-node pits and lower single-node spikes on land (one undo step, [`super::qa`]).
+    FixPitsSpikes,
 }
 
 fn send_shortcut_commands(keys: Res<ButtonInput<KeyCode>>, egui_input: Res<EguiWantsInput>, mut out: MessageWriter<EditorCommand>) {

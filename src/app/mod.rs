@@ -30,6 +30,7 @@ pub mod generation;
 pub mod overlay;
 pub mod material;
 pub mod param_editor;
+pub mod qa;
 pub mod script;
 pub mod shaders;
 pub mod simulation;
@@ -208,6 +209,7 @@ impl PluginGroup for EditorPlugins {
             .add(camera::CameraPlugin)
             .add(generation::GenerationPlugin)
             .add(simulation::SimulationPlugin)
+            .add(qa::QaPlugin)
             .add(fields::FieldsPlugin)
             .add(overlay::OverlayPlugin)
             .add(sky::SkyPlugin)

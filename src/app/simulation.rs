@@ -60,6 +60,9 @@ pub struct SimState {
     pub started: u64,
     /// Where the newest run runs ("CPU", "GPU: <adapter>", with a fallback note if any).
     pub backend_used: String,
+    /// The map the run that just ended started from, until Terrain QA ([`super::qa`]) has
+    /// compared the result with it.
+    pub last_base: Option<Heightmap>,
 }
 
 impl SimState {
@@ -174,6 +177,7 @@ pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<Ed
     match terrain.doc.apply_result(update.heights, &job.label) {
         Ok(change) => {
             terrain.refresh(change);
+            sim.last_base = Some(job.base);
             let how = if end == JobEnd::Cancelled { "cancelled" } else { "finished" };
             status.info(format!(
                 "{}: {how} after {} of {} — eroded {:.3}, deposited {:.3}, lost {:.3} (m·nodes)",

@@ -65,6 +65,12 @@ pub const MAX_EDITOR_SIDE: usize = 4097;
 pub const MODEL_NAMES: [&str; 5] = ["Droplets", "Snowball", "Pipe model", "Thermal", "Stream power"];
 const MODEL_TYPES: [&str; 5] = ["DropletParams", "SnowballParams", "PipeParams", "ThermalParams", "StreamPowerParams"];
 
+/// The model Simulate runs on a first start (an index in [`MODEL_NAMES`]): stream power, whose
+/// defaults keep the island's outline, cut a dendritic, concave river network with the sea as
+/// base level and leave no single-node pits or spikes (the README's per-model table), in a few
+/// seconds at 513². `talus erode` without `--model` runs the same.
+pub const DEFAULT_MODEL: usize = 4;
+
 /// One parameter set per model, the seeds' defaults (droplets: enough to see on a 513² map).
 pub fn default_models() -> Vec<ModelParams> {
     vec![
@@ -136,7 +142,7 @@ impl PanelState {
             let i = model_slot(m);
             models[i] = m.clone();
         }
-        let model = s.models.get(s.model).map(model_slot).unwrap_or(0);
+        let model = s.models.get(s.model).map(model_slot).unwrap_or(DEFAULT_MODEL);
         Self {
             generator: s.generator.clone().unwrap_or_else(|| crate::cli::demo_params(super::START_SIZE, 1)),
             live: s.live_generate,
@@ -218,6 +224,7 @@ fn draw_side_panel(
     mut width: ResMut<PanelWidth>,
     mut look: ResMut<super::Look>,
     mut hotspots: ResMut<UiHotspots>,
+    qa: Res<super::qa::QaState>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -240,12 +247,14 @@ fn draw_side_panel(
         let m = terrain.map();
         let s = &terrain.stats;
         ui.small(format!("{}×{} nodes · {} m cells · {:.1} … {:.1} m", m.width, m.height, m.cell_size, s.min, s.max));
+        action_bar(ui, panel, &sim, &mut out);
+        super::qa::qa_row(ui, &qa, terrain.doc.revision(), sim.running(), &mut out);
         ui.separator();
         egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
             file_section(ui, panel, &terrain, &settings, &mut out);
             edit_section(ui, &terrain, &sim, &mut out);
             generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
-            erosion_section(ui, panel, &sim, &mut out);
+            erosion_section(ui, panel, &sim);
             brush_section(ui, panel, &mut tool);
             super::overlay::view_section(ui, &mut look);
             super::material::material_section(ui, &mut look);
@@ -417,7 +426,49 @@ fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenS
     });
 }
 
-fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &mut MessageWriter<EditorCommand>) {
+/// The row that is always in view at the top of the panel, above the scrolled sections: the
+/// model that Simulate runs, Simulate (or Pause/Resume and Cancel while it runs), the seed, and
+/// the run's progress. (Inside the scrolled Erosion section it lay below the window's bottom edge
+/// at 720 px, out of reach without scrolling.)
+fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &mut MessageWriter<EditorCommand>) {
+    ui.horizontal(|ui| {
+        if sim.running() {
+            let paused = sim.paused();
+            if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
+                out.write(EditorCommand::SetPaused(!paused));
+            }
+            let cancel = ui.button("Cancel").on_hover_text("Stop now, keeping what ran (one undo step)");
+            hotspot(ui, "Cancel", &cancel);
+            if cancel.clicked() {
+                out.write(EditorCommand::CancelSimulation);
+            }
+        } else if {
+            let tip = format!("Run {} (set up in the Erosion section) on the whole map, as one undo step", MODEL_NAMES[panel.model]);
+            let simulate = ui.button("Simulate").on_hover_text(tip);
+            hotspot(ui, "Simulate", &simulate);
+            simulate.clicked()
+        } {
+            match crate::cli::parse_seed(&panel.sim_seed) {
+                Ok(seed) => {
+                    panel.model_error = None;
+                    out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed, backend: panel.backend });
+                }
+                Err(e) => panel.model_error = Some(e.0),
+            }
+        }
+        ui.label("Seed");
+        ui.add(egui::TextEdit::singleline(&mut panel.sim_seed).desired_width(80.0)).on_hover_text("A whole number, or `random`");
+    });
+    if sim.running() || sim.progress.total > 0 {
+        let p = sim.progress;
+        ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)));
+    }
+    if let Some(e) = &panel.model_error {
+        ui.colored_label(egui::Color32::LIGHT_RED, e);
+    }
+}
+
+fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
     egui::CollapsingHeader::new("Erosion").default_open(true).show(ui, |ui| {
         ui.add_enabled_ui(!sim.running(), |ui| {
             egui::ComboBox::from_label("Model").selected_text(MODEL_NAMES[panel.model]).show_ui(ui, |ui| {
@@ -435,36 +486,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
                 .response
                 .on_hover_text("cpu: the reference models · gpu: wgpu compute (pipe, thermal), CPU if no GPU can run it · auto: a hardware GPU when present");
         });
-        ui.horizontal(|ui| {
-            if sim.running() {
-                let paused = sim.paused();
-                if ui.button(if paused { "Resume" } else { "Pause" }).clicked() {
-                    out.write(EditorCommand::SetPaused(!paused));
-                }
-                let cancel = ui.button("Cancel").on_hover_text("Stop now, keeping what ran (one undo step)");
-                hotspot(ui, "Cancel", &cancel);
-                if cancel.clicked() {
-                    out.write(EditorCommand::CancelSimulation);
-                }
-            } else if {
-                let simulate = ui.button("Simulate");
-                hotspot(ui, "Simulate", &simulate);
-                simulate.clicked()
-            } {
-                match crate::cli::parse_seed(&panel.sim_seed) {
-                    Ok(seed) => {
-                        panel.model_error = None;
-                        out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed, backend: panel.backend });
-                    }
-                    Err(e) => panel.model_error = Some(e.0),
-                }
-            }
-            ui.label("Seed");
-            ui.add(egui::TextEdit::singleline(&mut panel.sim_seed).desired_width(80.0)).on_hover_text("A whole number, or `random`");
-        });
         if sim.running() || sim.progress.total > 0 {
-            let p = sim.progress;
-            ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)));
             let l = &sim.ledger;
             egui::Grid::new("ledger").num_columns(2).show(ui, |ui| {
                 for (name, v, tip) in [
@@ -483,9 +505,6 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, ou
             if !sim.backend_used.is_empty() {
                 ui.small(format!("on {}", sim.backend_used));
             }
-        }
-        if let Some(e) = &panel.model_error {
-            ui.colored_label(egui::Color32::LIGHT_RED, e);
         }
         ui.add_enabled_ui(!sim.running(), |ui| {
             let i = panel.model;

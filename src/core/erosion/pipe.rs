@@ -1077,17 +1077,8 @@ fn mid(a: &[f32], r: usize, w: usize) -> &[f32] {
 
 /// L, R, T, B.
 const DIRS4: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
-/// L, R, T, B, TL, TR, BL, BR: the neighbours the tilt reads.
-const DIRS8: [(isize, isize); 8] = [
-    (-1, 0),
-    (1, 0),
-    (0, -1),
-    (0, 1),
-    (-1, -1),
-    (1, -1),
-    (-1, 1),
-    (1, 1),
-];
+/// L, R, T, B, TL, TR, BL, BR: the neighbours the tilt reads (the thermal model's order).
+use super::thermal::DIRS as DIRS8;
 /// The neighbour on the other side: `DIRS8[OPP8[k]] = −DIRS8[k]`.
 const OPP8: [usize; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
 

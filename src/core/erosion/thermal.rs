@@ -310,7 +310,8 @@ pub(crate) fn check_hardness(h: &[f32], n: usize) -> Result<(), JobError> {
 }
 
 /// Directions in the order every loop visits them: W, E, N, S, NW, NE, SW, SE (first 4 cardinal).
-const DIRS: [(isize, isize); 8] = [
+/// The pipe model's tilt reads its neighbours in the same order.
+pub(crate) const DIRS: [(isize, isize); 8] = [
     (-1, 0),
     (1, 0),
     (0, -1),
