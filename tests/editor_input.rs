@@ -3,8 +3,9 @@
 //! the test's signals (`WaitFile`), saves, and reports what it saw (`ViewReport`). Nothing in the
 //! editor is set by the test: every effect comes through winit's events.
 //!
-//! Checks, with the panel at its default width, with the panel dragged 140 px wider, after the
-//! window is resized (the viewport moves and shrinks), and at a scale factor of 2:
+//! Checks, with the panel at its default width, with the panel dragged 140 px wider (and, for the
+//! ring, 80 px narrower than its default), after the window is resized (the viewport moves and
+//! shrinks), and at a scale factor of 2:
 //! - the hover ring is centred on the pointer (its centre projected with Bevy's
 //!   `world_to_viewport`, and the ring's pixels in a screenshot);
 //! - a left-button drag raises the terrain under the pointer's path: the changed nodes, projected
@@ -321,7 +322,8 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let x = common::display(1280, 720, 1);
     // Phases: 1 hover, 2 stroke, 3 a drag from the panel, 4 the panel dragged wider, 5 hover,
     // 6 stroke, 7 window resize, 8 hover, 9 stroke, 10 orbit + zoom, 11 brush radius keys,
-    // 12 Ctrl+Z, 13 Ctrl+Shift+Z, 14 Generate, 15 Simulate, 16 Cancel; 100 and up: the frame
+    // 12 Ctrl+Z, 13 Ctrl+Shift+Z, 14 Generate, 15 Simulate, 16 Cancel, 17 the panel dragged
+    // narrower, 18 hover; 100 and up: the frame
     // syncs inside a press, a key chord or a click (see `Session::sync`).
     // The frame without the pointer is taken before report 0, so before the pointer moves.
     let mut script = format!(
@@ -353,6 +355,9 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     script += &phase(d, 15, 4, None, "");
     script += &syncs(d, 112..113);
     script += &phase(d, 16, 4, None, "WaitSimulation, WaitFrames(2), ");
+    script += &syncs(d, 113..117);
+    script += &phase(d, 17, 8, None, "");
+    script += &phase(d, 18, 8, None, "");
     script += "Quit]";
     let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
     let r0 = s.report(0);
@@ -511,6 +516,32 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     assert_eq!(r16["simulating"].as_bool(), Some(false), "the simulation still runs: {}", r16["status"]);
     assert_eq!(f(&r16["undo"]), f(&r14["undo"]) + 1.0, "the simulation (finished or cancelled) is not one undo step: {r14} → {r16}");
     assert_ne!(r16["map"]["revision"], r14["map"]["revision"], "the simulation changed nothing");
+
+    // 17–18: the panel's edge dragged narrower than its default: the viewport follows and the
+    // ring stays under the pointer.
+    let panel16 = f(&r16["panel_width"]);
+    let narrow = panel0 - 80.0;
+    let edge_y = in_view(&r16, 0.0, 0.7).1;
+    s.move_to((panel16 - 1.0, edge_y));
+    s.sync(113);
+    s.xdo(&["mousedown", "1"]);
+    s.sync(114);
+    s.move_to((panel16 - 16.0, edge_y));
+    s.sync(115);
+    for i in 1..=8 {
+        s.move_to((panel16 - 16.0 + (narrow - 1.0 - (panel16 - 16.0)) * i as f32 / 8.0, edge_y));
+        std::thread::sleep(Duration::from_millis(60));
+    }
+    s.sync(116);
+    s.xdo(&["mouseup", "1"]);
+    let r17 = s.step(17);
+    let panel17 = f(&r17["panel_width"]);
+    assert!((panel17 - narrow).abs() <= 6.0, "dragging the panel's edge to {narrow} left it {panel17} px wide");
+    assert!((viewport(&r17)[0] - panel17).abs() <= 1.0, "the viewport starts at {} but the panel is {panel17} wide", viewport(&r17)[0]);
+    let p = in_view(&r17, 0.3, 0.5);
+    s.move_to(p);
+    let r18 = s.step(18);
+    figures.push(format!("panel dragged to {panel17:.0} px: ring {:.2} px", check_ring(&r18, p, "narrower panel")));
 
     let status = s.child.wait().unwrap();
     assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());

@@ -250,7 +250,9 @@ fn draw_side_panel(
         action_bar(ui, panel, &sim, &mut out);
         super::qa::qa_row(ui, &qa, terrain.doc.revision(), sim.running(), &mut out);
         ui.separator();
-        egui::ScrollArea::vertical().auto_shrink([false, false]).show(ui, |ui| {
+        // Both ways: rows wider than the panel scroll sideways instead of widening it, so the panel
+        // can be dragged narrower than its widest row.
+        egui::ScrollArea::both().auto_shrink([false, false]).show(ui, |ui| {
             file_section(ui, panel, &terrain, &settings, &mut out);
             edit_section(ui, &terrain, &sim, &mut out);
             generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
