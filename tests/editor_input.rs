@@ -174,6 +174,27 @@ impl Session {
         self.step(k);
     }
 
+    /// Drags the panel's right edge from `from` to `to` (window x, logical pixels) at height `y`,
+    /// as a person would: the pointer rests on the edge, the button goes down, a first move of
+    /// 16 px past egui's drag threshold, then the rest; each of those seen in its own frames
+    /// (sync phases `k .. k + 4`).
+    fn drag_panel_edge(&mut self, from: f32, to: f32, y: f32, k: usize) {
+        let start = from - 1.0;
+        let first = start + 16.0 * (to - from).signum();
+        self.move_to((start, y));
+        self.sync(k);
+        self.xdo(&["mousedown", "1"]);
+        self.sync(k + 1);
+        self.move_to((first, y));
+        self.sync(k + 2);
+        for i in 1..=8 {
+            self.move_to((first + (to - 1.0 - first) * i as f32 / 8.0, y));
+            std::thread::sleep(Duration::from_millis(60));
+        }
+        self.sync(k + 3);
+        self.xdo(&["mouseup", "1"]);
+    }
+
     /// A left click on a panel widget: the pointer rests on it for two frames first (egui sees it
     /// hovered), then press and release (`k`: the sync phase).
     fn click_synced(&mut self, p: (f32, f32), k: usize) {
@@ -394,18 +415,7 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
 
     // 4: the panel's right edge dragged 140 px to the right: the viewport follows.
     let edge_y = in_view(&r0, 0.0, 0.7).1;
-    s.move_to((panel0 - 1.0, edge_y));
-    s.sync(100);
-    s.xdo(&["mousedown", "1"]);
-    s.sync(101);
-    s.move_to((panel0 + 15.0, edge_y));
-    s.sync(102);
-    for i in 1..=8 {
-        s.move_to((panel0 + 15.0 + 124.0 * i as f32 / 8.0, edge_y));
-        std::thread::sleep(Duration::from_millis(60));
-    }
-    s.sync(103);
-    s.xdo(&["mouseup", "1"]);
+    s.drag_panel_edge(panel0, panel0 + 140.0, edge_y, 100);
     let r4 = s.step(4);
     let panel4 = f(&r4["panel_width"]);
     assert!((panel4 - (panel0 + 140.0)).abs() <= 6.0, "dragging the panel's edge from {panel0} by 140 px left it {panel4} px wide");
@@ -522,18 +532,7 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let panel16 = f(&r16["panel_width"]);
     let narrow = panel0 - 80.0;
     let edge_y = in_view(&r16, 0.0, 0.7).1;
-    s.move_to((panel16 - 1.0, edge_y));
-    s.sync(113);
-    s.xdo(&["mousedown", "1"]);
-    s.sync(114);
-    s.move_to((panel16 - 16.0, edge_y));
-    s.sync(115);
-    for i in 1..=8 {
-        s.move_to((panel16 - 16.0 + (narrow - 1.0 - (panel16 - 16.0)) * i as f32 / 8.0, edge_y));
-        std::thread::sleep(Duration::from_millis(60));
-    }
-    s.sync(116);
-    s.xdo(&["mouseup", "1"]);
+    s.drag_panel_edge(panel16, narrow, edge_y, 113);
     let r17 = s.step(17);
     let panel17 = f(&r17["panel_width"]);
     assert!((panel17 - narrow).abs() <= 6.0, "dragging the panel's edge to {narrow} left it {panel17} px wide");
