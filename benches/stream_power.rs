@@ -91,20 +91,22 @@ fn bench(c: &mut Criterion) {
     g.bench_function("talus step, D8 area (evolved terrain)", |b| b.iter(|| j.step()));
     // The same step timed in CPU seconds of the whole process (all threads): immune to other
     // processes competing for the cores, so comparable between runs on a busy machine.
-    for threads in [1usize, 2] {
-        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
-        let mut j = job(evolved.clone(), 0.0);
-        g.bench_function(format!("talus step (evolved terrain), CPU time, {threads} thread(s)"), |b| {
-            b.iter_custom(|iters| {
-                pool.install(|| {
-                    let t0 = cpu_seconds();
-                    for _ in 0..iters {
-                        j.step();
-                    }
-                    Duration::from_secs_f64(cpu_seconds() - t0)
+    for (routing, label) in [(FlowMethod::Mfd, ""), (FlowMethod::D8, ", D8 area")] {
+        for threads in [1usize, 2] {
+            let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().expect("pool");
+            let mut j = job_with(evolved.clone(), 0.0, routing);
+            g.bench_function(format!("talus step{label} (evolved terrain), CPU time, {threads} thread(s)"), |b| {
+                b.iter_custom(|iters| {
+                    pool.install(|| {
+                        let t0 = cpu_seconds();
+                        for _ in 0..iters {
+                            j.step();
+                        }
+                        Duration::from_secs_f64(cpu_seconds() - t0)
+                    })
                 })
-            })
-        });
+            });
+        }
     }
     let mut j = job(evolved.clone(), 0.01);
     g.bench_function("talus step + diffusion (evolved terrain)", |b| b.iter(|| j.step()));
