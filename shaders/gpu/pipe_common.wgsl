@@ -14,7 +14,8 @@ struct Params {
     edge_r: u32,
     edge_t: u32,
     edge_b: u32,
-    // bit 0: per-node hardness, bit 1: per-node water input, bit 2: depth limit on.
+    // bit 0: per-node hardness, bit 1: per-node water input, bit 2: depth limit on,
+    // bit 3: a sea (nodes with b < sea hold their water surface at the sea level).
     flags: u32,
     _pad0: u32,
     _pad1: u32,
@@ -36,7 +37,7 @@ struct Params {
     t_diag: f32,     // thermal talus drop, diagonal neighbour
     th_rate: f32,
     th_inv_amax: f32,
-    sea: f32,        // erosion floor: the sea level, or −3.4e38 without a sea
+    sea: f32,        // erosion floor and sea level: the sea level, or −3.4e38 without a sea
     _pad4: f32,
     _pad5: f32,
 }
@@ -60,6 +61,12 @@ const SLOT_DRAINED: u32 = 4u;
 const SLOT_SSUM: u32 = 5u;
 const SLOT_LOST: u32 = 6u;
 const SLOT_TH_LOST: u32 = 7u;
+const SLOT_SEA: u32 = 8u;
+
+// A sea node (pipe.rs `sea_on & (b < sea)`): its water surface is held at the sea level.
+fn is_sea(b: f32) -> bool { return (P.flags & 8u) != 0u && b < P.sea; }
+// A sea or shore node (`b ≤ sea`): deposits never raise it above the sea level.
+fn is_wet(b: f32) -> bool { return (P.flags & 8u) != 0u && b <= P.sea; }
 
 // max(x, 0) with NaN → 0, as `pos` in thermal.rs.
 fn pos(x: f32) -> f32 { return select(0.0, x, x > 0.0); }

@@ -2,6 +2,7 @@
 //   f_k ← max(0, f_k + Δt·A·g·Δh_k / l),  Δh_k = (b + d) − (b_k + d_k)
 //   K = min(1, d·lx·ly / (Σ_k f_k·Δt)),  f_k ← K·f_k
 // Beyond a drain the terrain continues linearly (2b − b_opposite) with no water; walls are shut.
+// A sea node (b < sea) has no outflow: the sea is a reservoir at a fixed level.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
@@ -24,6 +25,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     let fo = array<f32, 4>(f.x, f.y, f.z, f.w);
     var o = array<f32, 4>(0.0, 0.0, 0.0, 0.0);
     var sum = 0.0;
+    let shut = is_sea(bc);
     for (var j = 0; j < 4; j = j + 1) {
         let nb = node(x, y, DX[j], DY[j]);
         var hn = 0.0;
@@ -38,7 +40,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             if (op >= 0) { hn = 2.0 * bc - b[op]; }
         }
         let v = fmin(pos(fo[j] + P.kflux * (hc - hn)), FLUX_MAX);
-        o[j] = select(0.0, v, open);
+        o[j] = select(0.0, v, open && !shut);
         sum = sum + o[j];
     }
     let cap = dc * P.area_dt;

@@ -5,7 +5,12 @@
 //   C = Kc·max(sin α, min_tilt)·|v|_f·min(1, d2/max_depth)   (isotropic upwind tilt, RMS face speed)
 //   C > s: Δb = −Ks·(C − s)·hardness, else Δb = Kd·(s − C), erosion at most b − sea;  s1 = s − Δb
 //   d ← d2·(1 − Ke·Δt) + Δt·r
-// Books (per workgroup): eroded, deposited, Σs1, Σd2, water drained across drains.
+// At a sea node (b < sea, pipe.rs "The sea"): no erosion, everything suspended settles up to the
+// sea level (Δb = min(s, sea − b), b' ≤ sea), d ← sea − b', no evaporation, and the water it took
+// in, d1 + Δt·Σf_in/(lx·ly) + Δt·r − (sea − b'), is booked. A shore node (b = sea) is land that
+// neither erodes nor rises.
+// Books (per workgroup): eroded, deposited, Σs1, Σd2 (land), water drained across drains, water
+// the sea took in.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
@@ -33,6 +38,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         @builtin(workgroup_id) wg: vec3<u32>) {
     var acc_a = vec4<f32>(0.0);   // eroded, deposited, Σs1, Σd2
     var drained_acc = 0.0;
+    var sea_acc = 0.0;
     if (gid.x < P.w && gid.y < P.h) {
         let x = i32(gid.x);
         let y = i32(gid.y);
@@ -102,21 +108,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         let diff = cap - sc;
         // Never below the sea (the base level), nothing from under water.
         let ero = fmin(P.ks * pos(diff) * hard, pos(bc - P.sea));
-        let dep = P.kd * pos(-diff);
-        let bn = bc - ero + dep;
+        let dep_land = P.kd * pos(-diff);
+        // A sea node: still water, everything suspended settles, up to the sea level; a shore
+        // node neither erodes nor rises.
+        let sea = is_sea(bc);
+        let dep = select(dep_land, fmin(sc, pos(P.sea - bc)), sea);
+        let bl = bc - ero + dep;
+        let bn = select(bl, fmin(bl, P.sea), is_wet(bc));
         let s1v = pos(sc + (bc - bn));
+        let d_land = d2 * P.keep + rain;
+        let d_sea = P.sea - bn;
+        let took = (d1 - d_sea) + P.dt_area * (fsum_in - fout) + rain;
         b_new[i] = bn;
-        d[i] = d2 * P.keep + rain;
+        d[i] = select(d_land, d_sea, sea);
         uv[i] = vec2<f32>(u, v);
         s1[i] = s1v;
         let dh = bn - bc;
         let m = maps[i];
         maps[i] = vec2<f32>(m.x + pos(-dh), m.y + pos(dh));
-        acc_a = vec4<f32>(pos(-dh), pos(dh), s1v, d2);
+        acc_a = vec4<f32>(pos(-dh), pos(dh), s1v, select(d2, 0.0, sea));
         drained_acc = drained * P.dt_area;
+        sea_acc = select(0.0, took, sea);
     }
     let t = wg_sum(lid, acc_a);
-    let t2 = wg_sum(lid, vec4<f32>(drained_acc, 0.0, 0.0, 0.0));
+    let t2 = wg_sum(lid, vec4<f32>(drained_acc, sea_acc, 0.0, 0.0));
     if (lid == 0u) {
         let g = group_index(wg);
         let G = P.groups;
@@ -125,5 +140,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         books[SLOT_S1 * G + g] = df_add(books[SLOT_S1 * G + g], t.z);
         books[SLOT_D2 * G + g] = df_add(books[SLOT_D2 * G + g], t.w);
         books[SLOT_DRAINED * G + g] = df_add(books[SLOT_DRAINED * G + g], t2.x);
+        if ((P.flags & 8u) != 0u) {
+            books[SLOT_SEA * G + g] = df_add(books[SLOT_SEA * G + g], t2.y);
+        }
     }
 }

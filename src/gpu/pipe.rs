@@ -21,7 +21,12 @@
 //!                       h_i' = h_i − s_i·Σ_j e(i→j)·q_j + q_i·Σ_j s_j·e(j→i)   (every `thermal_every` steps)
 //! ```
 //!
-//! (the first water increment is applied when the job is built, as on the CPU).
+//! (the first water increment is applied when the job is built, as on the CPU). With a sea level
+//! (flags bit 3), sea nodes (`b < sea`) follow the CPU's *The sea* rules in the same kernels:
+//! `pipe_flux` gives them no outflow; `pipe_water` settles their suspended sediment up to the sea
+//! level, resets their depth to `sea − b'`, evaporates nothing there and books the water the sea
+//! took in (slot 8), and keeps shore nodes (`b = sea`) at the sea level; the job fills the sea
+//! when it is built, as on the CPU.
 //!
 //! ## Passes, fusion and bandwidth
 //!
@@ -41,7 +46,8 @@
 //! accumulator slot with TwoSum (no atomics: each slot has one writer), so the ledger is the same
 //! on every run. The host sums the slots in f64 in a fixed order when a snapshot is read. The
 //! slots hold Σ eroded, Σ deposited, Σ s1, Σ d2 (evaporation = Σ d2·Ke·Δt), water drained, Σ s
-//! after transport, sediment lost by transport and material lost by thermal slippage;
+//! after transport, sediment lost by transport, material lost by thermal slippage and the water
+//! the sea took in;
 //! `clamped = Σ s_after − Σ s1 + lost` (the non-conservation of the seed's advection schemes),
 //! exactly as the CPU books it.
 //!
@@ -60,7 +66,7 @@ use std::time::{Duration, Instant};
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError, groups};
-use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, sea_floor};
+use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
 use crate::core::erosion::thermal::{ThermalParams, check_hardness};
 use crate::core::erosion::{
     EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, apply_edit, check_param,
@@ -79,7 +85,7 @@ const THERMAL2: &str = include_str!("../../shaders/gpu/thermal_pass2.wgsl");
 /// Workgroup edge (16×16 threads).
 const WG: u32 = 16;
 /// Book slots (see the module doc), in the order of `pipe_common.wgsl`.
-const SLOTS: usize = 8;
+const SLOTS: usize = 9;
 const SLOT_ERODED: usize = 0;
 const SLOT_DEPOSITED: usize = 1;
 const SLOT_S1: usize = 2;
@@ -88,6 +94,7 @@ const SLOT_DRAINED: usize = 4;
 const SLOT_SSUM: usize = 5;
 const SLOT_LOST: usize = 6;
 const SLOT_TH_LOST: usize = 7;
+const SLOT_SEA: usize = 8;
 /// Wall time one `step()` call aims at when the batch size adapts.
 const BATCH_TARGET: Duration = Duration::from_millis(30);
 /// Most time steps one `step()` call runs.
@@ -134,7 +141,7 @@ struct GpuParams {
     t_diag: f32,
     th_rate: f32,
     th_inv_amax: f32,
-    /// Erosion floor of the pipe model (`pipe::sea_floor`).
+    /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
     sea: f32,
     _pad1: [f32; 2],
 }
@@ -253,6 +260,8 @@ pub struct GpuErosionJob {
     adaptive: bool,
     volume_before: f64,
     water_in_sum: f64,
+    /// The sea's initial fill, booked to [`WaterBudget::sea`] (negative; 0 without a sea).
+    sea_fill: f64,
     keep: f32,
     cache: OnceCell<Cache>,
     /// The first GPU failure; the job stops (is done) and keeps the last snapshot it read.
@@ -326,6 +335,7 @@ impl GpuErosionJob {
         let mut water_in_sum = 0.0f64;
         let mut keep = 1.0f32;
         let mut init_d: Vec<f32> = Vec::new();
+        let mut sea_fill = 0.0f64;
         let thermal_p = match &model {
             Model::Pipe(p) => p.thermal.clone(),
             Model::Thermal(t) => Some(t.clone()),
@@ -350,6 +360,10 @@ impl GpuErosionJob {
             gp.keep = keep;
             gp.rain_dt = dt * p.rain;
             gp.sea = sea_floor(inputs.sea_level);
+            let sea_on = inputs.sea_level.is_some_and(f32::is_finite);
+            if sea_on {
+                gp.flags |= 8;
+            }
             if p.rain_map.is_some() || !p.sources.is_empty() {
                 let mut r: Vec<f32> = match &p.rain_map {
                     Some(m) => m.clone(),
@@ -370,6 +384,7 @@ impl GpuErosionJob {
                 Some(r) => r.clone(),
                 None => vec![gp.rain_dt; n],
             };
+            sea_fill = fill_sea(&terrain.data, &mut init_d, gp.sea, sea_on);
         }
         if let Some(tp) = &thermal_p {
             let (tc, td, inv) = thermal_consts(tp, lx, hardness);
@@ -508,6 +523,7 @@ impl GpuErosionJob {
             adaptive: true,
             volume_before,
             water_in_sum,
+            sea_fill,
             keep,
             cache: OnceCell::new(),
             fault: None,
@@ -549,6 +565,7 @@ impl GpuErosionJob {
             rain: self.water_in_sum * (1 + self.done) as f64,
             evaporated: c.sums[SLOT_D2] * (1.0 - self.keep as f64),
             drained: c.sums[SLOT_DRAINED],
+            sea: self.sea_fill + c.sums[SLOT_SEA],
             stored: c.d.iter().map(|&v| v as f64).sum(),
         }
     }

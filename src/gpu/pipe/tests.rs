@@ -136,7 +136,8 @@ fn gpu_matches_cpu_pipe_conservative_256() {
     parity("conservative 256² 150 steps", 256, p, JobInputs { boundary: Boundary::all(EdgeMode::Drain), ..Default::default() }, &TOL);
 }
 
-/// The sea floor of the erosion (issue #13): nothing is eroded below the sea, on both sides.
+/// The sea (issue #13): nothing is eroded below it, its surface stays at its level, what reaches
+/// it settles no higher than that level, and its water books agree, on both sides.
 #[test]
 fn gpu_matches_cpu_pipe_with_a_sea_256() {
     let p = PipeParams { steps: 150, rain: 0.03, ..Default::default() };
@@ -144,11 +145,38 @@ fn gpu_matches_cpu_pipe_with_a_sea_256() {
     parity("sea 256² 150 steps", 256, p.clone(), inputs.clone(), &TOL);
     let Some(ctx) = test_context() else { return };
     let hm = terrain(256);
-    let mut gpu = GpuErosionJob::pipe(Arc::new(ctx), hm.clone(), p, inputs).unwrap();
+    let mut gpu = GpuErosionJob::pipe(Arc::new(ctx), hm.clone(), p.clone(), inputs.clone()).unwrap();
+    let mut cpu = PipeJob::new(hm.clone(), p, inputs).unwrap();
     run(&mut gpu);
-    for (a, b) in gpu.heightmap().data.iter().zip(&hm.data) {
+    run(&mut cpu);
+    let d = gpu.fields().water.unwrap();
+    for ((a, b), w) in gpu.heightmap().data.iter().zip(&hm.data).zip(&d) {
         assert!(*a >= b.min(55.0), "eroded below the sea: {b} → {a}");
+        if *b <= 55.0 {
+            assert!(*a <= 55.0, "the sea floor {b} rose to {a}");
+        }
+        if *a < 55.0 {
+            assert!((a + w - 55.0).abs() <= 1e-5, "sea surface at {}", a + w);
+        }
     }
+    let (gw, cw) = (gpu.water_budget(), cpu.water_budget());
+    assert!(gw.sea != 0.0 && (gw.sea - cw.sea).abs() <= 1e-4 * gw.rain, "sea books {gw:?} vs {cw:?}");
+    assert!(gw.error().abs() <= 1e-4 * gw.rain, "GPU water books {gw:?}");
+}
+
+/// The sea with the conservative remap and interleaved thermal erosion, walls and a sea covering
+/// most of the map.
+#[test]
+fn gpu_matches_cpu_pipe_conservative_thermal_with_a_sea_256() {
+    let p = PipeParams {
+        steps: 120,
+        rain: 0.03,
+        advection: Advection::Conservative,
+        thermal: Some(ThermalParams { talus_angle: 25.0, iterations: 2, ..Default::default() }),
+        ..Default::default()
+    };
+    let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), sea_level: Some(62.0), ..Default::default() };
+    parity("sea, conservative + thermal 256² 120 steps", 256, p, inputs, &TOL);
 }
 
 #[test]
