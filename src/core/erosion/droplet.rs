@@ -1017,9 +1017,12 @@ impl Ctx<'_> {
         }
         let a = amount / sum;
         let mut put = 0.0f64;
+        // Inside, every tap is a node of the map: its index without the edge-mode look-up.
+        let (base, pitch) = ((by * g.pitch + bx) as isize, g.pitch as isize);
         for &(dx, dy, w) in &var.taps {
-            if let Some(i) = node(dx, dy) {
-                // SAFETY: `node` only returns in-map indices, within the brush's reach.
+            let n = if inside { Some((base + dy as isize * pitch + dx as isize) as usize) } else { node(dx, dy) };
+            if let Some(i) = n {
+                // SAFETY: in-map indices (`node`, or inside the map by `inside`), within the brush's reach.
                 unsafe {
                     let h = &mut *raw.h.add(i);
                     let old = *h;
@@ -1783,17 +1786,52 @@ pub(crate) mod particles {
     pub(crate) unsafe fn deposit_disc(raw: &Raw, g: &Geom, x: f32, y: f32, amount: f32, r: f32, cap: f32) -> f64 {
         let (bx, by) = g.owner_cell(x, y);
         let rc = r.ceil() as isize;
-        let mut taps: [(usize, f32); 64] = [(0, 0.0); 64];
+        let (bxi, byi) = (bx as isize, by as isize);
+        // Only `taps[..k]` is read, and every one of those was written.
+        let mut taps = [std::mem::MaybeUninit::<(usize, f32)>::uninit(); 64];
         let (mut k, mut sum) = (0usize, 0.0f32);
-        for dy in -rc..=rc + 1 {
-            for dx in -rc..=rc + 1 {
-                let (nx, ny) = (bx as isize + dx, by as isize + dy);
-                let d = ((nx as f32 - x).powi(2) + (ny as f32 - y).powi(2)).sqrt();
-                if d < r && k < taps.len() {
-                    if let Some(i) = g.node(nx, ny) {
-                        taps[k] = (i, r - d);
-                        sum += r - d;
-                        k += 1;
+        if (0..=3).contains(&rc) && bxi >= rc && byi >= rc && bxi + rc + 1 < g.w as isize && byi + rc + 1 < g.h as isize {
+            // Every candidate node lies in the map (at most 8 × 8 of them): the general loop
+            // below without its node look-ups, branch-free, and without the rows and columns
+            // that lie wholly outside the disc (`√(ex² + ey²) ≥ √ex² ≥ r`). The same distances,
+            // taps and sum, in the same order.
+            let n = (2 * rc + 2) as usize;
+            let (mut ex2, mut ey2) = ([f32::INFINITY; 8], [f32::INFINITY; 8]);
+            let (mut x0, mut x1, mut y0, mut y1) = (n, 0, n, 0);
+            for c in 0..n {
+                ex2[c] = ((bxi + c as isize - rc) as f32 - x).powi(2);
+                ey2[c] = ((byi + c as isize - rc) as f32 - y).powi(2);
+                // (A NaN makes its whole column or row NaN: outside either way.)
+                if ex2[c].sqrt() < r {
+                    (x0, x1) = (x0.min(c), c + 1);
+                }
+                if ey2[c].sqrt() < r {
+                    (y0, y1) = (y0.min(c), c + 1);
+                }
+            }
+            for (ry, &ey) in ey2.iter().enumerate().take(y1).skip(y0) {
+                let row = (byi + ry as isize - rc) as usize * g.pitch + bx - rc as usize;
+                let d: [f32; 8] = std::array::from_fn(|c| (ex2[c] + ey).sqrt());
+                for (cx, &dc) in d.iter().enumerate().take(x1).skip(x0) {
+                    taps[k].write((row + cx, r - dc));
+                    k += (dc < r) as usize;
+                }
+            }
+            // SAFETY: `taps[..k]` were written just above.
+            for t in &taps[..k] {
+                sum += unsafe { t.assume_init_ref() }.1;
+            }
+        } else {
+            for dy in -rc..=rc + 1 {
+                for dx in -rc..=rc + 1 {
+                    let (nx, ny) = (bxi + dx, byi + dy);
+                    let d = ((nx as f32 - x).powi(2) + (ny as f32 - y).powi(2)).sqrt();
+                    if d < r && k < taps.len() {
+                        if let Some(i) = g.node(nx, ny) {
+                            taps[k].write((i, r - d));
+                            sum += r - d;
+                            k += 1;
+                        }
                     }
                 }
             }
@@ -1803,8 +1841,9 @@ pub(crate) mod particles {
         }
         let a = amount / sum;
         let mut put = 0.0f64;
-        for &(i, w) in &taps[..k] {
-            // SAFETY: `node` only returns in-map indices, within the caller's reach.
+        // SAFETY: `taps[..k]` were written above.
+        for &(i, w) in taps[..k].iter().map(|t| unsafe { t.assume_init_ref() }) {
+            // SAFETY: in-map indices (`node`, or the fast path's bounds), within the caller's reach.
             unsafe {
                 let h = &mut *raw.h.add(i);
                 let old = *h;

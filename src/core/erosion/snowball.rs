@@ -181,6 +181,20 @@ impl Ctx {
     /// and it then reads within `⌈R⌉ + 2` of its cell and writes the 2×2 nodes of its previous
     /// cell. With `None` the caller has exclusive access to the maps.
     unsafe fn walk(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
+        // Without a sea the loop is compiled without the sea tests (the classic loop).
+        if self.spread {
+            unsafe { self.walk_in::<true>(s, rect, b) }
+        } else {
+            unsafe { self.walk_in::<false>(s, rect, b) }
+        }
+    }
+
+    /// [`Ctx::walk`] in sea mode (`SEA`, `self.spread`) or without a sea.
+    ///
+    /// # Safety
+    /// As [`Ctx::walk`].
+    #[inline(always)]
+    unsafe fn walk_in<const SEA: bool>(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
         let g = &self.geom;
         let raw = &self.raw;
         if rect.is_none() {
@@ -219,7 +233,7 @@ impl Ctx {
             }
             let (nx, nz) = (-gx * ny, -gy * ny);
             // SAFETY: in-map position in the task's tile.
-            if self.spread && unsafe { g.sample(raw, s.x, s.y) } <= self.sea {
+            if SEA && unsafe { g.sample(raw, s.x, s.y) } <= self.sea {
                 // At sea: no erosion; drop what fits below the water line, roll on with the rest.
                 if s.sediment > 0.0 {
                     let put = unsafe { particles::deposit_disc(raw, g, s.x, s.y, s.sediment as f32, SEA_SPREAD, self.sea) };
@@ -255,7 +269,7 @@ impl Ctx {
                     let h = &mut *raw.h.add(i);
                     let old = *h;
                     let mut new = old + (w * deposit - w * erosion * k);
-                    if self.spread && new < old {
+                    if SEA && new < old {
                         // Never below the sea (and nothing taken from a node under water).
                         new = new.max(old.min(self.sea));
                     }

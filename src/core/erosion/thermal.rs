@@ -550,6 +550,17 @@ impl ThermalKernel {
     /// Pass 1 for row `y`: donor factors `s` and receiver limits `q`.
     #[inline(always)]
     fn pass1_row(&self, h: &[f32], y: usize, s: &mut [f32], q: &mut [f32]) {
+        // Without a sea the inner loop keeps the land-only talus choice (no per-pair test).
+        if self.sea == f32::NEG_INFINITY {
+            self.pass1_row_in::<false>(h, y, s, q)
+        } else {
+            self.pass1_row_in::<true>(h, y, s, q)
+        }
+    }
+
+    /// [`ThermalKernel::pass1_row`] with or without the underwater talus (`SEA`).
+    #[inline(always)]
+    fn pass1_row_in<const SEA: bool>(&self, h: &[f32], y: usize, s: &mut [f32], q: &mut [f32]) {
         let w = self.w;
         let (up, dn) = (self.edges.row(y, -1, self.h), self.edges.row(y, 1, self.h));
         if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, w >= 3) {
@@ -570,7 +581,7 @@ impl ThermalKernel {
                     let a = self.rate;
                     for k in 0..m {
                         let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
-                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv, sw);
+                        let (sv, qv) = p1_cell::<SEA>(c1[k], nb, a, tc, td, inv, sw);
                         so[k] = sv;
                         qo[k] = qv;
                     }
@@ -581,7 +592,7 @@ impl ThermalKernel {
                     for k in 0..m {
                         let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
                         let a = fmin(rate * hr[k], 1.0);
-                        let (sv, qv) = p1_cell(c1[k], nb, a, tc, td, inv, sw);
+                        let (sv, qv) = p1_cell::<SEA>(c1[k], nb, a, tc, td, inv, sw);
                         so[k] = sv;
                         qo[k] = qv;
                     }
@@ -644,6 +655,24 @@ impl ThermalKernel {
     /// material lost across drain edges.
     #[inline(always)]
     fn pass2_row(&self, h: &[f32], y: usize, slot: usize, buf: &BandBuf, out: &mut [f32]) -> f64 {
+        // As in pass 1: the land-only talus choice without a sea.
+        if self.sea == f32::NEG_INFINITY {
+            self.pass2_row_in::<false>(h, y, slot, buf, out)
+        } else {
+            self.pass2_row_in::<true>(h, y, slot, buf, out)
+        }
+    }
+
+    /// [`ThermalKernel::pass2_row`] with or without the underwater talus (`SEA`).
+    #[inline(always)]
+    fn pass2_row_in<const SEA: bool>(
+        &self,
+        h: &[f32],
+        y: usize,
+        slot: usize,
+        buf: &BandBuf,
+        out: &mut [f32],
+    ) -> f64 {
         let w = self.w;
         let (up, dn) = (self.edges.row(y, -1, self.h), self.edges.row(y, 1, self.h));
         let mut lost = 0.0f64;
@@ -676,7 +705,7 @@ impl ThermalKernel {
                 let qn = [
                     qc0[k], qc2[k], qu1[k], qd1[k], qu0[k], qu2[k], qd0[k], qd2[k],
                 ];
-                o[k] = p2_cell(c1[k], nb, sn, qn, sc1[k], qc1[k], tc, td, sw);
+                o[k] = p2_cell::<SEA>(c1[k], nb, sn, qn, sc1[k], qc1[k], tc, td, sw);
             }
             for x in [0, w - 1] {
                 let (v, l) = self.p2_generic(h, x, y, slot, buf);
@@ -734,9 +763,13 @@ simd_dispatch! {
 
 /// The talus drop in direction `j` between heights `c` and `n`: `tc`/`td` on land, the
 /// underwater drops of `sw = (sea, w_card, w_diag)` when both are at or below the sea (never
-/// with `sea = −∞`, so without a sea the arithmetic is unchanged).
+/// with `sea = −∞`, so without a sea the arithmetic is unchanged). `SEA = false` (the kernel has
+/// no sea) skips the test: the same result, without its cost in the hot loops.
 #[inline(always)]
-fn pair_talus(j: usize, c: f32, n: f32, tc: f32, td: f32, sw: (f32, f32, f32)) -> f32 {
+fn pair_talus<const SEA: bool>(j: usize, c: f32, n: f32, tc: f32, td: f32, sw: (f32, f32, f32)) -> f32 {
+    if !SEA {
+        return if j < 4 { tc } else { td };
+    }
     let under = fmax(c, n) <= sw.0;
     match (j < 4, under) {
         (true, false) => tc,
@@ -759,10 +792,10 @@ fn finish_p1(es: f32, em: f32, is: f32, im: f32, a: f32, inv_amax: f32) -> (f32,
 }
 
 #[inline(always)]
-fn p1_cell(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32, sw: (f32, f32, f32)) -> (f32, f32) {
+fn p1_cell<const SEA: bool>(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32, sw: (f32, f32, f32)) -> (f32, f32) {
     let (mut es, mut em, mut is, mut im) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     for (j, &n) in nb.iter().enumerate() {
-        let t = pair_talus(j, c, n, tc, td, sw);
+        let t = pair_talus::<SEA>(j, c, n, tc, td, sw);
         let diff = c - n;
         let eo = pos(diff - t);
         let ei = pos(-diff - t);
@@ -776,7 +809,7 @@ fn p1_cell(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32, sw: (f
 
 #[inline(always)]
 #[allow(clippy::too_many_arguments)]
-fn p2_cell(
+fn p2_cell<const SEA: bool>(
     c: f32,
     nb: [f32; 8],
     sn: [f32; 8],
@@ -789,7 +822,7 @@ fn p2_cell(
 ) -> f32 {
     let (mut out, mut inn) = (0.0f32, 0.0f32);
     for j in 0..8 {
-        let t = pair_talus(j, c, nb[j], tc, td, sw);
+        let t = pair_talus::<SEA>(j, c, nb[j], tc, td, sw);
         let diff = c - nb[j];
         let eo = pos(diff - t);
         let ei = pos(-diff - t);
