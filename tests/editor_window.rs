@@ -105,15 +105,14 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     assert_eq!((base.width, base.height), (257, 257));
 
     // The stroke raised the terrain along its path and changed nothing far from it. The reach is
-    // the brush radius plus 6 nodes: the brush picks the surface it is raising, so where the
-    // pointer rests the ray meets an ever higher surface nearer the camera and the brush creeps
-    // (a known limit, README): on a loaded machine, where one frame carries a long run of pointer
-    // moves, paint was seen up to 18.4 nodes from the stroke's last point with a 15-node radius,
-    // and the falloff's last millimetres up to 21.2 nodes on an idle one. A stray blob (the
-    // defect this guards against) lies far beyond and is metres high; changes under
-    // `STRAY_M` (1 cm) beyond the reach are those tails.
-    let reach = radius_m / cell + 6.0;
-    const STRAY_M: f32 = 0.01;
+    // the brush radius plus 4 nodes (the path's round trip through the window over a surface the
+    // stroke is raising, and the falloff's rim). Until a resting pointer kept the terrain point
+    // it was cast to, the brush picked the surface it was raising where the pointer rested and
+    // crept toward the camera: paint was seen up to 18.4 nodes from the stroke's last point with
+    // a 15-node radius. A stray blob (the defect this also guards against) lies far beyond and is
+    // metres high.
+    let reach = radius_m / cell + 4.0;
+    const STRAY_M: f32 = 0.001;
     let mut near_raised = 0.0f64;
     let mut stray = Vec::new();
     for y in 0..base.height {

@@ -111,6 +111,12 @@ pub struct Pointer {
     pub hit: Option<Hit>,
     /// The stroke being painted, with the kind it paints.
     pub painting: Option<BrushKind>,
+    /// While a button is held: the last sample's window position and the terrain point it was
+    /// cast to. A sample at the same position reuses that point instead of casting again: cast
+    /// into the surface the stroke is raising, a resting pointer's ray would meet it ever nearer
+    /// the camera and the brush would creep toward the camera. A moving pointer is cast into the
+    /// surface as it is, so the stroke lands under what the artist sees.
+    pub rest: Option<(Vec2, Option<Hit>)>,
 }
 
 fn button_index(b: MouseButton) -> Option<usize> {
@@ -228,7 +234,10 @@ fn cast_pointer(cams: Query<(&Camera, &GlobalTransform), With<super::camera::Orb
         pointer.hit = None;
         return;
     };
-    pointer.hit = pointer.pos.and_then(|pos| super::view::pick(camera, cam_tf, terrain.map(), pos));
+    pointer.hit = match (pointer.pos, pointer.rest) {
+        (Some(pos), Some((at, hit))) if at == pos => hit,
+        (pos, _) => pos.and_then(|pos| super::view::pick(camera, cam_tf, terrain.map(), pos)),
+    };
 }
 
 /// Paints along this frame's samples, in order.
@@ -247,11 +256,16 @@ fn paint(
     for s in &samples {
         let press = press_of(s, &keys);
         pointer.press = press;
-        let hit = cam.and_then(|(c, tf)| super::view::pick(c, tf, terrain.map(), s.pos));
+        let hit = match pointer.rest {
+            Some((at, hit)) if press != Press::None && at == s.pos => hit,
+            _ => cam.and_then(|(c, tf)| super::view::pick(c, tf, terrain.map(), s.pos)),
+        };
+        pointer.rest = (press != Press::None).then_some((s.pos, hit));
         paint_sample(&mut pointer, press, hit, s.time, &tool, &mut terrain, &sim, &mut status);
     }
     if samples.is_empty() {
         pointer.press = Press::None;
+        pointer.rest = None;
         paint_sample(&mut pointer, Press::None, None, 0.0, &tool, &mut terrain, &sim, &mut status);
     }
     pointer.samples = samples;
