@@ -410,12 +410,9 @@ fn open_editor(_: EditorArgs) -> Result<ExitCode, CliError> {
     Err(CliError("this build has no editor (built without the `editor` feature); use the subcommands, see `talus --help`".into()))
 }
 
-/// `123` or `random`.
+/// `123` or `random` ([`crate::core::rng::parse_seed`]).
 pub fn parse_seed(s: &str) -> Result<u64, CliError> {
-    if s.eq_ignore_ascii_case("random") {
-        return Ok(crate::core::rng::fresh_seed());
-    }
-    s.trim().parse::<u64>().map_err(|_| CliError(format!("seed `{s}` is not a whole number from 0 to 18446744073709551615 or `random`")))
+    crate::core::rng::parse_seed(s).map_err(CliError)
 }
 
 fn read_ron<T: DeserializeOwned>(path: &Path) -> Result<T, CliError> {
@@ -975,19 +972,7 @@ fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// The default terrain a newcomer sees: an fBm island about 1 km across (the cell size follows
-/// the resolution) with up to ~100 m of relief, a radial falloff and a sea covering 40 %.
-pub fn demo_params(size: usize, seed: u64) -> GenerateParams {
-    GenerateParams {
-        width: size,
-        height: size,
-        cell_size: 1024.0 / (size.max(2) - 1) as f32,
-        seed,
-        falloff: Some(generate::island_filter::RadialFalloffParams { depth: 20.0, ..Default::default() }),
-        sea_level: Some(generate::island_filter::SeaLevelParams { level: 0.0, coverage: Some(0.4), seabed_depth: None }),
-        ..GenerateParams::default()
-    }
-}
+pub use crate::core::generate::demo_params;
 
 #[cfg(test)]
 mod tests {

@@ -235,12 +235,12 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     let doc = match &opts.open {
         Some(p) => Document::open(p)?,
         None => {
-            let params = settings.generator.clone().filter(|g| g.width <= 4097 && g.height <= 4097).unwrap_or_else(|| crate::cli::demo_params(START_SIZE, 1));
+            let params = settings.generator.clone().filter(|g| g.width <= 4097 && g.height <= 4097).unwrap_or_else(|| crate::core::generate::demo_params(START_SIZE, 1));
             match crate::core::generate::generate(&params) {
                 Ok(map) => Document::new(map),
                 Err(e) => {
                     status.error(format!("the saved generator settings failed ({e}); started from the default island"));
-                    let map = crate::core::generate::generate(&crate::cli::demo_params(START_SIZE, 1)).map_err(|e| format!("generating the start terrain: {e}"))?;
+                    let map = crate::core::generate::generate(&crate::core::generate::demo_params(START_SIZE, 1)).map_err(|e| format!("generating the start terrain: {e}"))?;
                     Document::new(map)
                 }
             }

@@ -1,8 +1,9 @@
 //! Simulate: runs an erosion model from `core::erosion` on Bevy's `AsyncComputeTaskPool` and
 //! streams its state into the mesh.
 //!
-//! [`EditorCommand::Simulate`] builds the job from the current map (the map at that moment is
-//! kept as the run's *base*) and runs [`run_job_on`] on a worker, with a thread pool of all cores
+//! [`EditorCommand::Simulate`] builds the job from the current map with
+//! [`crate::editor::simulate::prepare_run`] (the map at that moment is kept as the run's *base*;
+//! this system only gathers the panel's choices and spawns the job) and runs [`run_job_on`] on a worker, with a thread pool of all cores
 //! but one so the window keeps a core to draw with (results are the same at any thread count). Every frame
 //! [`show_simulation_updates`] takes the newest update (published about ten times a second) and
 //! shows it: only chunks whose heights changed are re-meshed, so the frame stays short. Pause and
@@ -24,9 +25,9 @@ use super::commands::EditorCommand;
 use super::fields::SimFields;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
-use crate::backend::build_with_backend;
-use crate::core::erosion::{JobInputs, Ledger, ModelParams, Progress};
+use crate::core::erosion::{Ledger, Progress};
 use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
+use crate::editor::simulate::{RunRequest, prepare_run};
 
 /// Starts, streams, pauses and cancels simulations.
 pub struct SimulationPlugin;
@@ -76,16 +77,6 @@ impl SimState {
     }
 }
 
-/// Undo label of a model's run.
-pub fn model_label(m: &ModelParams) -> &'static str {
-    match m {
-        ModelParams::Droplet(_) => "Droplet erosion",
-        ModelParams::Snowball(_) => "Snowball erosion",
-        ModelParams::Pipe(_) => "Pipe-model erosion",
-        ModelParams::Thermal(_) => "Thermal erosion",
-        ModelParams::StreamPower(_) => "Stream-power erosion",
-    }
-}
 
 fn start_simulation(
     mut cmds: MessageReader<EditorCommand>,
@@ -103,37 +94,29 @@ fn start_simulation(
                     status.error("Simulate: a simulation is already running");
                     continue;
                 }
-                // Close an open stroke so the base includes it.
-                let change = terrain.doc.end_stroke();
-                terrain.refresh(change);
-                let base = terrain.map().clone();
-                // The Erosion section's hardness map (none when it is uniformly 1).
-                let inputs_hardness: Option<Vec<f32>> = match panel.as_deref().map(|p| &p.hardness).filter(|h| !h.is_neutral()) {
-                    None => None,
-                    Some(h) => match crate::core::erosion::hardness::hardness_map(&base, h) {
-                        Ok(map) => Some(map),
-                        Err(e) => {
-                            status.error(format!("Simulate: hardness map: {e}"));
-                            continue;
-                        }
-                    },
+                let req = RunRequest {
+                    model,
+                    boundary: *boundary,
+                    seed: *seed,
+                    backend: *backend,
+                    hardness: panel.as_deref().map(|p| &p.hardness),
+                    sea_level: look.as_deref().map(super::material::sea_level).unwrap_or(0.0),
                 };
-                // The sea drawn in the view is the base level every flow of the run ends at.
-                let inputs = JobInputs { hardness: inputs_hardness.clone(), boundary: *boundary, seed: *seed, sea_level: Some(look.as_deref().map(super::material::sea_level).unwrap_or(0.0)) };
-                // A GPU that is missing or fails falls back to the CPU with a note (never an error).
-                match build_with_backend(base.clone(), model, inputs, *backend) {
-                    Ok((job, used)) => {
+                let (change, run) = prepare_run(&mut terrain.doc, &req);
+                terrain.refresh(change);
+                match run {
+                    Ok(run) => {
                         let shared = Arc::new(JobShared::default());
                         // The look draws water, flow and erosion maps from the updates.
                         shared.set_want_fields(true);
-                        fields.hardness = inputs_hardness.clone();
+                        fields.hardness = run.hardness;
                         let worker = shared.clone();
                         let threads = simulation_threads();
+                        let job = run.job;
                         AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
-                        let label = model_label(model).to_string();
-                        status.info(format!("{label}: running on {used}"));
-                        sim.backend_used = used.to_string();
-                        sim.job = Some(RunningJob { shared, base, label });
+                        status.info(format!("{}: running on {}", run.label, run.used));
+                        sim.backend_used = run.used.to_string();
+                        sim.job = Some(RunningJob { shared, base: run.base, label: run.label.to_string() });
                         sim.started += 1;
                         sim.ledger = Ledger::default();
                         sim.progress = Progress::default();

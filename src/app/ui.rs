@@ -144,7 +144,7 @@ impl PanelState {
         }
         let model = s.models.get(s.model).map(model_slot).unwrap_or(DEFAULT_MODEL);
         Self {
-            generator: s.generator.clone().unwrap_or_else(|| crate::cli::demo_params(super::START_SIZE, 1)),
+            generator: s.generator.clone().unwrap_or_else(|| crate::core::generate::demo_params(super::START_SIZE, 1)),
             live: s.live_generate,
             gen_edited_at: None,
             gen_error: None,
@@ -419,7 +419,7 @@ fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenS
         }
         preset_message(ui, &panel.preset_msg);
         if ui.small_button("Reset to the default island").clicked() {
-            panel.generator = crate::cli::demo_params(panel.generator.width.clamp(2, MAX_EDITOR_SIDE), panel.generator.seed);
+            panel.generator = crate::core::generate::demo_params(panel.generator.width.clamp(2, MAX_EDITOR_SIDE), panel.generator.seed);
             panel.gen_edited_at = Some(now);
         }
         if let Some(e) = &panel.gen_error {
@@ -450,12 +450,12 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
             hotspot(ui, "Simulate", &simulate);
             simulate.clicked()
         } {
-            match crate::cli::parse_seed(&panel.sim_seed) {
+            match crate::core::rng::parse_seed(&panel.sim_seed) {
                 Ok(seed) => {
                     panel.model_error = None;
                     out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed, backend: panel.backend });
                 }
-                Err(e) => panel.model_error = Some(e.0),
+                Err(e) => panel.model_error = Some(e),
             }
         }
         ui.label("Seed");

@@ -102,9 +102,29 @@ pub fn fresh_seed() -> u64 {
     rand::random::<u64>()
 }
 
+/// A seed as a user types it (the CLI's `--seed`, the editor's seed field): a whole number from
+/// 0 to 2⁶⁴ − 1, or `random` (any case) for [`fresh_seed`]. The error is a sentence for the user.
+pub fn parse_seed(s: &str) -> Result<u64, String> {
+    if s.trim().eq_ignore_ascii_case("random") {
+        return Ok(fresh_seed());
+    }
+    s.trim().parse::<u64>().map_err(|_| format!("seed `{s}` is not a whole number from 0 to 18446744073709551615 or `random`"))
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn seeds_parse_as_typed() {
+        assert_eq!(parse_seed(" 42 "), Ok(42));
+        assert_eq!(parse_seed("18446744073709551615"), Ok(u64::MAX));
+        assert!(parse_seed("RANDOM").is_ok());
+        for bad in ["", "-1", "4.5", "18446744073709551616", "seed"] {
+            let e = parse_seed(bad).unwrap_err();
+            assert!(e.contains("whole number"), "{bad}: {e}");
+        }
+    }
 
     #[test]
     fn stream_is_reproducible_and_seed_dependent() {

@@ -19,3 +19,4 @@ pub mod overlay;
 pub mod persist;
 pub mod schema;
 pub mod script;
+pub mod simulate;

@@ -220,6 +220,22 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
     Ok(hm)
 }
 
+
+/// The default terrain a newcomer sees (`talus demo`, the editor's start and its Reset): an fBm
+/// island about 1 km across (the cell size follows the resolution) with up to ~100 m of relief,
+/// a radial falloff and a sea covering 40 %.
+pub fn demo_params(size: usize, seed: u64) -> GenerateParams {
+    GenerateParams {
+        width: size,
+        height: size,
+        cell_size: 1024.0 / (size.max(2) - 1) as f32,
+        seed,
+        falloff: Some(island_filter::RadialFalloffParams { depth: 20.0, ..Default::default() }),
+        sea_level: Some(island_filter::SeaLevelParams { level: 0.0, coverage: Some(0.4), seabed_depth: None }),
+        ..GenerateParams::default()
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -1,0 +1,150 @@
+//! Starting a Simulate run from the editor's document, without Bevy: what the Simulate button
+//! does between the click and the worker (the app's system only reads the panel, calls
+//! [`prepare_run`] and spawns the job it returns).
+//!
+//! A run starts from the document's map *as it is* (an open brush stroke is closed first, so the
+//! run's base includes it). Its inputs are:
+//!
+//! | input | from |
+//! |---|---|
+//! | model and its parameters | the panel's model choice |
+//! | boundary, seed, backend | the panel |
+//! | hardness map | the Erosion section's hardness layer, `None` when it is uniformly 1 |
+//! | sea level | the level of the sea drawn in the view: the base level every flow ends at |
+//!
+//! A GPU that is missing or fails falls back to the CPU with a note in [`PreparedRun::used`]
+//! (never an error); invalid parameters are an error and start nothing.
+
+use crate::backend::{Backend, BackendUsed, build_with_backend};
+use crate::core::Heightmap;
+use crate::core::erosion::hardness::{HardnessParams, hardness_map};
+use crate::core::erosion::{Boundary, JobInputs, ModelParams, Simulation};
+use crate::editor::document::{Changed, Document};
+
+/// What the user asked for with Simulate.
+#[derive(Clone, Debug)]
+pub struct RunRequest<'a> {
+    pub model: &'a ModelParams,
+    pub boundary: Boundary,
+    pub seed: u64,
+    pub backend: Backend,
+    /// The Erosion section's hardness layer (`None` or neutral: uniform hardness 1).
+    pub hardness: Option<&'a HardnessParams>,
+    /// The sea level drawn in the view, m.
+    pub sea_level: f32,
+}
+
+/// A run ready to be spawned.
+pub struct PreparedRun {
+    pub job: Box<dyn Simulation>,
+    /// Where it runs (with the fallback note, if any).
+    pub used: BackendUsed,
+    /// The map the run starts from: the undo step's "before".
+    pub base: Heightmap,
+    /// The hardness map the run erodes with, for the look's erosion fields.
+    pub hardness: Option<Vec<f32>>,
+    /// The undo label, e.g. "Stream-power erosion".
+    pub label: &'static str,
+}
+
+/// Closes any open stroke of `doc` (returned, for the mesh to catch up whatever happens next) and
+/// builds the job for `req` from the map that results.
+pub fn prepare_run(doc: &mut Document, req: &RunRequest) -> (Changed, Result<PreparedRun, String>) {
+    let change = doc.end_stroke();
+    (change, build_run(doc.map(), req))
+}
+
+fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
+    let base = map.clone();
+    let hardness = match req.hardness.filter(|h| !h.is_neutral()) {
+        None => None,
+        Some(h) => Some(hardness_map(&base, h).map_err(|e| format!("hardness map: {e}"))?),
+    };
+    let inputs = JobInputs { hardness: hardness.clone(), boundary: req.boundary, seed: req.seed, sea_level: Some(req.sea_level) };
+    let (job, used) = build_with_backend(base.clone(), req.model, inputs, req.backend).map_err(|e| e.to_string())?;
+    Ok(PreparedRun { job, used, base, hardness, label: model_label(req.model) })
+}
+
+/// Undo label of a model's run.
+pub fn model_label(m: &ModelParams) -> &'static str {
+    match m {
+        ModelParams::Droplet(_) => "Droplet erosion",
+        ModelParams::Snowball(_) => "Snowball erosion",
+        ModelParams::Pipe(_) => "Pipe-model erosion",
+        ModelParams::Thermal(_) => "Thermal erosion",
+        ModelParams::StreamPower(_) => "Stream-power erosion",
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::brush::{BrushKind, BrushParams};
+    use crate::core::erosion::stream_power::StreamPowerParams;
+    use crate::core::erosion::thermal::ThermalParams;
+
+    fn doc() -> Document {
+        let map = Heightmap::from_fn(33, 33, 2.0, |x, y| {
+            let (dx, dy) = (x as f32 - 16.0, y as f32 - 16.0);
+            20.0 - 0.05 * (dx * dx + dy * dy)
+        })
+        .unwrap();
+        Document::new(map)
+    }
+
+    fn req(model: &ModelParams) -> RunRequest<'_> {
+        RunRequest { model, boundary: Boundary::default(), seed: 7, backend: Backend::Cpu, hardness: None, sea_level: 0.0 }
+    }
+
+    #[test]
+    fn a_run_starts_from_the_map_with_the_open_stroke_closed() {
+        let mut d = doc();
+        let params = BrushParams { kind: BrushKind::Raise, radius: 4.0, strength: 1.0, ..Default::default() };
+        d.begin_stroke(params, "Raise").unwrap();
+        d.stroke_to([16.0, 16.0], 0.0);
+        d.stroke_to([16.0, 16.0], 0.5);
+        assert!(d.in_stroke());
+        let model = ModelParams::StreamPower(StreamPowerParams { steps: 3, ..Default::default() });
+        let (_, run) = prepare_run(&mut d, &req(&model));
+        let run = run.unwrap();
+        assert!(!d.in_stroke(), "the stroke is closed before the run");
+        assert_eq!(run.base.data, d.map().data, "the base is the map with the stroke in it");
+        assert!(run.base.get(16, 16) > 20.0);
+        assert_eq!(run.label, "Stream-power erosion");
+        assert_eq!(run.used.backend, Backend::Cpu);
+        assert!(run.hardness.is_none());
+        // The stroke is one undo step of its own, before the run's.
+        assert!(d.history().can_undo());
+    }
+
+    #[test]
+    fn the_sea_drawn_in_the_view_is_the_runs_base_level() {
+        // Thermal under a high sea settles at its underwater angle; with the sea below the map
+        // it uses the land angle: the two runs differ only by the sea level passed in.
+        let model = ModelParams::Thermal(ThermalParams { iterations: 20, ..Default::default() });
+        let mut results = Vec::new();
+        for sea in [-100.0f32, 30.0] {
+            let mut d = doc();
+            let (_, run) = prepare_run(&mut d, &RunRequest { sea_level: sea, ..req(&model) });
+            let mut job = run.unwrap().job;
+            while !job.is_done() {
+                job.step();
+            }
+            results.push(job.heightmap().data.clone());
+        }
+        assert_ne!(results[0], results[1]);
+    }
+
+    #[test]
+    fn bad_parameters_start_nothing_and_say_why() {
+        let mut d = doc();
+        let model = ModelParams::StreamPower(StreamPowerParams { mfd_exponent: -1.0, ..Default::default() });
+        let (_, run) = prepare_run(&mut d, &req(&model));
+        let e = run.err().expect("refused");
+        assert!(e.contains("mfd_exponent"), "{e}");
+        let neutral = HardnessParams::default();
+        let model = ModelParams::StreamPower(StreamPowerParams { steps: 1, ..Default::default() });
+        let (_, run) = prepare_run(&mut d, &RunRequest { hardness: Some(&neutral), ..req(&model) });
+        assert!(run.unwrap().hardness.is_none(), "a neutral hardness layer gives no map");
+    }
+}
