@@ -929,8 +929,11 @@ impl Mfd {
         let mut order = std::mem::take(&mut self.order);
         order.clear();
         let mut walk = std::mem::take(&mut self.walk);
-        walk.clear();
-        walk.resize(n + 16, 0);
+        // A stack slot per node at most (plus the branch-free push's spare slot); its contents
+        // are always written before they are read, so it is only grown, never cleared.
+        if walk.len() < n + 16 {
+            walk.resize(n + 16, 0);
+        }
         let (mask, wts, border) = (&self.mask, &self.wts, &r.border);
         for s in 0..n {
             if deg[s] != 0 {
