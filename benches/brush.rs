@@ -98,7 +98,9 @@ fn rays(c: &mut Criterion) {
     let top = hm.stats().max + 0.01;
     let grazing = Ray { origin: [0.0, top, 0.0], dir: [1.0, 0.0, 0.93] };
     assert!(raycast(&hm, &grazing, f32::INFINITY).is_none());
-    g.bench_function("grazing_miss_full_diagonal", |b| b.iter(|| black_box(raycast(&hm, black_box(&grazing), f32::INFINITY))));
+    g.bench_function("grazing_miss_full_diagonal", |b| {
+        b.iter(|| black_box(raycast(&hm, black_box(&grazing), f32::INFINITY)))
+    });
     g.finish();
 }
 

@@ -81,14 +81,23 @@ fn run_droplets(hm: Heightmap, p: &DropletParams) -> Heightmap {
     j.heightmap().clone()
 }
 
-fn bench_droplets(g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>, name: &str, hm: &Heightmap, p: DropletParams) {
+fn bench_droplets(
+    g: &mut criterion::BenchmarkGroup<'_, criterion::measurement::WallTime>,
+    name: &str,
+    hm: &Heightmap,
+    p: DropletParams,
+) {
     let full = format!("/{name}");
     g.bench_function(name, |b| {
         b.iter_custom(|iters| timed(&full, iters, || hm.clone(), |h| drop(black_box(run_droplets(h, &p)))))
     });
 }
 
-fn group<'a>(c: &'a mut Criterion, name: &str, secs: u64) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
+fn group<'a>(
+    c: &'a mut Criterion,
+    name: &str,
+    secs: u64,
+) -> criterion::BenchmarkGroup<'a, criterion::measurement::WallTime> {
     let mut g = c.benchmark_group(name);
     g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(secs));
     g
@@ -100,18 +109,33 @@ fn seed000(c: &mut Criterion) {
     for n in [1_000u64, 5_000, 10_000, 50_000, 100_000] {
         bench_droplets(&mut g, &format!("particles_{n}"), &small, DropletParams { droplets: n, ..Default::default() });
     }
-    bench_droplets(&mut g, "particles_100000_serial", &small, DropletParams { droplets: 100_000, parallel: false, ..Default::default() });
+    bench_droplets(
+        &mut g,
+        "particles_100000_serial",
+        &small,
+        DropletParams { droplets: 100_000, parallel: false, ..Default::default() },
+    );
     g.finish();
 
     let mut g = group(c, "seed000_radius", 3);
     for r in [5.0f32, 10.0, 15.0, 20.0] {
-        bench_droplets(&mut g, &format!("radius_{r}"), &small, DropletParams { droplets: 10_000, radius: r, ..Default::default() });
+        bench_droplets(
+            &mut g,
+            &format!("radius_{r}"),
+            &small,
+            DropletParams { droplets: 10_000, radius: r, ..Default::default() },
+        );
     }
     g.finish();
 
     let mut g = group(c, "seed000_lifetime", 3);
     for l in [100u32, 2_000, 6_000] {
-        bench_droplets(&mut g, &format!("lifetime_{l}"), &small, DropletParams { max_lifetime: l, ..Default::default() });
+        bench_droplets(
+            &mut g,
+            &format!("lifetime_{l}"),
+            &small,
+            DropletParams { max_lifetime: l, ..Default::default() },
+        );
     }
     g.finish();
 
@@ -210,14 +234,20 @@ fn snowball_512(c: &mut Criterion) {
         let full = format!("snowball_{name}");
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
-                timed(&full, iters, || hm.clone(), |h| {
-                    let mut j = SnowballJob::new(h, p.clone(), JobInputs { seed: 1, ..Default::default() }).unwrap();
-                    while !j.is_done() {
-                        j.step();
-                    }
-                    j.finish();
-                    black_box(j.heightmap().data[0]);
-                })
+                timed(
+                    &full,
+                    iters,
+                    || hm.clone(),
+                    |h| {
+                        let mut j =
+                            SnowballJob::new(h, p.clone(), JobInputs { seed: 1, ..Default::default() }).unwrap();
+                        while !j.is_done() {
+                            j.step();
+                        }
+                        j.finish();
+                        black_box(j.heightmap().data[0]);
+                    },
+                )
             })
         });
     }
@@ -313,7 +343,10 @@ fn profile(which: &str) {
                 "m1" => (terrain(1024, 200.0, 1.0), tg_like()),
                 "m1_serial" => (terrain(1024, 200.0, 1.0), DropletParams { parallel: false, ..tg_like() }),
                 "m1_256" => (terrain(256, 50.0, 1.0), DropletParams { droplets: 1 << 16, batch: 1 << 13, ..tg_like() }),
-                "seed100k_serial" => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, parallel: false, ..Default::default() }),
+                "seed100k_serial" => (
+                    terrain(100, 30.0, 12.0),
+                    DropletParams { droplets: 100_000, parallel: false, ..Default::default() },
+                ),
                 _ => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, ..Default::default() }),
             };
             let (t, cpu) = (Instant::now(), cpu_seconds());

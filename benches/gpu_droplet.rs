@@ -104,9 +104,17 @@ fn main() {
     );
     println!("adapter: {}{}", ctx.info(), if ctx.info().software { "  [software: relative figures only]" } else { "" });
     let mut rows: Vec<(String, f64, f64)> = Vec::new();
-    for (label, in_flight) in [("GPU, default lockstep width", None), ("GPU, wide (131072 in flight)", Some(1u32 << 17))] {
+    for (label, in_flight) in
+        [("GPU, default lockstep width", None), ("GPU, wide (131072 in flight)", Some(1u32 << 17))]
+    {
         let t = Instant::now();
-        let job = GpuDropletJob::new(ctx.clone(), hm.clone(), params.clone(), inputs.clone(), GpuDropletOptions { in_flight });
+        let job = GpuDropletJob::new(
+            ctx.clone(),
+            hm.clone(),
+            params.clone(),
+            inputs.clone(),
+            GpuDropletOptions { in_flight },
+        );
         let mut job = match job {
             Ok(j) => j,
             Err(e) => {
@@ -131,7 +139,8 @@ fn main() {
             println!("{label:<34} skipped (set TALUS_BENCH_SERIAL=1)");
             continue;
         }
-        let mut job = DropletJob::new(hm.clone(), DropletParams { parallel, ..params.clone() }, inputs.clone()).unwrap();
+        let mut job =
+            DropletJob::new(hm.clone(), DropletParams { parallel, ..params.clone() }, inputs.clone()).unwrap();
         let (s, eroded) = time(&mut job);
         println!(
             "{label:<34} {:>8} threads    {s:>9.3} s  {:>12.0} droplets/s  eroded {eroded:.1}",

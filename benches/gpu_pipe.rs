@@ -38,7 +38,14 @@ struct Opts {
 }
 
 fn opts() -> Opts {
-    let mut o = Opts { sizes: vec![1024, 2048, 4096], peak_gbs: 3350.0, seconds: 3.0, software: false, cpu: true, thermal: false };
+    let mut o = Opts {
+        sizes: vec![1024, 2048, 4096],
+        peak_gbs: 3350.0,
+        seconds: 3.0,
+        software: false,
+        cpu: true,
+        thermal: false,
+    };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
     while i < args.len() {
@@ -148,7 +155,9 @@ fn main() {
         let tp = ThermalParams { iterations: u32::MAX, ..Default::default() };
         for &n in &o.sizes {
             let hm = terrain(n);
-            let Ok(mut gpu) = GpuErosionJob::thermal(ctx.clone(), hm.clone(), tp.clone(), JobInputs::default()) else { continue };
+            let Ok(mut gpu) = GpuErosionJob::thermal(ctx.clone(), hm.clone(), tp.clone(), JobInputs::default()) else {
+                continue;
+            };
             gpu.set_batch(32);
             let g = rate(&mut gpu, 2, o.seconds);
             drop(gpu);

@@ -22,14 +22,7 @@ use talus::core::generate::lazy_world::{LazyWorld, LazyWorldParams};
 use talus::core::generate::voronoi_island::{self, VoronoiIslandParams};
 
 fn world(k: u32) -> LazyWorld {
-    LazyWorld::new(
-        &LazyWorldParams {
-            side_log2: k,
-            ..Default::default()
-        },
-        7,
-    )
-    .unwrap()
+    LazyWorld::new(&LazyWorldParams { side_log2: k, ..Default::default() }, 7).unwrap()
 }
 
 /// A window origin away from any power-of-two alignment, in the middle of the world.
@@ -61,10 +54,7 @@ fn lazy(c: &mut Criterion) {
     // Single-threaded by construction (LazyWorld is &mut and sequential).
     let a = median_us(12, 201);
     let b = median_us(24, 201);
-    println!(
-        "lazy_world 128² fresh cache: 2^12 world {a:.0} µs, 2^24 world {b:.0} µs, ratio 2^24/2^12 = {:.2}",
-        b / a
-    );
+    println!("lazy_world 128² fresh cache: 2^12 world {a:.0} µs, 2^24 world {b:.0} µs, ratio 2^24/2^12 = {:.2}", b / a);
     let mut cache = world(24);
     let (x, y) = origin(24);
     cache.window(x, y, 128, 128, 1.0).unwrap();
@@ -80,22 +70,16 @@ fn lazy(c: &mut Criterion) {
     );
 
     let mut g = c.benchmark_group("lazy_world_128");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(2));
+    g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
     g.bench_function("fresh_2^12", |bch| bch.iter(|| black_box(fresh_window(12))));
     g.bench_function("fresh_2^24", |bch| bch.iter(|| black_box(fresh_window(24))));
-    g.bench_function("warm_2^24", |bch| {
-        bch.iter(|| black_box(cache.window(x, y, 128, 128, 1.0).unwrap()))
-    });
+    g.bench_function("warm_2^24", |bch| bch.iter(|| black_box(cache.window(x, y, 128, 128, 1.0).unwrap())));
     g.finish();
 }
 
 fn ds(c: &mut Criterion) {
     let mut g = c.benchmark_group("diamond_square");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(3));
+    g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(3));
     let p = DiamondSquareParams::default();
     for n in [10u32, 12] {
         let side = (1usize << n) + 1;
@@ -117,9 +101,7 @@ fn ds(c: &mut Criterion) {
 
 fn voronoi(c: &mut Criterion) {
     let mut g = c.benchmark_group("voronoi_1024");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_millis(300))
-        .measurement_time(Duration::from_secs(3));
+    g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(3));
     let p = VoronoiIslandParams::default();
     g.bench_function("island/talus", |bch| {
         bch.iter(|| black_box(voronoi_island::generate(1024, 1024, 1.0, &p, 5).unwrap()))

@@ -29,12 +29,7 @@ fn terrain() -> Heightmap {
 }
 
 fn pipe_job(adv: Advection) -> PipeJob {
-    let p = PipeParams {
-        advection: adv,
-        rain: 0.02,
-        steps: u32::MAX,
-        ..Default::default()
-    };
+    let p = PipeParams { advection: adv, rain: 0.02, steps: u32::MAX, ..Default::default() };
     let mut j = PipeJob::new(terrain(), p, JobInputs::default()).unwrap();
     // Let the water spread first so the measured steps see running water everywhere.
     for _ in 0..20 {
@@ -44,11 +39,7 @@ fn pipe_job(adv: Advection) -> PipeJob {
 }
 
 fn thermal_params() -> ThermalParams {
-    ThermalParams {
-        talus_angle: 30.0,
-        rate: 0.5,
-        ..Default::default()
-    }
+    ThermalParams { talus_angle: 30.0, rate: 0.5, ..Default::default() }
 }
 
 fn symbios_map(hm: &Heightmap) -> symbios_ground::HeightMap {
@@ -59,21 +50,13 @@ fn symbios_map(hm: &Heightmap) -> symbios_ground::HeightMap {
 
 fn symbios_thermal() -> symbios_ground::ThermalErosion {
     // Its talus is a height difference per cell: tan(30°)·cell_size matches ours.
-    symbios_ground::ThermalErosion::new()
-        .with_iterations(1)
-        .with_talus_angle(thermal_params().talus_slope())
+    symbios_ground::ThermalErosion::new().with_iterations(1).with_talus_angle(thermal_params().talus_slope())
 }
 
 fn benches(c: &mut Criterion) {
     let mut g = c.benchmark_group("pipe_1024");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(4));
-    for adv in [
-        Advection::SemiLagrangian,
-        Advection::MacCormack,
-        Advection::Conservative,
-    ] {
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(4));
+    for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
         let mut j = pipe_job(adv);
         g.bench_function(format!("step_{adv:?}"), |b| b.iter(|| j.step()));
     }
@@ -82,9 +65,7 @@ fn benches(c: &mut Criterion) {
     let hm = terrain();
     let k = ThermalKernel::new(&thermal_params(), N, N, 1.0, Boundary::default(), None).unwrap();
     let mut g = c.benchmark_group("thermal_1024");
-    g.sample_size(10)
-        .warm_up_time(Duration::from_secs(1))
-        .measurement_time(Duration::from_secs(3));
+    g.sample_size(10).warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
     let mut scratch = Vec::new();
     let mut maps = ErosionMaps::new(N * N);
     g.bench_function("talus_iteration_with_maps", |b| {
@@ -95,11 +76,7 @@ fn benches(c: &mut Criterion) {
         )
     });
     g.bench_function("talus_iteration_no_maps", |b| {
-        b.iter_batched_ref(
-            || hm.data.clone(),
-            |h| black_box(k.step(h, &mut scratch, None)),
-            BatchSize::LargeInput,
-        )
+        b.iter_batched_ref(|| hm.data.clone(), |h| black_box(k.step(h, &mut scratch, None)), BatchSize::LargeInput)
     });
     let sym = symbios_thermal();
     g.bench_function("symbios_ground_0.4.1_iteration", |b| {
@@ -143,10 +120,7 @@ fn side_by_side() {
     );
     let sym = symbios_thermal();
     let theirs = median(15, || symbios_map(&hm), |m| sym.erode(m));
-    println!(
-        "thermal iteration 1024², median of 15, {} rayon threads:",
-        rayon::current_num_threads()
-    );
+    println!("thermal iteration 1024², median of 15, {} rayon threads:", rayon::current_num_threads());
     println!("  talus (with erosion maps)   {ours:8.3} ms");
     println!("  talus (kernel, no maps)     {ours_bare:8.3} ms");
     println!(
@@ -154,11 +128,7 @@ fn side_by_side() {
         theirs / ours,
         theirs / ours_bare
     );
-    for adv in [
-        Advection::SemiLagrangian,
-        Advection::MacCormack,
-        Advection::Conservative,
-    ] {
+    for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
         let mut j = pipe_job(adv);
         let t = median(15, || (), |_| j.step());
         println!("pipe step 1024² {adv:?}: {t:8.3} ms");
@@ -185,15 +155,7 @@ fn profile(which: &str) {
         }
         "thermal" | "thermal_bare" => {
             for _ in 0..50 {
-                k.step(
-                    &mut h,
-                    &mut scratch,
-                    if which == "thermal" {
-                        Some(&mut maps)
-                    } else {
-                        None
-                    },
-                );
+                k.step(&mut h, &mut scratch, if which == "thermal" { Some(&mut maps) } else { None });
             }
         }
         "symbios" => {

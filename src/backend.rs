@@ -118,7 +118,11 @@ pub fn build_with_backend_opts(
             }
             gpu::Outcome::Invalid(e) => Err(e),
             gpu::Outcome::Unavailable(why) => {
-                let note = if backend == Backend::Auto { format!("auto: {why}") } else { format!("fell back to the CPU: {why}") };
+                let note = if backend == Backend::Auto {
+                    format!("auto: {why}")
+                } else {
+                    format!("fell back to the CPU: {why}")
+                };
                 cpu(Some(note), terrain, inputs)
             }
         }
@@ -162,13 +166,20 @@ pub mod gpu {
         Ok(c)
     }
 
-    pub(super) fn build(terrain: &Heightmap, params: &ModelParams, inputs: &JobInputs, opts: BackendOptions) -> Outcome {
+    pub(super) fn build(
+        terrain: &Heightmap,
+        params: &ModelParams,
+        inputs: &JobInputs,
+        opts: BackendOptions,
+    ) -> Outcome {
         let model = match params {
             ModelParams::Pipe(_) => "pipe",
             ModelParams::Thermal(_) => "thermal",
             ModelParams::Droplet(_) => "droplet",
             ModelParams::Snowball(_) => return Outcome::Unavailable("the snowball model has no GPU version".into()),
-            ModelParams::StreamPower(_) => return Outcome::Unavailable("the stream-power model has no GPU version".into()),
+            ModelParams::StreamPower(_) => {
+                return Outcome::Unavailable("the stream-power model has no GPU version".into());
+            }
         };
         if inputs.sea_level.is_some() && matches!(params, ModelParams::Droplet(_) | ModelParams::Thermal(_)) {
             // The sea (droplets end there and drop their load spread; thermal's underwater angle)
@@ -351,7 +362,9 @@ mod tests {
     #[test]
     fn cpu_is_the_default_and_builds_on_the_cpu() {
         assert_eq!(Backend::default(), Backend::Cpu);
-        let (_, used) = build_with_backend(hm(), &ModelParams::Pipe(PipeParams::default()), JobInputs::default(), Backend::Cpu).unwrap();
+        let (_, used) =
+            build_with_backend(hm(), &ModelParams::Pipe(PipeParams::default()), JobInputs::default(), Backend::Cpu)
+                .unwrap();
         assert_eq!(used, BackendUsed { backend: Backend::Cpu, adapter: None, note: None });
         assert_eq!(used.to_string(), "CPU");
     }
@@ -391,7 +404,8 @@ mod tests {
     fn a_gpu_failure_mid_run_continues_on_the_cpu_with_closed_books() {
         let Some(ctx) = crate::gpu::context::test_context() else { return };
         let pp = PipeParams { steps: 40, ..Default::default() };
-        let mut j = crate::gpu::GpuErosionJob::pipe(std::sync::Arc::new(ctx), hm(), pp.clone(), JobInputs::default()).unwrap();
+        let mut j =
+            crate::gpu::GpuErosionJob::pipe(std::sync::Arc::new(ctx), hm(), pp.clone(), JobInputs::default()).unwrap();
         j.set_batch(10);
         let mut sim = gpu::ResilientGpuJob::new(j, ModelParams::Pipe(pp), JobInputs::default());
         sim.step();
@@ -412,17 +426,30 @@ mod tests {
     fn gpu_backend_runs_or_falls_back_with_a_reason() {
         let Some(_) = crate::gpu::context::test_context() else { return };
         let p = ModelParams::Pipe(PipeParams { steps: 10, ..Default::default() });
-        let (mut sim, used) =
-            build_with_backend_opts(hm(), &p, JobInputs::default(), Backend::Gpu, BackendOptions { allow_software: true }).unwrap();
+        let (mut sim, used) = build_with_backend_opts(
+            hm(),
+            &p,
+            JobInputs::default(),
+            Backend::Gpu,
+            BackendOptions { allow_software: true },
+        )
+        .unwrap();
         assert_eq!(used.backend, Backend::Gpu, "{used}");
         assert!(used.adapter.is_some());
         let (mut cpu, _) = build_with_backend(hm(), &p, JobInputs::default(), Backend::Cpu).unwrap();
         erosion::run(sim.as_mut(), &Default::default(), |_| {});
         erosion::run(cpu.as_mut(), &Default::default(), |_| {});
-        let d = sim.heightmap().data.iter().zip(&cpu.heightmap().data).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
+        let d =
+            sim.heightmap().data.iter().zip(&cpu.heightmap().data).map(|(a, b)| (a - b).abs()).fold(0.0f32, f32::max);
         assert!(d < 1e-3, "{d}");
-        let (_, used) =
-            build_with_backend_opts(hm(), &p, JobInputs::default(), Backend::Auto, BackendOptions { allow_software: false }).unwrap();
+        let (_, used) = build_with_backend_opts(
+            hm(),
+            &p,
+            JobInputs::default(),
+            Backend::Auto,
+            BackendOptions { allow_software: false },
+        )
+        .unwrap();
         match crate::gpu::GpuContext::new(crate::gpu::AdapterChoice::Hardware) {
             Ok(_) => assert_eq!(used.backend, Backend::Gpu),
             Err(_) => {
@@ -436,9 +463,16 @@ mod tests {
     #[test]
     fn droplets_run_on_the_gpu_backend() {
         let Some(_) = crate::gpu::context::test_context() else { return };
-        let p = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { droplets: 2000, ..Default::default() });
-        let (mut sim, used) =
-            build_with_backend_opts(hm(), &p, JobInputs::default(), Backend::Gpu, BackendOptions { allow_software: true }).unwrap();
+        let p =
+            ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { droplets: 2000, ..Default::default() });
+        let (mut sim, used) = build_with_backend_opts(
+            hm(),
+            &p,
+            JobInputs::default(),
+            Backend::Gpu,
+            BackendOptions { allow_software: true },
+        )
+        .unwrap();
         assert_eq!(used.backend, Backend::Gpu, "{used}");
         erosion::run(sim.as_mut(), &Default::default(), |_| {});
         assert!(sim.is_done());

@@ -53,7 +53,13 @@ pub struct EditorArgs {
 /// Parses `WIDTHxHEIGHT` (each 200 ..= 16384).
 fn parse_window_size(s: &str) -> Result<[u32; 2], String> {
     let (w, h) = s.split_once(['x', 'X']).ok_or_else(|| format!("window size {s:?} is not WIDTHxHEIGHT"))?;
-    let n = |v: &str| v.trim().parse::<u32>().ok().filter(|n| (200..=16384).contains(n)).ok_or_else(|| format!("window size {s:?}: each side must be 200 ..= 16384"));
+    let n = |v: &str| {
+        v.trim()
+            .parse::<u32>()
+            .ok()
+            .filter(|n| (200..=16384).contains(n))
+            .ok_or_else(|| format!("window size {s:?}: each side must be 200 ..= 16384"))
+    };
     Ok([n(w)?, n(h)?])
 }
 
@@ -388,7 +394,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             if cli.script.is_some() || has_display() {
                 open_editor(EditorArgs { file: None, script: cli.script, window_size: None })
             } else {
-                eprintln!("No display found: running the headless main job (`talus demo`). Use `talus --help` for all commands.");
+                eprintln!(
+                    "No display found: running the headless main job (`talus demo`). Use `talus --help` for all commands."
+                );
                 cmd_demo(Path::new("talus-out"), 513, 1)
             }
         }
@@ -396,18 +404,22 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
 }
 
 fn has_display() -> bool {
-    std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty()) || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
+    std::env::var_os("DISPLAY").is_some_and(|v| !v.is_empty())
+        || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
 }
 
 #[cfg(feature = "editor")]
 fn open_editor(a: EditorArgs) -> Result<ExitCode, CliError> {
-    crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file, window_size: a.window_size }).map_err(CliError)?;
+    crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file, window_size: a.window_size })
+        .map_err(CliError)?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(not(feature = "editor"))]
 fn open_editor(_: EditorArgs) -> Result<ExitCode, CliError> {
-    Err(CliError("this build has no editor (built without the `editor` feature); use the subcommands, see `talus --help`".into()))
+    Err(CliError(
+        "this build has no editor (built without the `editor` feature); use the subcommands, see `talus --help`".into(),
+    ))
 }
 
 /// `123` or `random` ([`crate::core::rng::parse_seed`]).
@@ -774,8 +786,14 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     match (particle, a.droplets, a.steps) {
         (true, Some(n), _) => sets.insert(0, format!("{}={n}", work_field(&params))),
         (false, _, Some(n)) => sets.insert(0, format!("{}={n}", work_field(&params))),
-        (true, None, Some(_)) => return Err(CliError("--steps applies to pipe/thermal/stream-power; use --droplets for particle models".into())),
-        (false, Some(_), None) => return Err(CliError("--droplets applies to droplet/snowball; use --steps for grid models".into())),
+        (true, None, Some(_)) => {
+            return Err(CliError(
+                "--steps applies to pipe/thermal/stream-power; use --droplets for particle models".into(),
+            ));
+        }
+        (false, Some(_), None) => {
+            return Err(CliError("--droplets applies to droplet/snowball; use --steps for grid models".into()));
+        }
         _ => {}
     }
     params = apply_sets(&params, &sets, &|_| None)?;
@@ -788,7 +806,10 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         Some(p) => {
             let h = bhef::load(p)?;
             if (h.width, h.height) != (hm.width, hm.height) {
-                return Err(CliError(format!("hardness map is {}×{} but the terrain is {}×{}", h.width, h.height, hm.width, hm.height)));
+                return Err(CliError(format!(
+                    "hardness map is {}×{} but the terrain is {}×{}",
+                    h.width, h.height, hm.width, hm.height
+                )));
             }
             Some(h.data)
         }
@@ -796,7 +817,12 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     };
     // Parsed once: `random` must report the seed that was actually used.
     let seed = parse_seed(&a.seed)?;
-    let inputs = JobInputs { hardness, boundary: Boundary::all(edge(a.boundary)), seed, sea_level: a.sea_level.is_finite().then_some(a.sea_level) };
+    let inputs = JobInputs {
+        hardness,
+        boundary: Boundary::all(edge(a.boundary)),
+        seed,
+        sea_level: a.sea_level.is_finite().then_some(a.sea_level),
+    };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
     let cancel = Arc::new(AtomicBool::new(false));
     {
@@ -812,8 +838,10 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     let total = sim.progress().total;
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {pos}/{len} {per_sec} eta {eta}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {pos}/{len} {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let t = Instant::now();
     let end = pool.install(|| erosion::run(sim.as_mut(), &cancel, |s| bar.set_position(s.progress().done)));
@@ -864,14 +892,19 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     let (w, h) = (sim.heightmap().width, sim.heightmap().height);
     if let Some(f) = &a.flow_map {
         let fields = sim.fields();
-        let flow = fields.flow.or_else(|| fields.water.clone()).ok_or_else(|| format!("{:?} produces no flow map", a.model))?;
+        let flow = fields
+            .flow
+            .or_else(|| fields.water.clone())
+            .ok_or_else(|| format!("{:?} produces no flow map", a.model))?;
         preview::save_png(f, &preview::render_flow(w, h, &flow)).map_err(|e| format!("{}: {e}", f.display()))?;
     }
     if let Some(f) = &a.erosion_map {
-        preview::save_png(f, &preview::render_erosion(w, h, &sim.maps().net())).map_err(|e| format!("{}: {e}", f.display()))?;
+        preview::save_png(f, &preview::render_erosion(w, h, &sim.maps().net()))
+            .map_err(|e| format!("{}: {e}", f.display()))?;
     }
     if let Some(f) = &a.preview {
-        preview::save_png(f, &preview::render(sim.heightmap(), f32::NEG_INFINITY)).map_err(|e| format!("{}: {e}", f.display()))?;
+        preview::save_png(f, &preview::render(sim.heightmap(), f32::NEG_INFINITY))
+            .map_err(|e| format!("{}: {e}", f.display()))?;
     }
     Ok(if end == RunEnd::Cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS })
 }
@@ -881,8 +914,18 @@ fn parse_resize(s: &str, w: usize, h: usize) -> Result<(usize, usize), CliError>
     let t = s.trim().to_ascii_lowercase();
     let side = w.max(h);
     let n = match t.as_str() {
-        "unity" => return Ok((interop::nearest_size(&interop::UNITY_SIZES, side), interop::nearest_size(&interop::UNITY_SIZES, side))),
-        "unreal" => return Ok((interop::nearest_size(&interop::UNREAL_SIZES, side), interop::nearest_size(&interop::UNREAL_SIZES, side))),
+        "unity" => {
+            return Ok((
+                interop::nearest_size(&interop::UNITY_SIZES, side),
+                interop::nearest_size(&interop::UNITY_SIZES, side),
+            ));
+        }
+        "unreal" => {
+            return Ok((
+                interop::nearest_size(&interop::UNREAL_SIZES, side),
+                interop::nearest_size(&interop::UNREAL_SIZES, side),
+            ));
+        }
         _ => t,
     };
     let bad = || CliError(format!("--resize `{s}`: expected N, WxH, `unity` or `unreal`"));
@@ -905,9 +948,17 @@ fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
     let in_fmt = interop::Format::from_path(&a.input)?;
     let out_fmt = interop::Format::from_path(&a.output)?;
     if in_fmt.is_integer() && range.is_none() && !sidecar::path_for(&a.input).exists() {
-        eprintln!("note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values", a.input.display());
+        eprintln!(
+            "note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values",
+            a.input.display()
+        );
     }
-    let opts = interop::ImportOptions { range: range.filter(|_| in_fmt.is_integer()), width: a.width, cell_size: a.cell_size, keep_grid: a.keep_grid };
+    let opts = interop::ImportOptions {
+        range: range.filter(|_| in_fmt.is_integer()),
+        width: a.width,
+        cell_size: a.cell_size,
+        keep_grid: a.keep_grid,
+    };
     let (mut hm, notes) = interop::load_with_notes(&a.input, &opts)?;
     for n in &notes {
         eprintln!("note: {}: {n}", a.input.display());
@@ -919,15 +970,32 @@ fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
         }
     }
     if out_fmt == interop::Format::R16 && !(hm.width == hm.height && interop::UNITY_SIZES.contains(&hm.width)) {
-        eprintln!("note: {}×{} is not a Unity terrain size (square 2^n+1, 33…4097); use --resize unity for Unity", hm.width, hm.height);
+        eprintln!(
+            "note: {}×{} is not a Unity terrain size (square 2^n+1, 33…4097); use --resize unity for Unity",
+            hm.width, hm.height
+        );
     }
-    let eo = interop::ExportOptions { range: range.filter(|_| out_fmt.is_integer()), unreal: a.unreal, decimate: a.decimate, source: a.input.display().to_string(), notes };
+    let eo = interop::ExportOptions {
+        range: range.filter(|_| out_fmt.is_integer()),
+        unreal: a.unreal,
+        decimate: a.decimate,
+        source: a.input.display().to_string(),
+        notes,
+    };
     if a.unreal && !out_fmt.is_integer() {
         return Err(CliError("--unreal applies to integer outputs (.png, .r16)".into()));
     }
     let rep = interop::save(&a.output, &hm, &eo)?;
     let s = hm.stats();
-    eprintln!("wrote {} ({}×{}, heights {:.3} … {:.3} m, cell {} m)", a.output.display(), hm.width, hm.height, s.min, s.max, hm.cell_size);
+    eprintln!(
+        "wrote {} ({}×{}, heights {:.3} … {:.3} m, cell {} m)",
+        a.output.display(),
+        hm.width,
+        hm.height,
+        s.min,
+        s.max,
+        hm.cell_size
+    );
     if let Some([lo, hi]) = rep.range {
         eprintln!("integer range {lo} … {hi} m (sidecar {})", sidecar::path_for(&a.output).display());
     }
@@ -960,7 +1028,13 @@ fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, CliError> {
     let never = AtomicBool::new(false);
     erosion::run(sim.as_mut(), &never, |_| {});
     let l = sim.ledger();
-    eprintln!("eroded with {} droplets in {:.2} s: eroded {:.2}, deposited {:.2} m·nodes", sim.progress().total, t.elapsed().as_secs_f64(), l.eroded, l.deposited);
+    eprintln!(
+        "eroded with {} droplets in {:.2} s: eroded {:.2}, deposited {:.2} m·nodes",
+        sim.progress().total,
+        t.elapsed().as_secs_f64(),
+        l.eroded,
+        l.deposited
+    );
     bhef::save_atomic(&dir.join("eroded.bhef"), sim.heightmap())?;
     preview::save_png(&dir.join("eroded.png"), &preview::render(sim.heightmap(), sea))?;
     let (w, h) = (sim.heightmap().width, sim.heightmap().height);
@@ -981,7 +1055,9 @@ mod tests {
     #[test]
     fn set_paths_reach_nested_and_optional_fields() {
         let p = GenerateParams::default();
-        let q = apply_sets(&p, &["base.octaves=3".into(), "terrace.steps=7".into(), "width=65".into()], &generate_defaults).unwrap();
+        let q =
+            apply_sets(&p, &["base.octaves=3".into(), "terrace.steps=7".into(), "width=65".into()], &generate_defaults)
+                .unwrap();
         // Regression: a key that also occurs inside its group's name (`level` in `sea_level`).
         let r = apply_sets(&p, &["sea_level.level=3".into()], &generate_defaults).unwrap();
         assert_eq!(r.sea_level.as_ref().unwrap().level, 3.0);

@@ -3,18 +3,33 @@ use std::path::Path;
 use std::process::Command;
 
 fn talus(args: &[&str], dir: &Path) -> std::process::Output {
-    Command::new(env!("CARGO_BIN_EXE_talus")).args(args).current_dir(dir).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY").output().unwrap()
+    Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(args)
+        .current_dir(dir)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap()
 }
 
 fn ok(out: &std::process::Output) {
-    assert!(out.status.success(), "exit {:?}\nstdout: {}\nstderr: {}", out.status, String::from_utf8_lossy(&out.stdout), String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "exit {:?}\nstdout: {}\nstderr: {}",
+        out.status,
+        String::from_utf8_lossy(&out.stdout),
+        String::from_utf8_lossy(&out.stderr)
+    );
 }
 
 #[test]
 fn generate_info_erode_round_trip() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "a.bhef", "--preview", "a.png"], p));
+    ok(&talus(
+        &["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "a.bhef", "--preview", "a.png"],
+        p,
+    ));
     assert_eq!(std::fs::metadata(p.join("a.bhef")).unwrap().len(), 8 + 12 * 65 * 65);
     assert!(std::fs::metadata(p.join("a.png")).unwrap().len() > 100);
     let info = talus(&["info", "a.bhef", "--json"], p);
@@ -26,38 +41,118 @@ fn generate_info_erode_round_trip() {
     // Same seed → same file.
     ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "b.bhef"], p));
     assert_eq!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join("b.bhef")).unwrap());
-    for (model, amount) in [("droplet", "--droplets"), ("snowball", "--droplets"), ("pipe", "--steps"), ("thermal", "--steps"), ("stream-power", "--steps")] {
+    for (model, amount) in [
+        ("droplet", "--droplets"),
+        ("snowball", "--droplets"),
+        ("pipe", "--steps"),
+        ("thermal", "--steps"),
+        ("stream-power", "--steps"),
+    ] {
         let n = if amount == "--droplets" { "2000" } else { "5" };
         let out = format!("e-{model}.bhef");
         let rep = format!("e-{model}.json");
-        ok(&talus(&["erode", "--model", model, "--in", "a.bhef", "--out", &out, amount, n, "--report", &rep, "--erosion-map", "e.png"], p));
+        ok(&talus(
+            &[
+                "erode",
+                "--model",
+                model,
+                "--in",
+                "a.bhef",
+                "--out",
+                &out,
+                amount,
+                n,
+                "--report",
+                &rep,
+                "--erosion-map",
+                "e.png",
+            ],
+            p,
+        ));
         let r: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join(&rep)).unwrap()).unwrap();
         assert_eq!(r["done"], r["total"], "{model}");
-        assert_ne!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join(&out)).unwrap(), "{model} changed nothing");
+        assert_ne!(
+            std::fs::read(p.join("a.bhef")).unwrap(),
+            std::fs::read(p.join(&out)).unwrap(),
+            "{model} changed nothing"
+        );
     }
     // Without --model: the editor's default Simulate, stream power with its defaults.
     ok(&talus(&["erode", "--in", "a.bhef", "--out", "default.bhef", "--steps", "5"], p));
-    assert_eq!(std::fs::read(p.join("default.bhef")).unwrap(), std::fs::read(p.join("e-stream-power.bhef")).unwrap(), "erode without --model is not stream power");
+    assert_eq!(
+        std::fs::read(p.join("default.bhef")).unwrap(),
+        std::fs::read(p.join("e-stream-power.bhef")).unwrap(),
+        "erode without --model is not stream power"
+    );
 }
 
 #[test]
 fn every_generator_kind_runs_from_the_cli() {
     let d = tempfile::tempdir().unwrap();
-    for kind in ["fbm", "value", "ridged", "simplex", "opensimplex", "diamond-square", "lazy-world", "voronoi-island", "hills", "flat"] {
+    for kind in [
+        "fbm",
+        "value",
+        "ridged",
+        "simplex",
+        "opensimplex",
+        "diamond-square",
+        "lazy-world",
+        "voronoi-island",
+        "hills",
+        "flat",
+    ] {
         ok(&talus(&["generate", "--kind", kind, "--size", "33", "--out", &format!("{kind}.bhef")], d.path()));
     }
-    ok(&talus(&["generate", "--kind", "value", "--interp", "cubic", "--terrace-steps", "5", "--island-waterside", "4", "--size", "33", "--out", "x.bhef"], d.path()));
-    ok(&talus(&["generate", "--kind", "lazy-world", "--size", "32", "--set", "base.side_log2=24", "--set", "base.origin=[1000000,2000000]", "--out", "w.bhef"], d.path()));
+    ok(&talus(
+        &[
+            "generate",
+            "--kind",
+            "value",
+            "--interp",
+            "cubic",
+            "--terrace-steps",
+            "5",
+            "--island-waterside",
+            "4",
+            "--size",
+            "33",
+            "--out",
+            "x.bhef",
+        ],
+        d.path(),
+    ));
+    ok(&talus(
+        &[
+            "generate",
+            "--kind",
+            "lazy-world",
+            "--size",
+            "32",
+            "--set",
+            "base.side_log2=24",
+            "--set",
+            "base.origin=[1000000,2000000]",
+            "--out",
+            "w.bhef",
+        ],
+        d.path(),
+    ));
 }
 
 #[test]
 fn presets_round_trip_through_print_params() {
     let d = tempfile::tempdir().unwrap();
-    let out = talus(&["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--print-params"], d.path());
+    let out = talus(
+        &["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--print-params"],
+        d.path(),
+    );
     ok(&out);
     std::fs::write(d.path().join("p.ron"), &out.stdout).unwrap();
     ok(&talus(&["generate", "--preset", "p.ron", "--out", "1.bhef"], d.path()));
-    ok(&talus(&["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--out", "2.bhef"], d.path()));
+    ok(&talus(
+        &["generate", "--kind", "ridged", "--size", "40", "--seed", "5", "--octaves", "4", "--out", "2.bhef"],
+        d.path(),
+    ));
     assert_eq!(std::fs::read(d.path().join("1.bhef")).unwrap(), std::fs::read(d.path().join("2.bhef")).unwrap());
 }
 
@@ -100,7 +195,23 @@ fn no_display_runs_the_headless_demo() {
 fn convert_round_trips_resizes_and_explains_errors() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    ok(&talus(&["generate", "--kind", "fbm", "--width", "100", "--height", "60", "--seed", "4", "--normalize=-20:380", "--out", "a.bhef"], p));
+    ok(&talus(
+        &[
+            "generate",
+            "--kind",
+            "fbm",
+            "--width",
+            "100",
+            "--height",
+            "60",
+            "--seed",
+            "4",
+            "--normalize=-20:380",
+            "--out",
+            "a.bhef",
+        ],
+        p,
+    ));
     let a = talus::core::io::bhef::load(&p.join("a.bhef")).unwrap();
     // BHEF → PNG16 (+ sidecar) → BHEF restores metres within half a 16-bit step.
     ok(&talus(&["convert", "a.bhef", "a.png", "--cell-size", "2"], p));
@@ -151,7 +262,25 @@ fn erode_backend_reports_where_it_ran() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "5", "--out", "a.bhef"], p));
-    let run = talus(&["erode", "--model", "pipe", "--backend", "gpu", "--gpu-software", "--in", "a.bhef", "--out", "g.bhef", "--steps", "20", "--report", "g.json"], p);
+    let run = talus(
+        &[
+            "erode",
+            "--model",
+            "pipe",
+            "--backend",
+            "gpu",
+            "--gpu-software",
+            "--in",
+            "a.bhef",
+            "--out",
+            "g.bhef",
+            "--steps",
+            "20",
+            "--report",
+            "g.json",
+        ],
+        p,
+    );
     ok(&run);
     let err = String::from_utf8_lossy(&run.stderr);
     let line = err.lines().find(|l| l.starts_with("backend: ")).unwrap_or_else(|| panic!("no backend line in {err}"));
@@ -166,7 +295,11 @@ fn erode_backend_reports_where_it_ran() {
     }
     let moved = r["ledger"]["eroded"].as_f64().unwrap();
     assert!(moved > 0.0);
-    assert!(r["terrain_error"].as_f64().unwrap().abs() < 1e-4 * moved && r["material_error"].as_f64().unwrap().abs() < 1e-4 * moved, "{r}");
+    assert!(
+        r["terrain_error"].as_f64().unwrap().abs() < 1e-4 * moved
+            && r["material_error"].as_f64().unwrap().abs() < 1e-4 * moved,
+        "{r}"
+    );
     // The CPU default prints nothing about backends.
     let cpu = talus(&["erode", "--model", "pipe", "--in", "a.bhef", "--out", "c.bhef", "--steps", "20"], p);
     ok(&cpu);
@@ -178,7 +311,10 @@ fn erode_backend_reports_where_it_ran() {
 fn analyze_reports_and_fix_removes_pits_and_spikes() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
-    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "4", "--island-waterside", "10", "--out", "a.bhef"], p));
+    ok(&talus(
+        &["generate", "--kind", "fbm", "--size", "65", "--seed", "4", "--island-waterside", "10", "--out", "a.bhef"],
+        p,
+    ));
     let out = talus(&["analyze", "a.bhef", "--cell-size", "2", "--json", "--channel-area", "400"], p);
     ok(&out);
     let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
@@ -201,7 +337,10 @@ fn analyze_reports_and_fix_removes_pits_and_spikes() {
     }
     let (x, y) = (at % 65, at / 65);
     m.set(x, y, best + 30.0); // spike on the highest interior node
-    let lo = [(2, 0), (4, 0), (2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 2)].iter().map(|&(dx, dy)| m.get(x + dx, y + dy - 1)).fold(f32::MAX, f32::min);
+    let lo = [(2, 0), (4, 0), (2, 1), (3, 1), (4, 1), (2, 2), (3, 2), (4, 2)]
+        .iter()
+        .map(|&(dx, dy)| m.get(x + dx, y + dy - 1))
+        .fold(f32::MAX, f32::min);
     assert!(lo > 2.0, "the pit must stay on land: {lo}");
     m.set(x + 3, y, lo - 1.0); // a pit beside it, 1 m below all its neighbours, still on land
     talus::core::io::openexr::save(&p.join("b.exr"), &m).unwrap();
@@ -215,7 +354,8 @@ fn analyze_reports_and_fix_removes_pits_and_spikes() {
     let fix = talus(&["fix", "b.exr", "--out", "c.exr", "--spikes", "--pits", "fill"], p);
     ok(&fix);
     assert!(String::from_utf8_lossy(&fix.stderr).contains("after"), "{}", String::from_utf8_lossy(&fix.stderr));
-    let c: serde_json::Value = serde_json::from_slice(&talus(&["analyze", "c.exr", "--json", "--compare", "b.exr"], p).stdout).unwrap();
+    let c: serde_json::Value =
+        serde_json::from_slice(&talus(&["analyze", "c.exr", "--json", "--compare", "b.exr"], p).stdout).unwrap();
     assert_eq!((c["pits"].as_u64(), c["spikes"].as_u64()), (Some(0), Some(0)), "{c}");
     assert_eq!(c["comparison"]["land_lost_nodes"], 0);
     assert!(c["comparison"]["mean_abs_change_m"].as_f64().unwrap() > 0.0);

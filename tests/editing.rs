@@ -30,7 +30,14 @@ fn cursor_ray_from(eye: [f32; 3], hm: &Heightmap, ground: [f32; 2]) -> Ray {
 
 /// Drags the brush along `path` (ground points, grid units) at `hz`, recording on `undo`.
 /// Returns the union of dirty rectangles and the hits.
-fn drag(hm: &mut Heightmap, undo: &mut UndoStack, p: &BrushParams, path: &[[f32; 2]], hz: f64, label: &str) -> (DirtyRect, Vec<[f32; 2]>) {
+fn drag(
+    hm: &mut Heightmap,
+    undo: &mut UndoStack,
+    p: &BrushParams,
+    path: &[[f32; 2]],
+    hz: f64,
+    label: &str,
+) -> (DirtyRect, Vec<[f32; 2]>) {
     undo.begin(hm, label);
     let mut stroke = Stroke::new(p.clone()).unwrap();
     let mut rect = DirtyRect::EMPTY;
@@ -81,7 +88,9 @@ fn raise_and_lower_strokes_undo_and_redo_exactly() {
     assert!(hits.len() > 50);
     let after_raise = bits(&hm);
     // Every change lies in the returned rectangle; the sum of heights went up.
-    let orig = Heightmap::from_data(hm.width, hm.height, hm.cell_size, original.iter().map(|&b| f32::from_bits(b)).collect()).unwrap();
+    let orig =
+        Heightmap::from_data(hm.width, hm.height, hm.cell_size, original.iter().map(|&b| f32::from_bits(b)).collect())
+            .unwrap();
     for y in 0..hm.height {
         for x in 0..hm.width {
             if hm.get(x, y).to_bits() != orig.get(x, y).to_bits() {
@@ -173,8 +182,11 @@ fn the_same_drag_at_different_frame_rates_gives_nearly_the_same_map() {
         let mut undo = UndoStack::new(32, 64 << 20);
         let path: Vec<[f32; 2]> = (0..=n).map(|i| [20.0 + 50.0 * i as f32 / n as f32, 40.0]).collect();
         let eye = [45.0 * base.cell_size, 2000.0, 40.0 * base.cell_size];
-        let hits: Vec<[f32; 2]> =
-            path.iter().filter_map(|g| raycast(&base, &cursor_ray_from(eye, &base, *g), f32::INFINITY)).map(|h| h.grid).collect();
+        let hits: Vec<[f32; 2]> = path
+            .iter()
+            .filter_map(|g| raycast(&base, &cursor_ray_from(eye, &base, *g), f32::INFINITY))
+            .map(|h| h.grid)
+            .collect();
         assert_eq!(hits.len(), path.len());
         for (h, g) in hits.iter().zip(&path) {
             assert!((h[0] - g[0]).abs() < 1e-3 && (h[1] - g[1]).abs() < 1e-3, "{g:?} hidden: hit {h:?}");

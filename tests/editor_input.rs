@@ -55,7 +55,13 @@ impl Session {
     fn start(dir: &Path, display: &str, script: &str, scale: f32, window_size: &str) -> Session {
         // The pointer starts over the panel's corner, not over the terrain.
         // (The server may take a moment after its socket appears to accept clients.)
-        let park = || Command::new("xdotool").args(["mousemove", "2", "2"]).env("DISPLAY", display).output().expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)");
+        let park = || {
+            Command::new("xdotool")
+                .args(["mousemove", "2", "2"])
+                .env("DISPLAY", display)
+                .output()
+                .expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)")
+        };
         let mut parked = park();
         for _ in 0..40 {
             if parked.status.success() {
@@ -64,7 +70,11 @@ impl Session {
             std::thread::sleep(Duration::from_millis(250));
             parked = park();
         }
-        assert!(parked.status.success(), "xdotool could not move the pointer on {display}: {}", String::from_utf8_lossy(&parked.stderr));
+        assert!(
+            parked.status.success(),
+            "xdotool could not move the pointer on {display}: {}",
+            String::from_utf8_lossy(&parked.stderr)
+        );
         let script_path = dir.join("session.ron");
         std::fs::write(&script_path, script).unwrap();
         let mut cmd = Command::new(env!("CARGO_BIN_EXE_talus"));
@@ -79,10 +89,21 @@ impl Session {
             cmd.env("WINIT_X11_SCALE_FACTOR", scale.to_string());
         }
         let child = cmd.spawn().expect("start the editor");
-        let mut s = Session { dir: dir.to_path_buf(), display: display.to_owned(), child, window: String::new(), scale, origin: (0, 0) };
+        let mut s = Session {
+            dir: dir.to_path_buf(),
+            display: display.to_owned(),
+            child,
+            window: String::new(),
+            scale,
+            origin: (0, 0),
+        };
         s.wait_file("r0.json");
         let ids = s.xdo_out(&["search", "--onlyvisible", "--name", "Talus"]);
-        s.window = ids.split_whitespace().last().unwrap_or_else(|| panic!("no editor window found by xdotool: {ids:?}")).to_owned();
+        s.window = ids
+            .split_whitespace()
+            .last()
+            .unwrap_or_else(|| panic!("no editor window found by xdotool: {ids:?}"))
+            .to_owned();
         s.locate();
         s
     }
@@ -91,7 +112,10 @@ impl Session {
     fn locate(&mut self) {
         let geo = self.xdo_out(&["getwindowgeometry", "--shell", &self.window.clone()]);
         let get = |k: &str| -> i32 {
-            geo.lines().find_map(|l| l.strip_prefix(&format!("{k}="))).and_then(|v| v.trim().parse().ok()).unwrap_or_else(|| panic!("no {k} in {geo:?}"))
+            geo.lines()
+                .find_map(|l| l.strip_prefix(&format!("{k}=")))
+                .and_then(|v| v.trim().parse().ok())
+                .unwrap_or_else(|| panic!("no {k} in {geo:?}"))
         };
         self.origin = (get("X"), get("Y"));
     }
@@ -99,7 +123,8 @@ impl Session {
     fn log(&self) -> String {
         let read = |n: &str| std::fs::read_to_string(self.dir.join(n)).unwrap_or_default();
         let err = read("editor.err");
-        let tail: String = err.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
+        let tail: String =
+            err.lines().rev().take(40).collect::<Vec<_>>().into_iter().rev().collect::<Vec<_>>().join("\n");
         format!("{}\n{tail}", read("editor.log"))
     }
 
@@ -130,7 +155,11 @@ impl Session {
     }
 
     fn xdo_out(&self, args: &[&str]) -> String {
-        let out = Command::new("xdotool").args(args).env("DISPLAY", &self.display).output().expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)");
+        let out = Command::new("xdotool")
+            .args(args)
+            .env("DISPLAY", &self.display)
+            .output()
+            .expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)");
         assert!(out.status.success(), "xdotool {args:?}: {}", String::from_utf8_lossy(&out.stderr));
         String::from_utf8_lossy(&out.stdout).into_owned()
     }
@@ -202,7 +231,6 @@ impl Session {
         self.sync(k);
         self.xdo(&["click", "1"]);
     }
-
 }
 
 fn f(v: &Value) -> f32 {
@@ -269,8 +297,14 @@ fn check_stroke(r: &Value, a: (f32, f32), b: (f32, f32), what: &str) -> f32 {
     let offset = (off_sum / w_sum) as f32;
     let along = (along_sum / w_sum) as f32;
     assert!(offset.abs() <= 4.0, "{what}: the raised terrain lies {offset:.1} px off the pointer's path {a:?}→{b:?}");
-    assert!((0.3..=0.7).contains(&along), "{what}: the raised terrain is centred {along:.2} of the way along the path, not in its middle");
-    assert!(far <= radius_px * 1.3 + 4.0, "{what}: a node raised by half the most lies {far:.1} px from the path (brush radius {radius_px:.1} px)");
+    assert!(
+        (0.3..=0.7).contains(&along),
+        "{what}: the raised terrain is centred {along:.2} of the way along the path, not in its middle"
+    );
+    assert!(
+        far <= radius_px * 1.3 + 4.0,
+        "{what}: a node raised by half the most lies {far:.1} px from the path (brush radius {radius_px:.1} px)"
+    );
     offset
 }
 
@@ -384,7 +418,11 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let r0 = s.report(0);
     let panel0 = f(&r0["panel_width"]);
     assert!(panel0 > 100.0, "the side panel is {panel0} px wide: {r0}");
-    assert!((viewport(&r0)[0] - panel0).abs() <= 1.0, "the viewport starts at {} but the panel is {panel0} wide", viewport(&r0)[0]);
+    assert!(
+        (viewport(&r0)[0] - panel0).abs() <= 1.0,
+        "the viewport starts at {} but the panel is {panel0} wide",
+        viewport(&r0)[0]
+    );
     let mut figures = Vec::new();
 
     // 1–2: the panel at its default width.
@@ -397,7 +435,11 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     match ring_pixels_centre(&d.join("none.png"), &d.join("hover.png"), (cx, cy), reach) {
         Some((c, n)) => {
             let off = dist(c, (cx, cy));
-            assert!(off <= 8.0, "the ring's pixels ({n}) are centred at {c:?}, {off:.1} px from the pointer at {:?}", (cx, cy));
+            assert!(
+                off <= 8.0,
+                "the ring's pixels ({n}) are centred at {c:?}, {off:.1} px from the pointer at {:?}",
+                (cx, cy)
+            );
             figures.push(format!("ring pixels centred {off:.1} px from the pointer"));
         }
         None => panic!("no ring pixels near the pointer at {p:?} in hover.png"),
@@ -418,8 +460,15 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     s.drag_panel_edge(panel0, panel0 + 140.0, edge_y, 100);
     let r4 = s.step(4);
     let panel4 = f(&r4["panel_width"]);
-    assert!((panel4 - (panel0 + 140.0)).abs() <= 6.0, "dragging the panel's edge from {panel0} by 140 px left it {panel4} px wide");
-    assert!((viewport(&r4)[0] - panel4).abs() <= 1.0, "the viewport starts at {} but the panel is {panel4} wide", viewport(&r4)[0]);
+    assert!(
+        (panel4 - (panel0 + 140.0)).abs() <= 6.0,
+        "dragging the panel's edge from {panel0} by 140 px left it {panel4} px wide"
+    );
+    assert!(
+        (viewport(&r4)[0] - panel4).abs() <= 1.0,
+        "the viewport starts at {} but the panel is {panel4} wide",
+        viewport(&r4)[0]
+    );
     let painted = r4["changed"].as_array().unwrap().len();
     assert_eq!(painted, 0, "dragging the panel's edge painted {painted} nodes");
 
@@ -497,7 +546,10 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let r13 = s.step(13);
     assert_eq!(f(&r13["redo"]), f(&r11["redo"]), "Ctrl+Shift+Z redid nothing: {r12} → {r13}");
     let back = r13["changed"].as_array().unwrap().len();
-    assert_eq!(back, stroke9, "after Ctrl+Shift+Z, {back} nodes differ from the map before the last stroke, not the stroke's {stroke9}");
+    assert_eq!(
+        back, stroke9,
+        "after Ctrl+Shift+Z, {back} nodes differ from the map before the last stroke, not the stroke's {stroke9}"
+    );
 
     // 14–16: click Generate, Simulate, and Cancel on the panel.
     let button = |r: &Value, name: &str| {
@@ -505,17 +557,30 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
         assert!(!b.is_null(), "no {name} button in {}", r["buttons"]);
         let c = ((f(&b[0]) + f(&b[2])) * 0.5, (f(&b[1]) + f(&b[3])) * 0.5);
         let (w, h) = pair(&r["window"]["logical"]);
-        assert!(c.0 > 0.0 && c.0 < w && c.1 > 0.0 && c.1 < h, "the {name} button at {c:?} lies outside the {w}×{h} window");
+        assert!(
+            c.0 > 0.0 && c.0 < w && c.1 > 0.0 && c.1 < h,
+            "the {name} button at {c:?} lies outside the {w}×{h} window"
+        );
         c
     };
     let g = button(&r13, "Generate");
     s.click_synced(g, 110);
     let r14 = s.step(14);
-    assert_eq!(f(&r14["generations"]), f(&r13["generations"]) + 1.0, "clicking Generate at {g:?} generated nothing: {}", r14["status"]);
+    assert_eq!(
+        f(&r14["generations"]),
+        f(&r13["generations"]) + 1.0,
+        "clicking Generate at {g:?} generated nothing: {}",
+        r14["status"]
+    );
     let sim = button(&r14, "Simulate");
     s.click_synced(sim, 111);
     let r15 = s.step(15);
-    assert_eq!(f(&r15["simulations_started"]), f(&r14["simulations_started"]) + 1.0, "clicking Simulate at {sim:?} started nothing: {}", r15["status"]);
+    assert_eq!(
+        f(&r15["simulations_started"]),
+        f(&r14["simulations_started"]) + 1.0,
+        "clicking Simulate at {sim:?} started nothing: {}",
+        r15["status"]
+    );
     if r15["simulating"].as_bool() == Some(true) {
         let c = button(&r15, "Cancel");
         s.click_synced(c, 112);
@@ -524,7 +589,11 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     }
     let r16 = s.step(16);
     assert_eq!(r16["simulating"].as_bool(), Some(false), "the simulation still runs: {}", r16["status"]);
-    assert_eq!(f(&r16["undo"]), f(&r14["undo"]) + 1.0, "the simulation (finished or cancelled) is not one undo step: {r14} → {r16}");
+    assert_eq!(
+        f(&r16["undo"]),
+        f(&r14["undo"]) + 1.0,
+        "the simulation (finished or cancelled) is not one undo step: {r14} → {r16}"
+    );
     assert_ne!(r16["map"]["revision"], r14["map"]["revision"], "the simulation changed nothing");
 
     // 17–18: the panel's edge dragged narrower than its default: the viewport follows and the
@@ -536,7 +605,11 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let r17 = s.step(17);
     let panel17 = f(&r17["panel_width"]);
     assert!((panel17 - narrow).abs() <= 6.0, "dragging the panel's edge to {narrow} left it {panel17} px wide");
-    assert!((viewport(&r17)[0] - panel17).abs() <= 1.0, "the viewport starts at {} but the panel is {panel17} wide", viewport(&r17)[0]);
+    assert!(
+        (viewport(&r17)[0] - panel17).abs() <= 1.0,
+        "the viewport starts at {} but the panel is {panel17} wide",
+        viewport(&r17)[0]
+    );
     let p = in_view(&r17, 0.3, 0.5);
     s.move_to(p);
     let r18 = s.step(18);
@@ -557,7 +630,11 @@ fn real_pointer_paints_under_itself_at_scale_factor_2() {
     let (_dir, d) = session_dir();
     let d = d.as_path();
     let x = common::display(1600, 900, 2);
-    let mut script = format!("[WaitFrames(20), {}ViewReport(path: \"{}\", since: None),\n", save(d, "s0.bhef"), d.join("r0.json").display());
+    let mut script = format!(
+        "[WaitFrames(20), {}ViewReport(path: \"{}\", since: None),\n",
+        save(d, "s0.bhef"),
+        d.join("r0.json").display()
+    );
     script += &phase(d, 1, 8, None, "");
     script += &phase(d, 2, 8, Some("s0.bhef"), "");
     script += "Quit]";

@@ -131,7 +131,12 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     }
     // Nothing off the path: a stray blob here once meant the real X pointer, reset to the
     // screen's centre by the X server, was mixing its cursor events with the script's mouse.
-    assert!(stray.is_empty(), "the stroke changed {} nodes far from its path, e.g. {:?}", stray.len(), &stray[..stray.len().min(5)]);
+    assert!(
+        stray.is_empty(),
+        "the stroke changed {} nodes far from its path, e.g. {:?}",
+        stray.len(),
+        &stray[..stray.len().min(5)]
+    );
     assert!(near_raised > 100.0, "the stroke raised the terrain by only {near_raised} m·nodes");
     let on_path = painted.get(128, 110) - base.get(128, 110);
     assert!(on_path > 1.0, "the stroke's centre line rose by only {on_path} m");
@@ -167,9 +172,14 @@ fn scripted_session_generates_paints_simulates_and_saves() {
         sum2 += l * l;
     }
     let sd = (sum2 / n - (sum / n).powi(2)).max(0.0).sqrt();
-    assert!(colours.len() > 2000 && sd > 15.0, "screenshot looks blank: {} colours, luminance sd {sd:.1}", colours.len());
+    assert!(
+        colours.len() > 2000 && sd > 15.0,
+        "screenshot looks blank: {} colours, luminance sd {sd:.1}",
+        colours.len()
+    );
 
-    let frames: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("frames.json")).unwrap()).unwrap();
+    let frames: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(d.join("frames.json")).unwrap()).unwrap();
     assert!(frames["idle"]["frames"].as_u64().unwrap() > 0, "{frames}");
     eprintln!("frame report: {frames}");
 }

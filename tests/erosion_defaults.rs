@@ -43,11 +43,23 @@ fn run(name: &str, params: ModelParams) -> TerrainReport {
         100.0 * c.land_lost_fraction,
         c.mean_abs_change_m,
     );
-    assert!(c.land_lost_fraction <= 0.02, "{name}: {:.2} % of the land went under the sea", 100.0 * c.land_lost_fraction);
-    assert!(rep.pits <= 5 && rep.spikes <= 5, "{name}: {} single-node pits and {} spikes on land", rep.pits, rep.spikes);
+    assert!(
+        c.land_lost_fraction <= 0.02,
+        "{name}: {:.2} % of the land went under the sea",
+        100.0 * c.land_lost_fraction
+    );
+    assert!(
+        rep.pits <= 5 && rep.spikes <= 5,
+        "{name}: {} single-node pits and {} spikes on land",
+        rep.pits,
+        rep.spikes
+    );
     for (what, a) in [("map", rep.anisotropy.as_ref()), ("change", c.change_anisotropy.as_ref())] {
         let a = a.unwrap_or_else(|| panic!("{name}: no anisotropy of the {what}"));
-        assert!(a.axis_ratio <= 1.5 && a.diagonal_ratio <= 1.5, "{name}: the {what} has a preferred grid direction: {a:?}");
+        assert!(
+            a.axis_ratio <= 1.5 && a.diagonal_ratio <= 1.5,
+            "{name}: the {what} has a preferred grid direction: {a:?}"
+        );
     }
     assert!(c.mean_abs_change_m > 0.01, "{name}: the default run changed almost nothing ({} m)", c.mean_abs_change_m);
     rep

@@ -19,10 +19,7 @@ fn hills(w: usize, h: usize, seed: u64) -> Heightmap {
 }
 
 fn inputs(b: Boundary) -> JobInputs {
-    JobInputs {
-        boundary: b,
-        ..Default::default()
-    }
+    JobInputs { boundary: b, ..Default::default() }
 }
 
 fn run_steps(sim: &mut dyn Simulation, n: usize) {
@@ -40,38 +37,17 @@ fn assert_closes(l: &Ledger, what: &str) {
         l.material_error(),
         l.moved()
     );
-    for v in [
-        l.eroded,
-        l.deposited,
-        l.lost_at_border,
-        l.clamped,
-        l.suspended,
-        l.volume_after,
-    ] {
+    for v in [l.eroded, l.deposited, l.lost_at_border, l.clamped, l.suspended, l.volume_after] {
         assert!(v.is_finite(), "{what}: {l:?}");
     }
 }
 
 #[test]
 fn pipe_ledger_closes_for_every_advection_and_edge() {
-    for adv in [
-        Advection::SemiLagrangian,
-        Advection::MacCormack,
-        Advection::Conservative,
-    ] {
+    for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
         for mode in [EdgeMode::Drain, EdgeMode::Wall, EdgeMode::Wrap] {
-            let p = PipeParams {
-                advection: adv,
-                rain: 0.04,
-                steps: 150,
-                ..Default::default()
-            };
-            let mut job = build(
-                hills(48, 40, 1),
-                &ModelParams::Pipe(p),
-                inputs(Boundary::all(mode)),
-            )
-            .unwrap();
+            let p = PipeParams { advection: adv, rain: 0.04, steps: 150, ..Default::default() };
+            let mut job = build(hills(48, 40, 1), &ModelParams::Pipe(p), inputs(Boundary::all(mode))).unwrap();
             run_steps(job.as_mut(), 150);
             let l = job.ledger();
             assert_closes(&l, &format!("pipe {adv:?} {mode:?}"));
@@ -80,14 +56,8 @@ fn pipe_ledger_closes_for_every_advection_and_edge() {
                 assert!(l.clamped.abs() <= 1e-6 * l.moved(), "{mode:?}: {l:?}");
             }
             match mode {
-                EdgeMode::Drain => assert!(
-                    l.lost_at_border > 0.0,
-                    "{adv:?}: drains must lose sediment: {l:?}"
-                ),
-                _ => assert_eq!(
-                    l.lost_at_border, 0.0,
-                    "{adv:?} {mode:?}: nothing may leave: {l:?}"
-                ),
+                EdgeMode::Drain => assert!(l.lost_at_border > 0.0, "{adv:?}: drains must lose sediment: {l:?}"),
+                _ => assert_eq!(l.lost_at_border, 0.0, "{adv:?} {mode:?}: nothing may leave: {l:?}"),
             }
             assert!(l.suspended > 0.0);
         }
@@ -97,17 +67,11 @@ fn pipe_ledger_closes_for_every_advection_and_edge() {
 #[test]
 fn pipe_with_interleaved_thermal_and_hardness_closes_its_books() {
     let hm = hills(40, 36, 2);
-    let hardness: Vec<f32> = (0..hm.len())
-        .map(|i| if (i / 40) % 9 == 0 { 0.0 } else { 1.0 })
-        .collect();
+    let hardness: Vec<f32> = (0..hm.len()).map(|i| if (i / 40) % 9 == 0 { 0.0 } else { 1.0 }).collect();
     for every in [1, 3] {
         let p = PipeParams {
             rain: 0.04,
-            thermal: Some(ThermalParams {
-                talus_angle: 25.0,
-                iterations: 2,
-                ..Default::default()
-            }),
+            thermal: Some(ThermalParams { talus_angle: 25.0, iterations: 2, ..Default::default() }),
             thermal_every: every,
             ..Default::default()
         };
@@ -123,11 +87,7 @@ fn pipe_with_interleaved_thermal_and_hardness_closes_its_books() {
         // Unerodible rows (hardness 0) are never eroded by water; thermal too respects hardness.
         for y in (0..36).step_by(9) {
             for x in 0..40 {
-                assert_eq!(
-                    job.maps().eroded[y * 40 + x],
-                    0.0,
-                    "node ({x},{y}) is unerodible"
-                );
+                assert_eq!(job.maps().eroded[y * 40 + x], 0.0, "node ({x},{y}) is unerodible");
             }
         }
     }
@@ -140,21 +100,9 @@ fn thermal_ledger_closes_drains_lose_and_walls_keep() {
         4.0 * d + unit_f32(hash2(x as i64, y as i64, 5)) * 3.0
     })
     .unwrap();
-    for (mode, loses) in [
-        (EdgeMode::Drain, true),
-        (EdgeMode::Wall, false),
-        (EdgeMode::Wrap, false),
-    ] {
-        let p = ThermalParams {
-            iterations: 60,
-            ..Default::default()
-        };
-        let mut job = build(
-            hm.clone(),
-            &ModelParams::Thermal(p),
-            inputs(Boundary::all(mode)),
-        )
-        .unwrap();
+    for (mode, loses) in [(EdgeMode::Drain, true), (EdgeMode::Wall, false), (EdgeMode::Wrap, false)] {
+        let p = ThermalParams { iterations: 60, ..Default::default() };
+        let mut job = build(hm.clone(), &ModelParams::Thermal(p), inputs(Boundary::all(mode))).unwrap();
         run_steps(job.as_mut(), 60);
         let l = job.ledger();
         assert_closes(&l, &format!("thermal {mode:?}"));
@@ -162,8 +110,7 @@ fn thermal_ledger_closes_drains_lose_and_walls_keep() {
         if !loses {
             assert_eq!(l.lost_at_border, 0.0);
             assert!(
-                (l.volume_after - l.volume_before).abs()
-                    <= 1e-5 * l.moved().max(1.0) + 1e-6 * l.volume_before.abs()
+                (l.volume_after - l.volume_before).abs() <= 1e-5 * l.moved().max(1.0) + 1e-6 * l.volume_before.abs()
             );
         }
     }
@@ -175,21 +122,13 @@ fn water_books_balance_rain_against_drain_evaporation_and_storage() {
         let p = PipeParams {
             rain: 0.03,
             evaporation: 0.05,
-            sources: vec![RiverSource {
-                x: 10.0,
-                y: 10.0,
-                radius: 2.0,
-                intensity: 0.5,
-            }],
+            sources: vec![RiverSource { x: 10.0, y: 10.0, radius: 2.0, intensity: 0.5 }],
             ..Default::default()
         };
         let mut job = PipeJob::new(hills(36, 30, 3), p, inputs(Boundary::all(mode))).unwrap();
         run_steps(&mut job, 200);
         let wb = job.water_budget();
-        assert!(
-            wb.rain > 0.0 && wb.evaporated > 0.0 && wb.stored > 0.0,
-            "{wb:?}"
-        );
+        assert!(wb.rain > 0.0 && wb.evaporated > 0.0 && wb.stored > 0.0, "{wb:?}");
         assert!(
             wb.error().abs() <= 1e-4 * wb.rain,
             "{mode:?}: rain {} ≠ drained {} + evaporated {} + stored {}",
@@ -214,11 +153,7 @@ fn max_slope(hm: &Heightmap) -> f32 {
                 if nx < 0 || ny < 0 || nx >= hm.width as isize || ny >= hm.height as isize {
                     continue;
                 }
-                let dist = if dx != 0 && dy != 0 {
-                    std::f32::consts::SQRT_2
-                } else {
-                    1.0
-                } * hm.cell_size;
+                let dist = if dx != 0 && dy != 0 { std::f32::consts::SQRT_2 } else { 1.0 } * hm.cell_size;
                 let d = (hm.get(x as usize, y as usize) - hm.get(nx as usize, ny as usize)).abs();
                 m = m.max(d / dist);
             }
@@ -231,13 +166,7 @@ fn max_slope(hm: &Heightmap) -> f32 {
 fn thermal_relaxes_a_spike_to_the_talus_angle_without_moving_material_uphill() {
     let mut hm = Heightmap::new(41, 41, 2.0).unwrap();
     hm.set(20, 20, 30.0);
-    let p = ThermalParams {
-        talus_angle: 35.0,
-        rate: 0.8,
-        iterations: 600,
-        talus_tan: None,
-        ..Default::default()
-    };
+    let p = ThermalParams { talus_angle: 35.0, rate: 0.8, iterations: 600, talus_tan: None, ..Default::default() };
     let talus = p.talus_slope();
     let mut job = ThermalJob::new(hm.clone(), p, inputs(Boundary::all(EdgeMode::Wall))).unwrap();
     let (mut lo, mut hi) = (0.0f32, 30.0f32);
@@ -257,9 +186,7 @@ fn thermal_relaxes_a_spike_to_the_talus_angle_without_moving_material_uphill() {
                     let higher = (-1..=1isize).any(|dy| {
                         (-1..=1isize).any(|dx| {
                             let (nx, ny) = (x as isize + dx, y as isize + dy);
-                            (0..41).contains(&nx)
-                                && (0..41).contains(&ny)
-                                && before.get(nx as usize, ny as usize) > old
+                            (0..41).contains(&nx) && (0..41).contains(&ny) && before.get(nx as usize, ny as usize) > old
                         })
                     });
                     assert!(higher, "material moved uphill into ({x},{y})");
@@ -268,10 +195,7 @@ fn thermal_relaxes_a_spike_to_the_talus_angle_without_moving_material_uphill() {
         }
     }
     let s = max_slope(job.heightmap());
-    assert!(
-        s <= talus * 1.02 + 1e-3,
-        "slope {s} still above talus {talus}"
-    );
+    assert!(s <= talus * 1.02 + 1e-3, "slope {s} still above talus {talus}");
     assert!(job.heightmap().get(20, 20) < 30.0 && job.heightmap().get(20, 20) > 1.0);
     assert_closes(&job.ledger(), "thermal spike");
 }
@@ -281,25 +205,11 @@ fn a_river_source_carves_a_channel() {
     // A plane falling towards +x, a source near its upper end, walls on three sides and a drain
     // downhill; interleaved thermal erosion keeps the banks from standing vertical.
     let hm = Heightmap::from_fn(64, 33, 1.0, |x, _| 0.1 * (63 - x) as f32).unwrap();
-    let b = Boundary {
-        left: EdgeMode::Wall,
-        right: EdgeMode::Drain,
-        top: EdgeMode::Wall,
-        bottom: EdgeMode::Wall,
-    };
+    let b = Boundary { left: EdgeMode::Wall, right: EdgeMode::Drain, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
     let p = PipeParams {
         rain: 0.0,
-        sources: vec![RiverSource {
-            x: 4.0,
-            y: 16.0,
-            radius: 1.5,
-            intensity: 0.5,
-        }],
-        thermal: Some(ThermalParams {
-            talus_angle: 30.0,
-            iterations: 1,
-            ..Default::default()
-        }),
+        sources: vec![RiverSource { x: 4.0, y: 16.0, radius: 1.5, intensity: 0.5 }],
+        thermal: Some(ThermalParams { talus_angle: 30.0, iterations: 1, ..Default::default() }),
         steps: 400,
         ..Default::default()
     };
@@ -310,37 +220,24 @@ fn a_river_source_carves_a_channel() {
         let centre = out.get(x, 16) - hm.get(x, 16);
         let side = out.get(x, 3) - hm.get(x, 3);
         assert!(centre < -0.05, "column {x}: no channel (change {centre})");
-        assert!(
-            side.abs() < 0.1 * centre.abs(),
-            "column {x}: the dry side changed too ({side} vs {centre})"
-        );
+        assert!(side.abs() < 0.1 * centre.abs(), "column {x}: the dry side changed too ({side} vs {centre})");
         // The channel lies along the source line: the erosion-weighted mean of the
         // cross-section is there (the floor of a wide channel is flat, and bank erosion can
         // leave its edges a little deeper than its centre, so the single deepest node is not a
         // steady criterion).
-        let cut: Vec<f64> = (0..33)
-            .map(|y| (hm.get(x, y) - out.get(x, y)).max(0.0) as f64)
-            .collect();
+        let cut: Vec<f64> = (0..33).map(|y| (hm.get(x, y) - out.get(x, y)).max(0.0) as f64).collect();
         let total: f64 = cut.iter().sum();
         let mean_y = cut.iter().enumerate().map(|(y, c)| y as f64 * c).sum::<f64>() / total;
         assert!((mean_y - 16.0).abs() <= 1.0, "column {x}: channel centred at y = {mean_y}");
         // Its floor under the source line is within a quarter of the deepest cut.
         let deepest = cut.iter().cloned().fold(0.0f64, f64::max);
-        assert!(
-            -centre as f64 >= 0.75 * deepest,
-            "column {x}: centre cut {} vs deepest {deepest}",
-            -centre
-        );
+        assert!(-centre as f64 >= 0.75 * deepest, "column {x}: centre cut {} vs deepest {deepest}", -centre);
     }
     assert_closes(&job.ledger(), "river");
 }
 
 fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new()
-        .num_threads(threads)
-        .build()
-        .unwrap()
-        .install(f)
+    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
 }
 
 fn bits(v: &[f32]) -> Vec<u32> {
@@ -351,9 +248,7 @@ fn bits(v: &[f32]) -> Vec<u32> {
 fn results_are_bit_identical_with_one_and_two_threads() {
     // 80 rows: several thermal bands, one of them short.
     let hm = hills(70, 80, 4);
-    let hard: Vec<f32> = (0..hm.len())
-        .map(|i| 0.3 + unit_f32(hash2(i as i64, 0, 8)))
-        .collect();
+    let hard: Vec<f32> = (0..hm.len()).map(|i| 0.3 + unit_f32(hash2(i as i64, 0, 8))).collect();
     let pipe = |adv: Advection| {
         let hm = hm.clone();
         let hard = hard.clone();
@@ -362,30 +257,14 @@ fn results_are_bit_identical_with_one_and_two_threads() {
                 advection: adv,
                 rain: 0.05,
                 max_depth: 0.05,
-                thermal: Some(ThermalParams {
-                    iterations: 1,
-                    talus_angle: 30.0,
-                    ..Default::default()
-                }),
+                thermal: Some(ThermalParams { iterations: 1, talus_angle: 30.0, ..Default::default() }),
                 ..Default::default()
             };
-            let b = Boundary {
-                left: EdgeMode::Drain,
-                right: EdgeMode::Wall,
-                top: EdgeMode::Wrap,
-                bottom: EdgeMode::Wrap,
-            };
-            let mut job = PipeJob::new(
-                hm,
-                p,
-                JobInputs {
-                    hardness: Some(hard),
-                    boundary: b,
-                    seed: 1,
-                    ..Default::default()
-                },
-            )
-            .unwrap();
+            let b =
+                Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap };
+            let mut job =
+                PipeJob::new(hm, p, JobInputs { hardness: Some(hard), boundary: b, seed: 1, ..Default::default() })
+                    .unwrap();
             run_steps(&mut job, 40);
             let f = job.fields();
             let vel: Vec<f32> = f.velocity.unwrap().iter().flat_map(|v| *v).collect();
@@ -400,11 +279,7 @@ fn results_are_bit_identical_with_one_and_two_threads() {
             )
         }
     };
-    for adv in [
-        Advection::SemiLagrangian,
-        Advection::MacCormack,
-        Advection::Conservative,
-    ] {
+    for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
         let one = in_pool(1, pipe(adv));
         let two = in_pool(2, pipe(adv));
         assert!(one == two, "pipe {adv:?} differs between 1 and 2 threads");
@@ -412,38 +287,21 @@ fn results_are_bit_identical_with_one_and_two_threads() {
     let thermal = || {
         let mut job = ThermalJob::new(
             hm.clone(),
-            ThermalParams {
-                iterations: 30,
-                ..Default::default()
-            },
+            ThermalParams { iterations: 30, ..Default::default() },
             inputs(Boundary::all(EdgeMode::Drain)),
         )
         .unwrap();
         run_steps(&mut job, 30);
-        (
-            bits(&job.heightmap().data),
-            bits(&job.maps().eroded),
-            job.ledger(),
-        )
+        (bits(&job.heightmap().data), bits(&job.maps().eroded), job.ledger())
     };
-    assert!(
-        in_pool(1, thermal) == in_pool(2, thermal),
-        "thermal differs between 1 and 2 threads"
-    );
+    assert!(in_pool(1, thermal) == in_pool(2, thermal), "thermal differs between 1 and 2 threads");
 }
 
 #[test]
 fn both_advection_schemes_stay_stable_on_bumpy_terrain() {
     // Rough terrain, heavy rain, strong erosion.
-    let hm = Heightmap::from_fn(48, 48, 1.0, |x, y| {
-        10.0 * unit_f32(hash2(x as i64, y as i64, 6))
-    })
-    .unwrap();
-    for adv in [
-        Advection::SemiLagrangian,
-        Advection::MacCormack,
-        Advection::Conservative,
-    ] {
+    let hm = Heightmap::from_fn(48, 48, 1.0, |x, y| 10.0 * unit_f32(hash2(x as i64, y as i64, 6))).unwrap();
+    for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
         let p = PipeParams {
             advection: adv,
             rain: 0.2,
@@ -455,14 +313,8 @@ fn both_advection_schemes_stay_stable_on_bumpy_terrain() {
         let mut job = PipeJob::new(hm.clone(), p, inputs(Boundary::all(EdgeMode::Drain))).unwrap();
         for _ in 0..300 {
             job.step();
-            assert!(
-                job.sediment().iter().all(|&s| s >= 0.0 && s.is_finite()),
-                "{adv:?}: sediment"
-            );
-            assert!(
-                job.water().iter().all(|&d| d >= 0.0 && d.is_finite()),
-                "{adv:?}: water"
-            );
+            assert!(job.sediment().iter().all(|&s| s >= 0.0 && s.is_finite()), "{adv:?}: sediment");
+            assert!(job.water().iter().all(|&d| d >= 0.0 && d.is_finite()), "{adv:?}: water");
         }
         assert!(job.heightmap().all_finite());
         let (u, v) = job.velocity();
@@ -473,15 +325,8 @@ fn both_advection_schemes_stay_stable_on_bumpy_terrain() {
 
 #[test]
 fn edits_while_running_keep_the_books_closed() {
-    let mut job = PipeJob::new(
-        hills(32, 32, 7),
-        PipeParams {
-            rain: 0.05,
-            ..Default::default()
-        },
-        JobInputs::default(),
-    )
-    .unwrap();
+    let mut job =
+        PipeJob::new(hills(32, 32, 7), PipeParams { rain: 0.05, ..Default::default() }, JobInputs::default()).unwrap();
     run_steps(&mut job, 30);
     job.edit_terrain(&mut |h| {
         for y in 10..20 {
@@ -496,11 +341,7 @@ fn edits_while_running_keep_the_books_closed() {
 }
 
 fn edge() -> impl Strategy<Value = EdgeMode> {
-    prop_oneof![
-        Just(EdgeMode::Wall),
-        Just(EdgeMode::Drain),
-        Just(EdgeMode::Wrap)
-    ]
+    prop_oneof![Just(EdgeMode::Wall), Just(EdgeMode::Drain), Just(EdgeMode::Wrap)]
 }
 
 /// Log-uniform value in `[lo, hi]`.
@@ -517,13 +358,7 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
             0.0f32..1e3,
             prop::option::of(log_range(1e-6, 1e6)),
         ),
-        (
-            0.0f32..1e3,
-            0.0f32..1e3,
-            0.0f32..=1.0,
-            0.0f32..=1.0,
-            0.0f32..=1.0,
-        ),
+        (0.0f32..1e3, 0.0f32..1e3, 0.0f32..=1.0, 0.0f32..=1.0, 0.0f32..=1.0),
         (
             0.0f64..=1.0,
             0.0f32..=1.0,
@@ -534,42 +369,33 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
         ),
     )
         .prop_map(
-            |(
-                (dt, area, len, g, cell),
-                (rain, kc, ks, kd, tilt),
-                (ke_frac, depth_on, depth, mac, thermal, every),
-            )| PipeParams {
-                dt,
-                pipe_area: area,
-                pipe_length: len,
-                gravity: g,
-                cell_size: cell,
-                rain,
-                capacity: kc,
-                erosion: ks,
-                deposition: kd,
-                evaporation: ((ke_frac / dt as f64).min(1e3) as f32).min(1e3),
-                min_tilt: tilt,
-                max_depth: if depth_on > 0.5 {
-                    depth.unwrap_or(0.0)
-                } else {
-                    0.0
-                },
-                advection: [
-                    Advection::SemiLagrangian,
-                    Advection::MacCormack,
-                    Advection::Conservative,
-                ][mac as usize],
-                thermal: thermal.map(|(a, r, i)| ThermalParams {
-                    talus_angle: a,
-                    rate: r,
-                    iterations: i,
-                    talus_tan: None,
+            |((dt, area, len, g, cell), (rain, kc, ks, kd, tilt), (ke_frac, depth_on, depth, mac, thermal, every))| {
+                PipeParams {
+                    dt,
+                    pipe_area: area,
+                    pipe_length: len,
+                    gravity: g,
+                    cell_size: cell,
+                    rain,
+                    capacity: kc,
+                    erosion: ks,
+                    deposition: kd,
+                    evaporation: ((ke_frac / dt as f64).min(1e3) as f32).min(1e3),
+                    min_tilt: tilt,
+                    max_depth: if depth_on > 0.5 { depth.unwrap_or(0.0) } else { 0.0 },
+                    advection: [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative]
+                        [mac as usize],
+                    thermal: thermal.map(|(a, r, i)| ThermalParams {
+                        talus_angle: a,
+                        rate: r,
+                        iterations: i,
+                        talus_tan: None,
+                        ..Default::default()
+                    }),
+                    thermal_every: every,
+                    steps: 6,
                     ..Default::default()
-                }),
-                thermal_every: every,
-                steps: 6,
-                ..Default::default()
+                }
             },
         )
 }

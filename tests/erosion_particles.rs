@@ -6,10 +6,10 @@
 use std::sync::atomic::AtomicBool;
 
 use proptest::prelude::*;
+use talus::core::Heightmap;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
 use talus::core::erosion::snowball::{SnowballJob, SnowballParams};
 use talus::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd, Simulation};
-use talus::core::Heightmap;
 
 /// A hilly test terrain: a tilted bowl plus a few octaves of sines (deterministic, no RNG).
 fn hills(w: usize, h: usize) -> Heightmap {
@@ -33,7 +33,8 @@ fn island(n: usize) -> Heightmap {
     Heightmap::from_fn(n, n, 1.0, |x, y| {
         let c = n as f32 / 2.0;
         let d = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() / c;
-        let bumps = 0.8 * (x as f32 * 0.31).sin() * (y as f32 * 0.23).cos() + 0.4 * (x as f32 * 0.9 + y as f32 * 0.7).sin();
+        let bumps =
+            0.8 * (x as f32 * 0.31).sin() * (y as f32 * 0.23).cos() + 0.4 * (x as f32 * 0.9 + y as f32 * 0.7).sin();
         ((1.0 - d) * 15.0 + bumps).max(0.0)
     })
     .unwrap()
@@ -94,7 +95,13 @@ fn droplet_ledger_closes_for_every_boundary_and_option() {
             run_to_end(&mut j);
             let l = j.ledger();
             assert!(l.eroded > 1.0, "{b:?}: {l:?}");
-            assert!(l.closes(1e-4), "{b:?} parallel={parallel}: terrain {} material {} of {}", l.terrain_error(), l.material_error(), l.moved());
+            assert!(
+                l.closes(1e-4),
+                "{b:?} parallel={parallel}: terrain {} material {} of {}",
+                l.terrain_error(),
+                l.material_error(),
+                l.moved()
+            );
             if b == Boundary::all(EdgeMode::Wall) || b == Boundary::all(EdgeMode::Wrap) {
                 assert_eq!(l.lost_at_border, 0.0);
             }
@@ -115,7 +122,13 @@ fn snowball_ledger_closes_for_every_boundary() {
             run_to_end(&mut j);
             let l = j.ledger();
             assert!(l.eroded > 0.1, "{l:?}");
-            assert!(l.closes(1e-4), "{b:?} parallel={parallel}: terrain {} material {} of {}", l.terrain_error(), l.material_error(), l.moved());
+            assert!(
+                l.closes(1e-4),
+                "{b:?} parallel={parallel}: terrain {} material {} of {}",
+                l.terrain_error(),
+                l.material_error(),
+                l.moved()
+            );
         }
     }
 }
@@ -123,7 +136,8 @@ fn snowball_ledger_closes_for_every_boundary() {
 #[test]
 fn droplet_results_do_not_depend_on_the_thread_count() {
     for parallel in [true, false] {
-        let p = DropletParams { droplets: 2000, radius: 3.0, max_lifetime: 60, parallel, batch: 700, ..Default::default() };
+        let p =
+            DropletParams { droplets: 2000, radius: 3.0, max_lifetime: 60, parallel, batch: 700, ..Default::default() };
         let go = || {
             let mut j = droplet(hills(80, 80), p.clone(), Boundary::default(), 42);
             run_to_end(&mut j);
@@ -156,7 +170,14 @@ fn snowball_results_do_not_depend_on_the_thread_count() {
 #[test]
 fn serial_droplets_do_not_depend_on_the_batch_size() {
     let go = |batch| {
-        let p = DropletParams { droplets: 600, radius: 2.0, max_lifetime: 50, parallel: false, batch, ..Default::default() };
+        let p = DropletParams {
+            droplets: 600,
+            radius: 2.0,
+            max_lifetime: 50,
+            parallel: false,
+            batch,
+            ..Default::default()
+        };
         let mut j = droplet(hills(48, 48), p, Boundary::default(), 1);
         run_to_end(&mut j);
         bits(&j.heightmap().data)
@@ -169,7 +190,14 @@ fn serial_droplets_do_not_depend_on_the_batch_size() {
 fn parallel_droplets_erode_like_serial_droplets() {
     let hm = hills(128, 128);
     let go = |parallel| {
-        let p = DropletParams { droplets: 6000, radius: 3.0, max_lifetime: 60, parallel, batch: 2048, ..Default::default() };
+        let p = DropletParams {
+            droplets: 6000,
+            radius: 3.0,
+            max_lifetime: 60,
+            parallel,
+            batch: 2048,
+            ..Default::default()
+        };
         let mut j = droplet(hm.clone(), p, Boundary::default(), 77);
         run_to_end(&mut j);
         let change: Vec<f32> = j.heightmap().data.iter().zip(&hm.data).map(|(a, b)| a - b).collect();
@@ -181,7 +209,10 @@ fn parallel_droplets_erode_like_serial_droplets() {
     assert!((0.85..=1.15).contains(&ratio), "eroded serial {} parallel {}", ls.eroded, lp.eroded);
     let rc = pearson(&cs, &cp);
     let rf = pearson(&fs, &fp);
-    eprintln!("droplets: eroded serial {:.1} parallel {:.1} (×{ratio:.3}); change corr {rc:.3}; flow corr {rf:.3}", ls.eroded, lp.eroded);
+    eprintln!(
+        "droplets: eroded serial {:.1} parallel {:.1} (×{ratio:.3}); change corr {rc:.3}; flow corr {rf:.3}",
+        ls.eroded, lp.eroded
+    );
     assert!(rc > 0.8, "height-change correlation {rc}");
     assert!(rf > 0.8, "flow correlation {rf}");
     // The two modes really do differ in bits (the test compares two different schedules).
@@ -205,7 +236,10 @@ fn parallel_droplets_with_default_parameters_erode_like_serial_droplets() {
     let (lp, cp) = go(true);
     let ratio = lp.eroded / ls.eroded;
     let rc = pearson(&cs, &cp);
-    eprintln!("droplets (defaults, 256²): eroded serial {:.1} parallel {:.1} (×{ratio:.3}); change corr {rc:.3}", ls.eroded, lp.eroded);
+    eprintln!(
+        "droplets (defaults, 256²): eroded serial {:.1} parallel {:.1} (×{ratio:.3}); change corr {rc:.3}",
+        ls.eroded, lp.eroded
+    );
     assert!((0.9..=1.1).contains(&ratio), "eroded serial {} parallel {}", ls.eroded, lp.eroded);
     assert!(rc > 0.8, "height-change correlation {rc}");
 }
@@ -254,7 +288,12 @@ fn flow_map_counts_visits_and_water() {
 #[test]
 fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
     let inputs = || JobInputs { seed: 4, ..Default::default() };
-    let mut d = erosion::build(hills(40, 40), &ModelParams::Droplet(DropletParams { droplets: 400, batch: 100, ..Default::default() }), inputs()).unwrap();
+    let mut d = erosion::build(
+        hills(40, 40),
+        &ModelParams::Droplet(DropletParams { droplets: 400, batch: 100, ..Default::default() }),
+        inputs(),
+    )
+    .unwrap();
     let cancel = AtomicBool::new(false);
     let mut steps = 0;
     let end = erosion::run(d.as_mut(), &cancel, |s| {
@@ -268,7 +307,12 @@ fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
     assert_eq!(d.progress().done, 200);
     assert!(d.ledger().closes(1e-4));
 
-    let mut s = erosion::build(island(40), &ModelParams::Snowball(SnowballParams { snowballs: 500, ..Default::default() }), inputs()).unwrap();
+    let mut s = erosion::build(
+        island(40),
+        &ModelParams::Snowball(SnowballParams { snowballs: 500, ..Default::default() }),
+        inputs(),
+    )
+    .unwrap();
     run_to_end(s.as_mut());
     assert!(s.is_done() && s.ledger().closes(1e-4));
     let snap = s.snapshot();
@@ -287,7 +331,18 @@ fn params_deserialise_with_defaults_and_round_trip() {
     // Seed defaults.
     let d = DropletParams::default();
     assert_eq!(
-        (d.inertia, d.min_slope, d.capacity, d.deposition, d.erosion, d.gravity, d.evaporation, d.radius, d.max_lifetime, d.droplets),
+        (
+            d.inertia,
+            d.min_slope,
+            d.capacity,
+            d.deposition,
+            d.erosion,
+            d.gravity,
+            d.evaporation,
+            d.radius,
+            d.max_lifetime,
+            d.droplets
+        ),
         (0.3, 0.01, 10.0, 0.08, 0.7, 9.81, 0.02, 5.0, 300, 5000)
     );
     let s = SnowballParams::default();
@@ -298,9 +353,29 @@ fn params_deserialise_with_defaults_and_round_trip() {
 fn extreme_parameters_inside_their_ranges_stay_finite() {
     let extremes = [
         DropletParams { droplets: 40, max_lifetime: 1_000_000, evaporation: 0.5, ..Default::default() },
-        DropletParams { droplets: 40, gravity: 1e6, capacity: 1e6, min_slope: 1e6, initial_speed: 1e6, initial_water: 1e6, erosion: 1.0, deposition: 1.0, radius: 64.0, max_lifetime: 200, ..Default::default() },
+        DropletParams {
+            droplets: 40,
+            gravity: 1e6,
+            capacity: 1e6,
+            min_slope: 1e6,
+            initial_speed: 1e6,
+            initial_water: 1e6,
+            erosion: 1.0,
+            deposition: 1.0,
+            radius: 64.0,
+            max_lifetime: 200,
+            ..Default::default()
+        },
         DropletParams { droplets: 40, inertia: 1.0, evaporation: 1.0, ..Default::default() },
-        DropletParams { droplets: 40, inertia: 0.0, evaporation: 0.0, initial_water: 0.0, initial_speed: 0.0, max_lifetime: 500, ..Default::default() },
+        DropletParams {
+            droplets: 40,
+            inertia: 0.0,
+            evaporation: 0.0,
+            initial_water: 0.0,
+            initial_speed: 0.0,
+            max_lifetime: 500,
+            ..Default::default()
+        },
         DropletParams { droplets: 40, min_height: Some(1e20), blur_changes: Some(1000.0), ..Default::default() },
     ];
     for p in extremes {
@@ -313,7 +388,18 @@ fn extreme_parameters_inside_their_ranges_stay_finite() {
         }
     }
     let extremes = [
-        SnowballParams { snowballs: 40, speed: 1000.0, friction: 1.0, erosion_rate: 1000.0, deposition_rate: 1.0, max_iterations: 2000, offset_radius: 64.0, iteration_scale: 1000.0, blur_sigma: 1000.0, ..Default::default() },
+        SnowballParams {
+            snowballs: 40,
+            speed: 1000.0,
+            friction: 1.0,
+            erosion_rate: 1000.0,
+            deposition_rate: 1.0,
+            max_iterations: 2000,
+            offset_radius: 64.0,
+            iteration_scale: 1000.0,
+            blur_sigma: 1000.0,
+            ..Default::default()
+        },
         SnowballParams { snowballs: 40, speed: 0.0, friction: 0.0, max_iterations: 1_000_000, ..Default::default() },
     ];
     for p in extremes {
@@ -328,15 +414,22 @@ fn extreme_parameters_inside_their_ranges_stay_finite() {
 
 fn boundary_strategy() -> impl Strategy<Value = Boundary> {
     let mode = prop_oneof![Just(EdgeMode::Drain), Just(EdgeMode::Wall), Just(EdgeMode::Wrap)];
-    (mode.clone(), mode.clone(), mode.clone(), mode).prop_map(|(left, right, top, bottom)| Boundary { left, right, top, bottom })
+    (mode.clone(), mode.clone(), mode.clone(), mode).prop_map(|(left, right, top, bottom)| Boundary {
+        left,
+        right,
+        top,
+        bottom,
+    })
 }
 
 fn terrain_strategy() -> impl Strategy<Value = Heightmap> {
-    (2usize..20, 2usize..20, prop_oneof![Just(1e-3f32), Just(1.0f32), Just(1e3f32)], any::<u64>()).prop_map(|(w, h, scale, s)| {
-        let mut rng = talus::core::rng::SplitMix64::new(s);
-        let data: Vec<f32> = (0..w * h).map(|_| (rng.next_f32() * 2.0 - 1.0) * scale).collect();
-        Heightmap::from_data(w, h, 1.0, data).unwrap()
-    })
+    (2usize..20, 2usize..20, prop_oneof![Just(1e-3f32), Just(1.0f32), Just(1e3f32)], any::<u64>()).prop_map(
+        |(w, h, scale, s)| {
+            let mut rng = talus::core::rng::SplitMix64::new(s);
+            let data: Vec<f32> = (0..w * h).map(|_| (rng.next_f32() * 2.0 - 1.0) * scale).collect();
+            Heightmap::from_data(w, h, 1.0, data).unwrap()
+        },
+    )
 }
 
 /// A value in `[0, hi]`, often at the ends, spread over orders of magnitude.
@@ -424,13 +517,108 @@ fn default_droplets_do_not_run_away_into_drain_valleys() {
 /// blurred delta used to break the material books (error 3·10⁻³ of what moved).
 #[test]
 fn droplet_blur_books_close_for_tiny_changes_on_large_heights() {
-    let data: Vec<f32> = vec![9.960318e-5, -0.0009695141, -0.00085691625, 3.0003906e-5, -0.0007113165, -0.0006689115, -0.0007644531, 0.00032513833, 0.00025085796, -0.0008286854, -0.00015821231, 0.00029789127, -0.00021291507, 0.0009715666, -0.00023766959, -0.00016584278, 0.0005644213, -0.00023919405, 0.00041566291, 8.0600024e-5, 7.108033e-5, 0.00025321354, -0.0006960951, 0.0003356935, 9.367383e-5, -0.0007671862, -0.00039300515, -0.000194152, -0.00069061795, -0.00015519155, -0.0007314815, -0.00018978954, 0.00096916524, -0.0006432591, 0.0007267387, 0.0005725247, -0.00015558518, -0.0008305545, 0.00025836684, 0.0005439481, 0.0009165483, -0.00068421, 0.00021755183, -0.00013236141, 0.00076214474, -0.00017917682, 5.9373382e-5, -0.0008996305, -0.0003254588, 0.0008765177, 0.00017325176, 3.5258654e-5, -0.00068602647, 0.00074169494, 0.00062467484, -0.0003995389, -5.5789234e-5, 0.00056192745, 0.0006629807, 0.0007327688, 1.4477373e-5, 0.0007213589, 0.0005254716, -0.00036596967, -0.0008059732, 0.0005558266, -0.000331573, 0.000720782, 3.735614e-5, -0.00019254816, -0.0005522964, 0.0004691651, 0.00056011905, 0.0001204908, -1.1766553e-5, 0.0002774885, 0.00072361686, -0.000109346634, 0.00070417766, 0.000104566105];
+    let data: Vec<f32> = vec![
+        9.960318e-5,
+        -0.0009695141,
+        -0.00085691625,
+        3.0003906e-5,
+        -0.0007113165,
+        -0.0006689115,
+        -0.0007644531,
+        0.00032513833,
+        0.00025085796,
+        -0.0008286854,
+        -0.00015821231,
+        0.00029789127,
+        -0.00021291507,
+        0.0009715666,
+        -0.00023766959,
+        -0.00016584278,
+        0.0005644213,
+        -0.00023919405,
+        0.00041566291,
+        8.0600024e-5,
+        7.108033e-5,
+        0.00025321354,
+        -0.0006960951,
+        0.0003356935,
+        9.367383e-5,
+        -0.0007671862,
+        -0.00039300515,
+        -0.000194152,
+        -0.00069061795,
+        -0.00015519155,
+        -0.0007314815,
+        -0.00018978954,
+        0.00096916524,
+        -0.0006432591,
+        0.0007267387,
+        0.0005725247,
+        -0.00015558518,
+        -0.0008305545,
+        0.00025836684,
+        0.0005439481,
+        0.0009165483,
+        -0.00068421,
+        0.00021755183,
+        -0.00013236141,
+        0.00076214474,
+        -0.00017917682,
+        5.9373382e-5,
+        -0.0008996305,
+        -0.0003254588,
+        0.0008765177,
+        0.00017325176,
+        3.5258654e-5,
+        -0.00068602647,
+        0.00074169494,
+        0.00062467484,
+        -0.0003995389,
+        -5.5789234e-5,
+        0.00056192745,
+        0.0006629807,
+        0.0007327688,
+        1.4477373e-5,
+        0.0007213589,
+        0.0005254716,
+        -0.00036596967,
+        -0.0008059732,
+        0.0005558266,
+        -0.000331573,
+        0.000720782,
+        3.735614e-5,
+        -0.00019254816,
+        -0.0005522964,
+        0.0004691651,
+        0.00056011905,
+        0.0001204908,
+        -1.1766553e-5,
+        0.0002774885,
+        0.00072361686,
+        -0.000109346634,
+        0.00070417766,
+        0.000104566105,
+    ];
     let hm = Heightmap { width: 8, height: 10, cell_size: 1.0, data };
     let b = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
     let p = DropletParams {
-        droplets: 60, inertia: 0.6963383, min_slope: 0.0, capacity: 0.47134486, deposition: 0.0, erosion: 0.50701547, gravity: 0.40045965, evaporation: 0.1847907, radius: 1.0,
-        max_lifetime: 2, initial_water: 0.75649923, initial_speed: 0.0, min_height: None, floor_at_input_min: false,
-        blur_changes: Some(8.282897), parallel: false, batch: 25,
+        droplets: 60,
+        inertia: 0.6963383,
+        min_slope: 0.0,
+        capacity: 0.47134486,
+        deposition: 0.0,
+        erosion: 0.50701547,
+        gravity: 0.40045965,
+        evaporation: 0.1847907,
+        radius: 1.0,
+        max_lifetime: 2,
+        initial_water: 0.75649923,
+        initial_speed: 0.0,
+        min_height: None,
+        floor_at_input_min: false,
+        blur_changes: Some(8.282897),
+        parallel: false,
+        batch: 25,
     };
     let mut j = droplet(hm, p, b, 16559797243166512);
     run_to_end(&mut j);

@@ -8,10 +8,10 @@
 use std::collections::BinaryHeap;
 use std::sync::atomic::AtomicBool;
 
+use talus::core::Heightmap;
 use talus::core::erosion::droplet::DropletParams;
 use talus::core::erosion::snowball::SnowballParams;
 use talus::core::erosion::{self, JobInputs, ModelParams, Simulation};
-use talus::core::Heightmap;
 
 const SEA: f32 = 0.0;
 
@@ -198,7 +198,13 @@ fn check(name: &str, before: &Heightmap, sim: &dyn Simulation) {
     let f = figures(before, sim.heightmap(), SEA);
     let f0 = figures(before, before, SEA);
     eprintln!("{name}: input {f0:?}\n{name}: after {f:?}");
-    eprintln!("{name}: land lost {:.2} %, θ {:.3} over {} nodes (input θ {:.3})", f.lost_pct(), f.theta, f.fitted, f0.theta);
+    eprintln!(
+        "{name}: land lost {:.2} %, θ {:.3} over {} nodes (input θ {:.3})",
+        f.lost_pct(),
+        f.theta,
+        f.fitted,
+        f0.theta
+    );
     assert!(f.lost_pct() <= 2.0, "{name}: {:.2} % of the land went under water", f.lost_pct());
     assert!(f.wet as f64 <= 0.02 * f.land as f64, "{name}: {} land nodes reached the water line", f.wet);
     assert!(f.deepest <= 2.0, "{name}: land dug {} m below the sea", f.deepest);

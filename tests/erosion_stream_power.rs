@@ -1,7 +1,9 @@
 //! Integration tests of the stream-power model (src/core/erosion/stream_power).
 
 use proptest::prelude::*;
-use talus::core::erosion::stream_power::{FlowMethod, FlowRouting, StreamPowerJob, StreamPowerParams, UpliftMode, route_flow};
+use talus::core::erosion::stream_power::{
+    FlowMethod, FlowRouting, StreamPowerJob, StreamPowerParams, UpliftMode, route_flow,
+};
 use talus::core::erosion::{Boundary, EdgeMode, JobInputs, ModelParams, Simulation, build};
 use talus::core::heightmap::Heightmap;
 use talus::core::rng::{hash2, unit_f32};
@@ -33,7 +35,12 @@ fn smooth(w: usize, h: usize, seed: u64) -> Heightmap {
 /// The model as it was before terrain-following uplift, MFD and diffusion became the defaults:
 /// for the tests whose expectations are the pure D8 Braun–Willett scheme.
 fn classic() -> StreamPowerParams {
-    StreamPowerParams { uplift_mode: UpliftMode::Uniform, routing: FlowMethod::D8, diffusion: 0.0, ..Default::default() }
+    StreamPowerParams {
+        uplift_mode: UpliftMode::Uniform,
+        routing: FlowMethod::D8,
+        diffusion: 0.0,
+        ..Default::default()
+    }
 }
 
 fn job(hm: Heightmap, p: StreamPowerParams, boundary: Boundary) -> StreamPowerJob {
@@ -161,7 +168,14 @@ fn tilted_plane_reaches_the_analytic_steady_state_n2() {
 fn slope_exponent_below_one_runs_and_incises() {
     let hm = smooth(40, 40, 9);
     let before = hm.clone();
-    let p = StreamPowerParams { steps: 10, n: 0.6, uplift: 0.0, lake_deposition: false, diffusion: 0.0, ..Default::default() };
+    let p = StreamPowerParams {
+        steps: 10,
+        n: 0.6,
+        uplift: 0.0,
+        lake_deposition: false,
+        diffusion: 0.0,
+        ..Default::default()
+    };
     let mut j = job(hm, p, Boundary::default());
     run_all(&mut j);
     assert!(j.heightmap().all_finite());
@@ -175,12 +189,15 @@ fn books_close(hm: Heightmap, p: StreamPowerParams, inputs: JobInputs) -> talus:
     let mut j = StreamPowerJob::new(hm, p, inputs).unwrap();
     run_all(&mut j);
     let l = j.ledger();
-    assert!(l.closes(1e-4), "ledger does not close: {l:?} (terrain {}, material {})", l.terrain_error(), l.material_error());
-    // The maps hold the same totals as the books.
-    let (e, d): (f64, f64) = (
-        j.maps().eroded.iter().map(|&v| v as f64).sum(),
-        j.maps().deposited.iter().map(|&v| v as f64).sum(),
+    assert!(
+        l.closes(1e-4),
+        "ledger does not close: {l:?} (terrain {}, material {})",
+        l.terrain_error(),
+        l.material_error()
     );
+    // The maps hold the same totals as the books.
+    let (e, d): (f64, f64) =
+        (j.maps().eroded.iter().map(|&v| v as f64).sum(), j.maps().deposited.iter().map(|&v| v as f64).sum());
     assert!((e - l.eroded).abs() <= 1e-3 * l.moved() && (d - l.deposited).abs() <= 1e-3 * l.moved());
     l
 }
@@ -205,7 +222,11 @@ fn ledger_closes_for_every_configuration() {
         (base.clone(), Boundary::all(EdgeMode::Wrap), None),
     ];
     for (p, b, hardness) in cases {
-        let l = books_close(pitted(48, 40, 5), p.clone(), JobInputs { hardness: hardness.clone(), boundary: b, seed: 0, ..Default::default() });
+        let l = books_close(
+            pitted(48, 40, 5),
+            p.clone(),
+            JobInputs { hardness: hardness.clone(), boundary: b, seed: 0, ..Default::default() },
+        );
         assert!(l.eroded > 0.0, "{p:?} {b:?}");
         let l = books_close(smooth(48, 40, 6), p, JobInputs { hardness, boundary: b, seed: 0, ..Default::default() });
         assert_eq!(l.suspended, 0.0);
@@ -214,14 +235,19 @@ fn ledger_closes_for_every_configuration() {
 
 #[test]
 fn closed_map_loses_nothing() {
-    let l = books_close(pitted(32, 32, 11), StreamPowerParams { steps: 5, diffusion: 1.0, ..Default::default() }, JobInputs {
-        boundary: Boundary::all(EdgeMode::Wall),
-        ..Default::default()
-    });
+    let l = books_close(
+        pitted(32, 32, 11),
+        StreamPowerParams { steps: 5, diffusion: 1.0, ..Default::default() },
+        JobInputs { boundary: Boundary::all(EdgeMode::Wall), ..Default::default() },
+    );
     assert!(l.lost_at_border.abs() <= 1e-6 * l.moved(), "{l:?}");
     // Without uplift the volume is conserved.
     let hm = pitted(32, 32, 12);
-    let mut j = job(hm.clone(), StreamPowerParams { steps: 5, uplift: 0.0, ..Default::default() }, Boundary::all(EdgeMode::Wall));
+    let mut j = job(
+        hm.clone(),
+        StreamPowerParams { steps: 5, uplift: 0.0, ..Default::default() },
+        Boundary::all(EdgeMode::Wall),
+    );
     run_all(&mut j);
     assert!(j.ledger().eroded > 0.0);
     assert!((j.heightmap().sum() - hm.sum()).abs() <= 1e-5 * j.ledger().moved());
@@ -294,7 +320,8 @@ fn run_in_pool(
     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
     pool.install(|| {
         let mut j =
-            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary, seed: 4, ..Default::default() }).unwrap();
+            StreamPowerJob::new(hm.clone(), p.clone(), JobInputs { hardness, boundary, seed: 4, ..Default::default() })
+                .unwrap();
         run_all(&mut j);
         let bits = j.heightmap().data.iter().map(|v| v.to_bits()).collect();
         let maps = j.maps().eroded.iter().chain(&j.maps().deposited).map(|v| v.to_bits()).collect();
@@ -358,8 +385,26 @@ fn extreme_heights_and_parameters_stay_finite() {
     let tiny = Heightmap::from_fn(9, 7, 1.0e-3, |x, y| 1.0e-30 * (x * 7 + y * 3 % 5) as f32).unwrap();
     for hm in [huge, tiny] {
         for p in [
-            StreamPowerParams { steps: 3, dt: 1.0e7, uplift: 1.0, k: 1.0, m: 2.0, n: 4.0, diffusion: 1.0e6, ..Default::default() },
-            StreamPowerParams { steps: 3, dt: 1.0e7, uplift: 1.0, k: 1.0, m: 0.0, n: 0.25, diffusion: 1.0e6, ..Default::default() },
+            StreamPowerParams {
+                steps: 3,
+                dt: 1.0e7,
+                uplift: 1.0,
+                k: 1.0,
+                m: 2.0,
+                n: 4.0,
+                diffusion: 1.0e6,
+                ..Default::default()
+            },
+            StreamPowerParams {
+                steps: 3,
+                dt: 1.0e7,
+                uplift: 1.0,
+                k: 1.0,
+                m: 0.0,
+                n: 0.25,
+                diffusion: 1.0e6,
+                ..Default::default()
+            },
         ] {
             for b in [Boundary::default(), Boundary::all(EdgeMode::Wall)] {
                 let mut j = job(hm.clone(), p.clone(), b);
@@ -426,7 +471,12 @@ fn default_run_on_the_default_island_reads_as_real_land() {
     let c = rep.comparison.as_ref().unwrap();
     assert!(c.land_lost_fraction <= 0.02, "land lost {}", c.land_lost_fraction);
     // No square block: the land area stays the island's (the sea floor is not uplifted).
-    assert!(rep.land_nodes as f64 <= 1.02 * c.input_land_nodes as f64, "land grew: {} vs {}", rep.land_nodes, c.input_land_nodes);
+    assert!(
+        rep.land_nodes as f64 <= 1.02 * c.input_land_nodes as f64,
+        "land grew: {} vs {}",
+        rep.land_nodes,
+        c.input_land_nodes
+    );
     assert!(rep.pits <= 5 && rep.spikes <= 5, "pits {} spikes {}", rep.pits, rep.spikes);
     let a = rep.anisotropy.as_ref().unwrap();
     assert!(a.axis_ratio <= 1.5 && a.diagonal_ratio <= 1.5, "{a:?}");

@@ -83,5 +83,8 @@ fn absurd_values_are_errors_not_panics() {
     assert!(generate::generate(&GenerateParams { base: Base::Fbm(bad), ..Default::default() }).is_err());
     assert!(generate::generate(&GenerateParams { width: 1 << 20, height: 1 << 20, ..Default::default() }).is_err());
     assert!(generate::generate(&GenerateParams { cell_size: -1.0, ..Default::default() }).is_err());
-    assert!(generate::generate(&GenerateParams { base: Base::Flat { height: f32::INFINITY }, ..Default::default() }).is_err());
+    assert!(
+        generate::generate(&GenerateParams { base: Base::Flat { height: f32::INFINITY }, ..Default::default() })
+            .is_err()
+    );
 }

@@ -8,10 +8,10 @@
 use std::sync::Arc;
 use std::time::Instant;
 
+use talus::core::Heightmap;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
 use talus::core::erosion::{Boundary, EdgeMode, JobInputs, Simulation};
-use talus::core::Heightmap;
-use talus::gpu::context::{test_context, GpuContext, GpuError};
+use talus::gpu::context::{GpuContext, GpuError, test_context};
 use talus::gpu::droplet::{GpuDropletJob, GpuDropletOptions};
 
 /// A hilly test terrain (the same as tests/erosion_particles.rs): a tilted bowl plus sines.
@@ -106,7 +106,9 @@ fn two_gpu_runs_are_bit_identical() {
 #[test]
 fn books_close_for_every_edge_mode_and_nothing_is_created() {
     let Some(ctx) = ctx() else { return };
-    for (mode, guard) in [(EdgeMode::Drain, true), (EdgeMode::Wall, true), (EdgeMode::Wrap, false), (EdgeMode::Drain, false)] {
+    for (mode, guard) in
+        [(EdgeMode::Drain, true), (EdgeMode::Wall, true), (EdgeMode::Wrap, false), (EdgeMode::Drain, false)]
+    {
         let p = DropletParams { droplets: 3_000, floor_at_input_min: guard, ..DropletParams::default() };
         let mut j = gpu(&ctx, hills(96, 80), &p, inputs(3, Boundary::all(mode)));
         run(&mut j);
@@ -207,12 +209,17 @@ fn hardness_zero_protects_and_bad_inputs_are_refused() {
     assert_eq!(j.ledger().eroded, 0.0);
     assert_eq!(j.heightmap().data, hm.data);
     let bad = DropletParams { radius: 0.0, ..p.clone() };
-    assert!(GpuDropletJob::new(ctx.clone(), hm.clone(), bad, inputs(1, Boundary::default()), GpuDropletOptions::default()).is_err());
+    assert!(
+        GpuDropletJob::new(ctx.clone(), hm.clone(), bad, inputs(1, Boundary::default()), GpuDropletOptions::default())
+            .is_err()
+    );
     let i = JobInputs { hardness: Some(vec![1.0; 3]), ..inputs(1, Boundary::default()) };
     assert!(GpuDropletJob::new(ctx.clone(), hm.clone(), p.clone(), i, GpuDropletOptions::default()).is_err());
     let mut nan = hm.clone();
     nan.data[5] = f32::NAN;
-    assert!(GpuDropletJob::new(ctx.clone(), nan, p, inputs(1, Boundary::default()), GpuDropletOptions::default()).is_err());
+    assert!(
+        GpuDropletJob::new(ctx.clone(), nan, p, inputs(1, Boundary::default()), GpuDropletOptions::default()).is_err()
+    );
 }
 
 #[test]

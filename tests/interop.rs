@@ -10,13 +10,18 @@ use talus::core::io::{geotiff, glb, hgt, obj, openexr, png16, r16, sidecar};
 
 /// Corners differ and the map is neither symmetric in x nor y: h = 10x + 1000y (+ a bump).
 fn asymmetric(w: usize, h: usize) -> Heightmap {
-    Heightmap::from_fn(w, h, 2.5, |x, y| 10.0 * x as f32 + 1000.0 * y as f32 + if (x, y) == (1, 0) { 5.0 } else { 0.0 }).unwrap()
+    Heightmap::from_fn(w, h, 2.5, |x, y| 10.0 * x as f32 + 1000.0 * y as f32 + if (x, y) == (1, 0) { 5.0 } else { 0.0 })
+        .unwrap()
 }
 
 fn arb_map() -> impl Strategy<Value = Heightmap> {
-    (1usize..24, 1usize..24, 0.25f32..50.0, -1000.0f32..1000.0, 0.0f32..3000.0).prop_flat_map(|(w, h, cell, base, relief)| {
-        proptest::collection::vec(0.0f32..1.0, w * h).prop_map(move |v| Heightmap::from_data(w, h, cell, v.into_iter().map(|t| base + t * relief).collect()).unwrap())
-    })
+    (1usize..24, 1usize..24, 0.25f32..50.0, -1000.0f32..1000.0, 0.0f32..3000.0).prop_flat_map(
+        |(w, h, cell, base, relief)| {
+            proptest::collection::vec(0.0f32..1.0, w * h).prop_map(move |v| {
+                Heightmap::from_data(w, h, cell, v.into_iter().map(|t| base + t * relief).collect()).unwrap()
+            })
+        },
+    )
 }
 
 fn max_err(a: &Heightmap, b: &Heightmap) -> f32 {
@@ -93,7 +98,10 @@ fn every_raster_format_keeps_file_row_zero_as_our_y_zero() {
     assert_eq!(at(w - 1, h - 1), 63663, "2040 m of 2100");
     assert!(at(1, 0) == 468 && at(0, 1) > at(w - 1, 0));
     // EXR and GeoTIFF: exact values at the corners after a round trip.
-    for back in [openexr::decode(&openexr::encode(&hm).unwrap()).unwrap(), geotiff::decode(&geotiff::encode(&hm).unwrap()).unwrap()] {
+    for back in [
+        openexr::decode(&openexr::encode(&hm).unwrap()).unwrap(),
+        geotiff::decode(&geotiff::encode(&hm).unwrap()).unwrap(),
+    ] {
         assert_eq!(back.get(0, 0), 0.0);
         assert_eq!(back.get(1, 0), 15.0);
         assert_eq!(back.get(w - 1, 0), 40.0);
@@ -153,17 +161,27 @@ fn bad_files_give_typed_errors() {
     let rgb_exr = {
         use exr::prelude::*;
         let ch = |n: &str| AnyChannel::new(n, FlatSamples::F32(vec![0.0; 4]));
-        let layer = Layer::new((2, 2), LayerAttributes::named(""), Encoding::UNCOMPRESSED, AnyChannels::sort(SmallVec::from_vec(vec![ch("R"), ch("G"), ch("B")])));
+        let layer = Layer::new(
+            (2, 2),
+            LayerAttributes::named(""),
+            Encoding::UNCOMPRESSED,
+            AnyChannels::sort(SmallVec::from_vec(vec![ch("R"), ch("G"), ch("B")])),
+        );
         let mut c = std::io::Cursor::new(Vec::new());
         Image::from_layer(layer).write().to_buffered(&mut c).unwrap();
         c.into_inner()
     };
     assert!(matches!(openexr::decode(&rgb_exr), Err(InteropError::Unsupported { .. })));
-    assert!(matches!(openexr::decode(&no_channel_exr()), Err(InteropError::Unsupported { .. } | InteropError::Decode { .. })));
+    assert!(matches!(
+        openexr::decode(&no_channel_exr()),
+        Err(InteropError::Unsupported { .. } | InteropError::Decode { .. })
+    ));
     let exr = openexr::encode(&hm).unwrap();
     assert!(matches!(openexr::decode(&exr[..exr.len() - 10]), Err(InteropError::Decode { .. })));
     // GeoTIFF of another sample type (8-bit grey, RGB), and truncated.
-    for bytes in [tiff_of::<tiff::encoder::colortype::Gray8>(&[1, 2, 3, 4]), tiff_of::<tiff::encoder::colortype::RGB8>(&[0; 12])] {
+    for bytes in
+        [tiff_of::<tiff::encoder::colortype::Gray8>(&[1, 2, 3, 4]), tiff_of::<tiff::encoder::colortype::RGB8>(&[0; 12])]
+    {
         let e = geotiff::decode(&bytes).unwrap_err();
         assert!(matches!(e, InteropError::Unsupported { .. }), "{e}");
         assert!(e.to_string().contains("Float32"), "{e}");
@@ -172,8 +190,14 @@ fn bad_files_give_typed_errors() {
     assert!(matches!(geotiff::decode(&tif[..tif.len() / 2]), Err(InteropError::Decode { .. })));
     // Meshes need cells; unknown extensions and import of export-only formats are refused.
     assert!(matches!(glb::encode(&asymmetric(1, 5), 1), Err(InteropError::Size { .. })));
-    assert!(matches!(interop::load(Path::new("x.obj"), &ImportOptions::default()), Err(InteropError::ExportOnly { .. })));
-    assert!(matches!(interop::load(Path::new("x.jpg"), &ImportOptions::default()), Err(InteropError::UnknownFormat { .. })));
+    assert!(matches!(
+        interop::load(Path::new("x.obj"), &ImportOptions::default()),
+        Err(InteropError::ExportOnly { .. })
+    ));
+    assert!(matches!(
+        interop::load(Path::new("x.jpg"), &ImportOptions::default()),
+        Err(InteropError::UnknownFormat { .. })
+    ));
 }
 
 fn tiff_of<C: tiff::encoder::colortype::ColorType<Inner = u8>>(data: &[u8]) -> Vec<u8> {
@@ -215,7 +239,8 @@ fn stale_or_broken_sidecars_are_reported() {
     interop::save(&p, &asymmetric(4, 3), &ExportOptions::default()).unwrap();
     let sc = sidecar::read(&p).unwrap().unwrap();
     assert_eq!((sc.width, sc.height, sc.min, sc.max, sc.cell_size), (4, 3, 0.0, 2030.0, 2.5));
-    std::fs::write(sidecar::path_for(&p), serde_json::to_string(&sidecar::Sidecar { width: 9, ..sc.clone() }).unwrap()).unwrap();
+    std::fs::write(sidecar::path_for(&p), serde_json::to_string(&sidecar::Sidecar { width: 9, ..sc.clone() }).unwrap())
+        .unwrap();
     assert!(matches!(interop::load(&p, &ImportOptions::default()), Err(InteropError::Sidecar { .. })));
     std::fs::write(sidecar::path_for(&p), "{ not json").unwrap();
     assert!(matches!(interop::load(&p, &ImportOptions::default()), Err(InteropError::Sidecar { .. })));
@@ -247,7 +272,11 @@ fn fixed_and_unreal_ranges_are_recorded_and_clip() {
 fn meshes_hold_the_grid_y_up_with_normals_and_uvs() {
     let hm = asymmetric(7, 4);
     let text = obj::encode(&hm, 1).unwrap();
-    let v: Vec<Vec<f32>> = text.lines().filter(|l| l.starts_with("v ")).map(|l| l[2..].split(' ').map(|t| t.parse().unwrap()).collect()).collect();
+    let v: Vec<Vec<f32>> = text
+        .lines()
+        .filter(|l| l.starts_with("v "))
+        .map(|l| l[2..].split(' ').map(|t| t.parse().unwrap()).collect())
+        .collect();
     assert_eq!(v.len(), 28);
     assert_eq!(v[1], vec![2.5, 15.0, 0.0], "node (1, 0) at x = cell, y = height, z = 0");
     assert_eq!(v[7], vec![0.0, 1000.0, 2.5], "node (0, 1) at z = cell");

@@ -16,7 +16,9 @@ use talus::core::io::sidecar;
 fn terrain(w: usize, h: usize) -> Heightmap {
     Heightmap::from_fn(w, h, 3.0, |x, y| {
         let (fx, fy) = (x as f32, y as f32);
-        120.0 + 7.25 * fx - 13.5 * fy + 20.0 * (fx * 0.37).sin() * (fy * 0.21).cos() + if (x, y) == (1, 0) { 50.0 } else { 0.0 }
+        120.0 + 7.25 * fx - 13.5 * fy
+            + 20.0 * (fx * 0.37).sin() * (fy * 0.21).cos()
+            + if (x, y) == (1, 0) { 50.0 } else { 0.0 }
     })
     .unwrap()
 }
@@ -31,7 +33,9 @@ fn run_env(program: &str, args: &[&str], env: &[(&str, &str)]) -> Output {
     for (k, v) in env {
         c.env(k, v);
     }
-    let out = c.output().unwrap_or_else(|e| panic!("outside reader `{program}` could not be run ({e}): install it with `bash .ci/deps`"));
+    let out = c.output().unwrap_or_else(|e| {
+        panic!("outside reader `{program}` could not be run ({e}): install it with `bash .ci/deps`")
+    });
     assert!(
         out.status.success(),
         "`{program} {}` failed: {:?}\nstdout: {}\nstderr: {}",
@@ -61,7 +65,12 @@ fn assert_close(what: &str, hm: &Heightmap, outside: &[f64], tol: f64) {
     assert_eq!(outside.len(), hm.len(), "{what}: value count");
     for (i, (&ours, &theirs)) in hm.data.iter().zip(outside).enumerate() {
         let theirs = if tol == 0.0 { theirs as f32 as f64 } else { theirs };
-        assert!((ours as f64 - theirs).abs() <= tol, "{what}: node x={}, y={} is {ours} here but {theirs} there (tolerance {tol})", i % hm.width, i / hm.width);
+        assert!(
+            (ours as f64 - theirs).abs() <= tol,
+            "{what}: node x={}, y={} is {ours} here but {theirs} there (tolerance {tol})",
+            i % hm.width,
+            i / hm.width
+        );
     }
 }
 
@@ -78,11 +87,21 @@ fn png16_is_read_by_pngcheck_and_pillow() {
     let v: Value = serde_json::from_str(&stdout(&run("python3", &[s(&tools_dir("read_png.py")), s(&p)]))).unwrap();
     assert_eq!(v["size"], serde_json::json!([37, 21]));
     assert!(v["mode"].as_str().unwrap().starts_with("I"), "Pillow mode {}", v["mode"]);
-    let metres: Vec<f64> = v["pixels"].as_array().unwrap().iter().map(|p| lo as f64 + p.as_f64().unwrap() / 65535.0 * (hi - lo) as f64).collect();
+    let metres: Vec<f64> = v["pixels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| lo as f64 + p.as_f64().unwrap() / 65535.0 * (hi - lo) as f64)
+        .collect();
     assert_close("Pillow PNG16", &hm, &metres, (hi - lo) as f64 / 65535.0 * 0.5 + 1e-4);
     // And back through our importer with the sidecar.
     let back = interop::load(&p, &ImportOptions::default()).unwrap();
-    assert_close("our PNG16 importer", &hm, &back.data.iter().map(|&h| h as f64).collect::<Vec<_>>(), (hi - lo) as f64 / 65535.0 * 0.5 + 1e-4);
+    assert_close(
+        "our PNG16 importer",
+        &hm,
+        &back.data.iter().map(|&h| h as f64).collect::<Vec<_>>(),
+        (hi - lo) as f64 / 65535.0 * 0.5 + 1e-4,
+    );
 }
 
 #[test]
@@ -93,10 +112,20 @@ fn r16_is_read_by_pillow_in_the_same_order_as_the_png() {
     interop::save(&png, &hm, &ExportOptions::default()).unwrap();
     interop::save(&raw, &hm, &ExportOptions::default()).unwrap();
     let a: Value = serde_json::from_str(&stdout(&run("python3", &[s(&tools_dir("read_png.py")), s(&png)]))).unwrap();
-    let b: Value = serde_json::from_str(&stdout(&run("python3", &[s(&tools_dir("read_png.py")), "r16", s(&raw), "33", "17"]))).unwrap();
-    assert_eq!(a["pixels"], b["pixels"], "R16 (little-endian, row 0 first) and PNG hold the same samples in the same order");
+    let b: Value =
+        serde_json::from_str(&stdout(&run("python3", &[s(&tools_dir("read_png.py")), "r16", s(&raw), "33", "17"])))
+            .unwrap();
+    assert_eq!(
+        a["pixels"], b["pixels"],
+        "R16 (little-endian, row 0 first) and PNG hold the same samples in the same order"
+    );
     let sc = sidecar::read(&raw).unwrap().unwrap();
-    let metres: Vec<f64> = b["pixels"].as_array().unwrap().iter().map(|p| sc.min as f64 + p.as_f64().unwrap() / 65535.0 * (sc.max - sc.min) as f64).collect();
+    let metres: Vec<f64> = b["pixels"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| sc.min as f64 + p.as_f64().unwrap() / 65535.0 * (sc.max - sc.min) as f64)
+        .collect();
     assert_close("Pillow R16", &hm, &metres, (sc.max - sc.min) as f64 / 65535.0 * 0.5 + 1e-4);
 }
 
@@ -113,7 +142,9 @@ fn geotiff_is_read_by_gdal_with_its_geotransform() {
     let band = &info["bands"][0];
     assert_eq!(band["type"], "Float32");
     let st = hm.stats();
-    let stat = |k: &str| band["metadata"][""][k].as_str().unwrap_or_else(|| panic!("no {k} in {band}")).parse::<f64>().unwrap();
+    let stat = |k: &str| {
+        band["metadata"][""][k].as_str().unwrap_or_else(|| panic!("no {k} in {band}")).parse::<f64>().unwrap()
+    };
     assert!((stat("STATISTICS_MINIMUM") - st.min as f64).abs() < 1e-4, "{band}");
     assert!((stat("STATISTICS_MAXIMUM") - st.max as f64).abs() < 1e-4, "{band}");
     // Pixel size 3 m, north up (negative y step); PixelIsPoint puts the pixel-corner origin half a
@@ -124,7 +155,11 @@ fn geotiff_is_read_by_gdal_with_its_geotransform() {
     // Every value, in file order, through GDAL's XYZ writer.
     let xyz = d.path().join("h.xyz");
     run("gdal_translate", &["-q", "-of", "XYZ", s(&p), s(&xyz)]);
-    let vals: Vec<f64> = std::fs::read_to_string(&xyz).unwrap().lines().map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap()).collect();
+    let vals: Vec<f64> = std::fs::read_to_string(&xyz)
+        .unwrap()
+        .lines()
+        .map(|l| l.split_whitespace().nth(2).unwrap().parse().unwrap())
+        .collect();
     assert_close("GDAL XYZ", &hm, &vals, 1e-3);
 }
 
@@ -187,16 +222,30 @@ fn glb_passes_the_khronos_validator_and_assimp() {
     let p = d.path().join("h.glb");
     interop::save(&p, &hm, &ExportOptions { decimate: 2, ..Default::default() }).unwrap();
     let home = std::env::var("HOME").unwrap_or_default();
-    let modules = std::env::var("TALUS_TOOLS").unwrap_or_else(|_| format!("{home}/.cache/talus-tools")) + "/node_modules";
-    assert!(Path::new(&modules).join("gltf-validator").is_dir(), "gltf-validator is not installed in {modules}: run `bash .ci/deps`");
-    let report: Value = serde_json::from_str(&stdout(&run_env("node", &[s(&tools_dir("validate_glb.js")), s(&p)], &[("NODE_PATH", &modules)]))).unwrap();
+    let modules =
+        std::env::var("TALUS_TOOLS").unwrap_or_else(|_| format!("{home}/.cache/talus-tools")) + "/node_modules";
+    assert!(
+        Path::new(&modules).join("gltf-validator").is_dir(),
+        "gltf-validator is not installed in {modules}: run `bash .ci/deps`"
+    );
+    let report: Value = serde_json::from_str(&stdout(&run_env(
+        "node",
+        &[s(&tools_dir("validate_glb.js")), s(&p)],
+        &[("NODE_PATH", &modules)],
+    )))
+    .unwrap();
     assert_eq!(report["issues"]["numErrors"], 0, "{report}");
     assert_eq!(report["issues"]["numWarnings"], 0, "{report}");
     // 31 → 16 columns, 19 → 10 rows (every 2nd node plus the last).
     assert_eq!(report["info"]["totalVertexCount"], 160, "{report}");
     assert_eq!(report["info"]["totalTriangleCount"], 15 * 9 * 2, "{report}");
     let a = stdout(&run("assimp", &["info", s(&p)]));
-    assert!(a.contains("Meshes:             1") && a.contains("Vertices:           160") && a.contains("Faces:              270"), "{a}");
+    assert!(
+        a.contains("Meshes:             1")
+            && a.contains("Vertices:           160")
+            && a.contains("Faces:              270"),
+        "{a}"
+    );
 }
 
 #[test]

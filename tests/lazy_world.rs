@@ -7,12 +7,7 @@ use talus::core::generate::GenError;
 use talus::core::generate::lazy_world::{self, LazyWorld, LazyWorldParams};
 
 fn world(k: u32, seed: u64) -> LazyWorld {
-    let p = LazyWorldParams {
-        side_log2: k,
-        roughness: 1.0,
-        height_scale: 300.0,
-        origin: [0, 0],
-    };
+    let p = LazyWorldParams { side_log2: k, roughness: 1.0, height_scale: 300.0, origin: [0, 0] };
     LazyWorld::new(&p, seed).unwrap()
 }
 
@@ -53,12 +48,7 @@ fn moved_window_and_cleared_cache_reproduce() {
     // A brand-new world object with the same seed too, and the one-shot generator.
     let mut other = world(20, 7);
     assert_eq!(other.window(500_000, 700_000, 128, 128, 2.0).unwrap(), first);
-    let p = LazyWorldParams {
-        side_log2: 20,
-        roughness: 1.0,
-        height_scale: 300.0,
-        origin: [500_000, 700_000],
-    };
+    let p = LazyWorldParams { side_log2: 20, roughness: 1.0, height_scale: 300.0, origin: [500_000, 700_000] };
     assert_eq!(lazy_world::generate(128, 128, 2.0, &p, 7).unwrap(), first);
     // A different seed is a different landscape.
     assert_ne!(world(20, 8).window(500_000, 700_000, 128, 128, 2.0).unwrap().data, first.data);
@@ -117,12 +107,7 @@ fn same_bits_with_one_and_two_threads() {
             64,
             64,
             1.0,
-            &LazyWorldParams {
-                side_log2: 16,
-                roughness: 2.0,
-                height_scale: 50.0,
-                origin: [-10, 1000],
-            },
+            &LazyWorldParams { side_log2: 16, roughness: 2.0, height_scale: 50.0, origin: [-10, 1000] },
             99,
         )
         .unwrap();
@@ -135,15 +120,9 @@ fn same_bits_with_one_and_two_threads() {
 
 #[test]
 fn invalid_input_is_an_error_not_a_panic() {
-    let bad = LazyWorldParams {
-        side_log2: 30,
-        ..Default::default()
-    };
+    let bad = LazyWorldParams { side_log2: 30, ..Default::default() };
     assert!(matches!(LazyWorld::new(&bad, 0), Err(GenError::BadParam { .. })));
-    let nan = LazyWorldParams {
-        roughness: f32::NAN,
-        ..Default::default()
-    };
+    let nan = LazyWorldParams { roughness: f32::NAN, ..Default::default() };
     assert!(lazy_world::generate(8, 8, 1.0, &nan, 0).is_err());
     let mut w = world(24, 0);
     assert!(w.window(0, 0, 0, 0, 1.0).is_err());

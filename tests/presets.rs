@@ -8,19 +8,30 @@ use talus::core::io::presets;
 
 fn dir(kind: &str) -> Vec<PathBuf> {
     let d = Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/presets").join(kind);
-    let mut v: Vec<PathBuf> = std::fs::read_dir(&d).unwrap().map(|e| e.unwrap().path()).filter(|p| p.extension().is_some_and(|e| e == "ron")).collect();
+    let mut v: Vec<PathBuf> = std::fs::read_dir(&d)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "ron"))
+        .collect();
     v.sort();
     v
 }
 
 fn talus(args: &[&str], cwd: &Path) {
-    let out = Command::new(env!("CARGO_BIN_EXE_talus")).args(args).current_dir(cwd).env_remove("DISPLAY").env_remove("WAYLAND_DISPLAY").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(args)
+        .current_dir(cwd)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .output()
+        .unwrap();
     assert!(out.status.success(), "talus {}: {}", args.join(" "), String::from_utf8_lossy(&out.stderr));
 }
 
 #[test]
 fn shipped_generator_presets_generate() {
-    let names: Vec<String> = dir("generate").iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
+    let names: Vec<String> =
+        dir("generate").iter().map(|p| p.file_stem().unwrap().to_string_lossy().into_owned()).collect();
     assert_eq!(names, ["alpine", "archipelago", "desert_canyons", "rolling_hills"]);
     let d = tempfile::tempdir().unwrap();
     for p in dir("generate") {
@@ -38,7 +49,12 @@ fn shipped_generator_presets_generate() {
 fn shipped_erosion_presets_erode() {
     let d = tempfile::tempdir().unwrap();
     talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "2", "--out", "a.bhef"], d.path());
-    let models = [("alpine_droplets", "droplet", "--droplets", "500"), ("archipelago_pipe", "pipe", "--steps", "5"), ("desert_thermal", "thermal", "--steps", "5"), ("rolling_hills_stream_power", "stream-power", "--steps", "3"), ("young_mountains_stream_power", "stream-power", "--steps", "3"),
+    let models = [
+        ("alpine_droplets", "droplet", "--droplets", "500"),
+        ("archipelago_pipe", "pipe", "--steps", "5"),
+        ("desert_thermal", "thermal", "--steps", "5"),
+        ("rolling_hills_stream_power", "stream-power", "--steps", "3"),
+        ("young_mountains_stream_power", "stream-power", "--steps", "3"),
         ("gentle_valleys_droplets", "droplet", "--droplets", "500"),
         ("badlands_snowball", "snowball", "--droplets", "500"),
         ("light_rills_snowball", "snowball", "--droplets", "500"),
@@ -48,8 +64,15 @@ fn shipped_erosion_presets_erode() {
     assert_eq!(dir("erode").len(), models.len());
     for (name, model, flag, n) in models {
         let p = Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/presets/erode/{name}.ron"));
-        talus(&["erode", "--model", model, "--params", p.to_str().unwrap(), flag, n, "--in", "a.bhef", "--out", "e.bhef"], d.path());
-        assert_ne!(std::fs::read(d.path().join("a.bhef")).unwrap(), std::fs::read(d.path().join("e.bhef")).unwrap(), "{name} changed nothing");
+        talus(
+            &["erode", "--model", model, "--params", p.to_str().unwrap(), flag, n, "--in", "a.bhef", "--out", "e.bhef"],
+            d.path(),
+        );
+        assert_ne!(
+            std::fs::read(d.path().join("a.bhef")).unwrap(),
+            std::fs::read(d.path().join("e.bhef")).unwrap(),
+            "{name} changed nothing"
+        );
     }
 }
 

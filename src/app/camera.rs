@@ -5,11 +5,11 @@
 //! ([`super::tools::Pointer`]). Input is ignored while egui wants the pointer. The
 //! camera frames the whole map at start and again whenever the map's size changes.
 
-use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::camera::visibility::RenderLayers;
 use bevy::camera::{CameraOutputMode, Viewport};
-use bevy::render::render_resource::BlendState;
+use bevy::input::mouse::{AccumulatedMouseScroll, MouseScrollUnit};
 use bevy::prelude::*;
+use bevy::render::render_resource::BlendState;
 use bevy_egui::input::EguiWantsInput;
 use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
 
@@ -22,7 +22,10 @@ impl Plugin for CameraPlugin {
     fn build(&self, app: &mut App) {
         // The panel gets its own camera (below), so the 3-D camera's viewport can leave room for it.
         app.world_mut().resource_mut::<EguiGlobalSettings>().auto_create_primary_context = false;
-        app.add_systems(Startup, spawn_camera).add_systems(Update, (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain().after(super::tools::ReadPointer));
+        app.add_systems(Startup, spawn_camera).add_systems(
+            Update,
+            (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain().after(super::tools::ReadPointer),
+        );
     }
 }
 
@@ -69,7 +72,10 @@ fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
         RenderLayers::none(),
         Camera {
             order: 1,
-            output_mode: CameraOutputMode::Write { blend_state: Some(BlendState::ALPHA_BLENDING), clear_color: ClearColorConfig::None },
+            output_mode: CameraOutputMode::Write {
+                blend_state: Some(BlendState::ALPHA_BLENDING),
+                clear_color: ClearColorConfig::None,
+            },
             clear_color: ClearColorConfig::Custom(Color::NONE),
             ..default()
         },
@@ -78,13 +84,23 @@ fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
 
 /// Renders the 3-D view in the part of the window the side panel leaves free, so the terrain is
 /// centred in what the user can see.
-fn fit_viewport_beside_panel(panel: Res<super::ui::PanelWidth>, windows: Query<&Window>, mut cams: Query<&mut Camera, With<OrbitCamera>>) {
+fn fit_viewport_beside_panel(
+    panel: Res<super::ui::PanelWidth>,
+    windows: Query<&Window>,
+    mut cams: Query<&mut Camera, With<OrbitCamera>>,
+) {
     let Ok(window) = windows.single() else { return };
     let (w, h) = (window.physical_width(), window.physical_height());
     let left = ((panel.0 * window.scale_factor()).round().max(0.0) as u32).min(w.saturating_sub(1));
-    let viewport = (w > 1 && h > 0).then(|| Viewport { physical_position: UVec2::new(left, 0), physical_size: UVec2::new(w - left, h), ..default() });
+    let viewport = (w > 1 && h > 0).then(|| Viewport {
+        physical_position: UVec2::new(left, 0),
+        physical_size: UVec2::new(w - left, h),
+        ..default()
+    });
     for mut cam in &mut cams {
-        if cam.viewport.as_ref().map(|v| (v.physical_position, v.physical_size)) != viewport.as_ref().map(|v| (v.physical_position, v.physical_size)) {
+        if cam.viewport.as_ref().map(|v| (v.physical_position, v.physical_size))
+            != viewport.as_ref().map(|v| (v.physical_position, v.physical_size))
+        {
             cam.viewport = viewport.clone();
         }
     }

@@ -38,7 +38,11 @@ pub enum EditorCommand {
     /// Generate a terrain in the background and make it the map (one undo step).
     Generate(GenerateParams),
     /// A flat map of `size × size` nodes, `cell_size` metres apart, at `height` metres.
-    NewMap { size: usize, cell_size: f32, height: f32 },
+    NewMap {
+        size: usize,
+        cell_size: f32,
+        height: f32,
+    },
     /// Open a BHEF file (replaces the document; the old one must be saved or discarded first).
     Open(PathBuf),
     /// Save to the document's file (Save As when it has none).
@@ -51,19 +55,31 @@ pub enum EditorCommand {
     /// Export the map in the format named by the extension (PNG16, R16, EXR, GeoTIFF, OBJ, GLB,
     /// BHEF); `unreal` centres integer formats on zero as Unreal reads them; meshes keep every
     /// `decimate`-th node.
-    Export { path: PathBuf, unreal: bool, decimate: usize },
+    Export {
+        path: PathBuf,
+        unreal: bool,
+        decimate: usize,
+    },
     /// Ask for a file to open (dialog).
     OpenDialog,
     /// Ask for a file to import (dialog).
     ImportDialog,
     /// Ask for a path to export to (dialog); the options as in [`EditorCommand::Export`].
-    ExportDialog { unreal: bool, decimate: usize },
+    ExportDialog {
+        unreal: bool,
+        decimate: usize,
+    },
     /// Ask for a path to save to (dialog).
     SaveAsDialog,
     Undo,
     Redo,
     /// Start a simulation of the current map.
-    Simulate { model: ModelParams, boundary: Boundary, seed: u64, backend: crate::backend::Backend },
+    Simulate {
+        model: ModelParams,
+        boundary: Boundary,
+        seed: u64,
+        backend: crate::backend::Backend,
+    },
     /// Pause (true) or resume (false) the running simulation.
     SetPaused(bool),
     /// Stop the running simulation between two steps, keeping what it did.
@@ -78,7 +94,11 @@ pub enum EditorCommand {
     FixPitsSpikes,
 }
 
-fn send_shortcut_commands(keys: Res<ButtonInput<KeyCode>>, egui_input: Res<EguiWantsInput>, mut out: MessageWriter<EditorCommand>) {
+fn send_shortcut_commands(
+    keys: Res<ButtonInput<KeyCode>>,
+    egui_input: Res<EguiWantsInput>,
+    mut out: MessageWriter<EditorCommand>,
+) {
     if egui_input.wants_any_keyboard_input() {
         return;
     }
@@ -114,7 +134,9 @@ fn apply_document_commands(
 ) {
     for cmd in cmds.read() {
         let busy = sim.running();
-        let refuse = |status: &mut StatusLine, what: &str| status.error(format!("{what}: a simulation is running; cancel it or wait for it to finish"));
+        let refuse = |status: &mut StatusLine, what: &str| {
+            status.error(format!("{what}: a simulation is running; cancel it or wait for it to finish"))
+        };
         match cmd {
             EditorCommand::NewMap { size, cell_size, height } => {
                 if busy {
@@ -184,7 +206,12 @@ fn apply_document_commands(
                 }
             }
             EditorCommand::Export { path, unreal, decimate } => {
-                let opts = ExportOptions { unreal: *unreal, decimate: *decimate, source: terrain.doc.title(), ..Default::default() };
+                let opts = ExportOptions {
+                    unreal: *unreal,
+                    decimate: *decimate,
+                    source: terrain.doc.title(),
+                    ..Default::default()
+                };
                 match interop::save(path, terrain.map(), &opts) {
                     Ok(r) => {
                         let mut msg = format!("Exported {}", path.display());
@@ -212,10 +239,13 @@ fn apply_document_commands(
                     refuse(&mut status, if undo { "Undo" } else { "Redo" });
                     continue;
                 }
-                let label = if undo { terrain.doc.history().undo_label() } else { terrain.doc.history().redo_label() }.map(str::to_owned);
+                let label = if undo { terrain.doc.history().undo_label() } else { terrain.doc.history().redo_label() }
+                    .map(str::to_owned);
                 let change = if undo { terrain.doc.undo() } else { terrain.doc.redo() };
                 match (change, label) {
-                    (crate::editor::document::Changed::None, _) => status.info(if undo { "Nothing to undo" } else { "Nothing to redo" }),
+                    (crate::editor::document::Changed::None, _) => {
+                        status.info(if undo { "Nothing to undo" } else { "Nothing to redo" })
+                    }
                     (c, l) => {
                         terrain.refresh(c);
                         status.info(format!("{} {}", if undo { "Undid" } else { "Redid" }, l.unwrap_or_default()));

@@ -35,7 +35,13 @@ pub struct OverlayTexture {
 fn create_overlay_texture(mut commands: Commands, mut images: ResMut<Assets<Image>>) {
     use bevy::asset::RenderAssetUsages;
     use bevy::render::render_resource::{Extent3d, TextureDimension, TextureFormat};
-    let image = Image::new_fill(Extent3d { width: 1, height: 1, depth_or_array_layers: 1 }, TextureDimension::D2, &[0, 0, 0, 0], TextureFormat::Rgba8UnormSrgb, RenderAssetUsages::default());
+    let image = Image::new_fill(
+        Extent3d { width: 1, height: 1, depth_or_array_layers: 1 },
+        TextureDimension::D2,
+        &[0, 0, 0, 0],
+        TextureFormat::Rgba8UnormSrgb,
+        RenderAssetUsages::default(),
+    );
     commands.insert_resource(OverlayTexture { image: images.add(image), opacity: 0.0 });
 }
 
@@ -62,7 +68,13 @@ pub struct SimFields {
 
 impl SimFields {
     /// Takes a simulation update's fields and maps (those it carries).
-    pub fn take_update(&mut self, width: usize, height: usize, fields: Option<crate::core::erosion::Fields>, maps: Option<crate::core::erosion::ErosionMaps>) {
+    pub fn take_update(
+        &mut self,
+        width: usize,
+        height: usize,
+        fields: Option<crate::core::erosion::Fields>,
+        maps: Option<crate::core::erosion::ErosionMaps>,
+    ) {
         if fields.is_none() && maps.is_none() {
             return;
         }
@@ -110,7 +122,12 @@ mod tests {
     #[test]
     fn updates_replace_and_size_changes_clear() {
         let mut f = SimFields::default();
-        f.take_update(2, 2, Some(Fields { water: Some(vec![1.0; 4]), ..Default::default() }), Some(ErosionMaps::new(4)));
+        f.take_update(
+            2,
+            2,
+            Some(Fields { water: Some(vec![1.0; 4]), ..Default::default() }),
+            Some(ErosionMaps::new(4)),
+        );
         assert_eq!(f.revision, 1);
         assert!(f.water.is_some() && f.eroded.is_some());
         f.take_update(2, 2, None, None);

@@ -82,17 +82,30 @@ pub struct AutosaveState {
 
 impl Default for AutosaveState {
     fn default() -> Self {
-        Self { slot: Autosave::standard(), last_check: Instant::now(), saved_revision: None, writing: None, offer: None }
+        Self {
+            slot: Autosave::standard(),
+            last_check: Instant::now(),
+            saved_revision: None,
+            writing: None,
+            offer: None,
+        }
     }
 }
 
-fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<FileDialogs>, terrain: Res<EditorTerrain>, mut status: ResMut<StatusLine>) {
+fn open_dialogs(
+    mut cmds: MessageReader<EditorCommand>,
+    mut dialogs: ResMut<FileDialogs>,
+    terrain: Res<EditorTerrain>,
+    mut status: ResMut<StatusLine>,
+) {
     for cmd in cmds.read() {
         let kind = match cmd {
             EditorCommand::OpenDialog => DialogKind::Open,
             EditorCommand::SaveAsDialog => DialogKind::SaveAs,
             EditorCommand::ImportDialog => DialogKind::Import,
-            EditorCommand::ExportDialog { unreal, decimate } => DialogKind::Export { unreal: *unreal, decimate: *decimate },
+            EditorCommand::ExportDialog { unreal, decimate } => {
+                DialogKind::Export { unreal: *unreal, decimate: *decimate }
+            }
             _ => continue,
         };
         if dialogs.pending.is_some() {
@@ -102,7 +115,12 @@ fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<File
         let answer: Answer = Arc::new(Mutex::new(None));
         let out = answer.clone();
         let start_dir = terrain.doc.path().and_then(|p| p.parent()).map(|p| p.to_path_buf());
-        let name = terrain.doc.path().and_then(|p| p.file_name()).map(|n| n.to_string_lossy().into_owned()).unwrap_or_else(|| "terrain.bhef".into());
+        let name = terrain
+            .doc
+            .path()
+            .and_then(|p| p.file_name())
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_else(|| "terrain.bhef".into());
         let spawned = std::thread::Builder::new().name("file-dialog".into()).spawn(move || {
             let mut d = match kind {
                 DialogKind::Open | DialogKind::SaveAs => rfd::FileDialog::new().add_filter("BHEF heightmap", &["bhef"]),
@@ -133,7 +151,12 @@ fn open_dialogs(mut cmds: MessageReader<EditorCommand>, mut dialogs: ResMut<File
     }
 }
 
-fn finish_dialogs(mut dialogs: ResMut<FileDialogs>, mut out: MessageWriter<EditorCommand>, mut quit: ResMut<QuitPrompt>, mut status: ResMut<StatusLine>) {
+fn finish_dialogs(
+    mut dialogs: ResMut<FileDialogs>,
+    mut out: MessageWriter<EditorCommand>,
+    mut quit: ResMut<QuitPrompt>,
+    mut status: ResMut<StatusLine>,
+) {
     let Some((kind, answer)) = &dialogs.pending else { return };
     let Some(picked) = answer.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
     let kind = *kind;
@@ -300,7 +323,10 @@ fn draw_prompts(
         let mut choice = None;
         egui::Modal::new(egui::Id::new("talus_quit_prompt")).show(&ctx, |ui| {
             ui.heading("Unsaved changes");
-            ui.label(format!("{} has changes that are not saved.", terrain.doc.path().map(|p| p.display().to_string()).unwrap_or_else(|| "This terrain".into())));
+            ui.label(format!(
+                "{} has changes that are not saved.",
+                terrain.doc.path().map(|p| p.display().to_string()).unwrap_or_else(|| "This terrain".into())
+            ));
             ui.horizontal(|ui| {
                 if ui.button("Save").clicked() {
                     choice = Some(0);

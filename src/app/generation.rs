@@ -83,7 +83,12 @@ fn queue_generate_commands(mut cmds: MessageReader<EditorCommand>, mut state: Re
     }
 }
 
-fn finish_generation(mut state: ResMut<GenState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>, sim: Res<SimState>) {
+fn finish_generation(
+    mut state: ResMut<GenState>,
+    mut terrain: ResMut<EditorTerrain>,
+    mut status: ResMut<StatusLine>,
+    sim: Res<SimState>,
+) {
     let Some(running) = &state.running else { return };
     let Some(result) = running.slot.lock().unwrap_or_else(PoisonError::into_inner).take() else { return };
     state.running = None;

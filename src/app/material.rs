@@ -121,15 +121,35 @@ impl TerrainUniform {
         let w = &p.wet;
         let bi = &p.biome;
         let c = |x: f32, lo: f32, hi: f32, def: f32| finite(x, def).clamp(lo, hi);
-        let layer = |l: &TerrainLayer| (lin(l.color).extend(c(l.variation_amount, 0.0, 1.0, 0.5)), lin(l.variation).extend(c(l.roughness, 0.0, 1.0, 0.9)));
+        let layer = |l: &TerrainLayer| {
+            (
+                lin(l.color).extend(c(l.variation_amount, 0.0, 1.0, 0.5)),
+                lin(l.variation).extend(c(l.roughness, 0.0, 1.0, 0.9)),
+            )
+        };
         let layers = [&p.sand, &p.grass, &p.dirt, &p.rock, &p.snow, &s.layer].map(layer);
         let peak_above_sea = (m.peak - m.sea_level).max(1.0);
         Self {
             map: Vec4::new(m.sea_level, peak_above_sea, m.cell.max(1e-6), if p.enabled { 1.0 } else { 0.0 }),
             size: Vec4::new(m.width as f32, m.height as f32, m.overlay_opacity.clamp(0.0, 1.0), 0.0),
-            bands_h: Vec4::new(c(b.beach_top, -1.0, 1.0, 0.02), c(b.dirt_height, 0.0, 2.0, 0.6), c(b.snow_line, 0.0, 2.0, 0.86), c(b.height_blend, 0.0, 0.5, 0.03)),
-            bands_s: Vec4::new(c(b.dirt_slope, 0.0, 90.0, 30.0), c(b.rock_slope, 0.0, 90.0, 40.0), c(b.snow_max_slope, 0.0, 90.0, 42.0), c(b.slope_blend, 0.0, 45.0, 5.0)),
-            detail: Vec4::new(c(b.edge_noise, 0.0, 4.0, 1.5), c(d.edge_scale, 1.0, 1e4, 40.0), c(d.scale, 0.1, 1000.0, 6.0), c(d.triplanar_sharpness, 1.0, 16.0, 4.0)),
+            bands_h: Vec4::new(
+                c(b.beach_top, -1.0, 1.0, 0.02),
+                c(b.dirt_height, 0.0, 2.0, 0.6),
+                c(b.snow_line, 0.0, 2.0, 0.86),
+                c(b.height_blend, 0.0, 0.5, 0.03),
+            ),
+            bands_s: Vec4::new(
+                c(b.dirt_slope, 0.0, 90.0, 30.0),
+                c(b.rock_slope, 0.0, 90.0, 40.0),
+                c(b.snow_max_slope, 0.0, 90.0, 42.0),
+                c(b.slope_blend, 0.0, 45.0, 5.0),
+            ),
+            detail: Vec4::new(
+                c(b.edge_noise, 0.0, 4.0, 1.5),
+                c(d.edge_scale, 1.0, 1e4, 40.0),
+                c(d.scale, 0.1, 1000.0, 6.0),
+                c(d.triplanar_sharpness, 1.0, 16.0, 4.0),
+            ),
             strata: Vec4::new(c(d.strata, 0.0, 1.0, 0.18), c(d.strata_spacing, 0.1, 1000.0, 7.0), 0.0, 0.0),
             sediment: Vec4::new(
                 if s.enabled { c(s.strength, 0.0, 1.0, 0.9) } else { 0.0 },
@@ -137,10 +157,30 @@ impl TerrainUniform {
                 c(s.deposit_full, 0.0, 100.0, 0.4),
                 c(s.erosion_exposes, 0.0, 10.0, 0.15),
             ),
-            wet: Vec4::new(if w.enabled { c(w.darkening, 0.0, 1.0, 0.45) } else { 0.0 }, c(w.flow_min, 0.0, 1.0, 0.35), c(w.flow_full, 0.0, 1.0, 0.75), c(w.roughness, 0.0, 1.0, 0.35)),
-            biome_a: Vec4::new(c(bi.latitude_north, -90.0, 90.0, 48.0), c(bi.latitude_south, -90.0, 90.0, 40.0), c(bi.temperature_equator, -50.0, 60.0, 30.0), c(bi.temperature_pole, -80.0, 40.0, -25.0)),
-            biome_b: Vec4::new(c(bi.lapse, 0.0, 100.0, 14.0), c(bi.moisture_range, 1.0, 1e5, 220.0), c(bi.tundra_temperature, -50.0, 50.0, -2.0), c(bi.desert_temperature, -50.0, 60.0, 20.0)),
-            biome_c: Vec4::new(c(bi.desert_moisture, 0.0, 1.0, 0.05), c(bi.steppe_moisture, 0.0, 1.0, 0.15), if bi.enabled { 1.0 } else { 0.0 }, 0.0),
+            wet: Vec4::new(
+                if w.enabled { c(w.darkening, 0.0, 1.0, 0.45) } else { 0.0 },
+                c(w.flow_min, 0.0, 1.0, 0.35),
+                c(w.flow_full, 0.0, 1.0, 0.75),
+                c(w.roughness, 0.0, 1.0, 0.35),
+            ),
+            biome_a: Vec4::new(
+                c(bi.latitude_north, -90.0, 90.0, 48.0),
+                c(bi.latitude_south, -90.0, 90.0, 40.0),
+                c(bi.temperature_equator, -50.0, 60.0, 30.0),
+                c(bi.temperature_pole, -80.0, 40.0, -25.0),
+            ),
+            biome_b: Vec4::new(
+                c(bi.lapse, 0.0, 100.0, 14.0),
+                c(bi.moisture_range, 1.0, 1e5, 220.0),
+                c(bi.tundra_temperature, -50.0, 50.0, -2.0),
+                c(bi.desert_temperature, -50.0, 60.0, 20.0),
+            ),
+            biome_c: Vec4::new(
+                c(bi.desert_moisture, 0.0, 1.0, 0.05),
+                c(bi.steppe_moisture, 0.0, 1.0, 0.15),
+                if bi.enabled { 1.0 } else { 0.0 },
+                0.0,
+            ),
             layer_color: layers.map(|l| l.0),
             layer_var: layers.map(|l| l.1),
             biome_color: [bi.desert_color, bi.steppe_color, bi.tundra_color].map(|c| lin(c).extend(1.0)),
@@ -163,7 +203,11 @@ fn create_material(
 ) {
     // Built at full size at once: the first frames already show the right layers.
     let map = terrain.map();
-    let data = images.add(data_image(map.width, map.height, surface_data(map, sea_level(&look), look.0.material.wet.wet_depth, SurfaceInputs::default())));
+    let data = images.add(data_image(
+        map.width,
+        map.height,
+        surface_data(map, sea_level(&look), look.0.material.wet.wet_depth, SurfaceInputs::default()),
+    ));
     let overlay = overlay.map(|o| o.image.clone()).unwrap_or_default();
     let handle = materials.add(TerrainMat {
         base: StandardMaterial { base_color: Color::WHITE, perceptual_roughness: 0.9, reflectance: 0.3, ..default() },
@@ -231,14 +275,20 @@ fn rebuild_data_texture(
     }
     let started = std::time::Instant::now();
     let inputs = if fields.fits(map.width, map.height) {
-        SurfaceInputs { water: fields.water.as_deref(), flow: fields.flow.as_deref(), eroded: fields.eroded.as_deref(), deposited: fields.deposited.as_deref() }
+        SurfaceInputs {
+            water: fields.water.as_deref(),
+            flow: fields.flow.as_deref(),
+            eroded: fields.eroded.as_deref(),
+            deposited: fields.deposited.as_deref(),
+        }
     } else {
         SurfaceInputs::default()
     };
     let texels = surface_data(map, sea, wet_depth, inputs);
     let Some(mut mat) = materials.get_mut(&material.0) else { return };
     let image = data_image(map.width, map.height, texels);
-    let same_size = images.get(&mat.extension.data).is_some_and(|old| old.texture_descriptor.size == image.texture_descriptor.size);
+    let same_size =
+        images.get(&mat.extension.data).is_some_and(|old| old.texture_descriptor.size == image.texture_descriptor.size);
     if same_size {
         // Same size: Bevy writes the new texels into the existing texture.
         let _ = images.insert(mat.extension.data.id(), image);
@@ -248,7 +298,12 @@ fn rebuild_data_texture(
         mat.extension.data = images.add(image);
     }
     *last = (key, now, true);
-    debug!("terrain data texture {}×{} rebuilt in {:.1} ms", map.width, map.height, started.elapsed().as_secs_f64() * 1e3);
+    debug!(
+        "terrain data texture {}×{} rebuilt in {:.1} ms",
+        map.width,
+        map.height,
+        started.elapsed().as_secs_f64() * 1e3
+    );
 }
 
 /// Writes the uniform when the look, the map's range or the overlay changed.
@@ -358,7 +413,9 @@ mod tests {
 
     #[test]
     fn shader_is_registered_under_its_stable_handle() {
-        assert!(matches!(TerrainExtension::fragment_shader(), ShaderRef::Handle(h) if h == shader_handle("terrain.wgsl")));
+        assert!(
+            matches!(TerrainExtension::fragment_shader(), ShaderRef::Handle(h) if h == shader_handle("terrain.wgsl"))
+        );
         let src = include_str!("../../shaders/terrain.wgsl");
         for binding in ["@binding(100)", "@binding(101)", "@binding(102)", "@binding(103)", "@binding(104)"] {
             assert!(src.contains(binding), "terrain.wgsl declares {binding}");

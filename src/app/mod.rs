@@ -27,8 +27,8 @@ pub mod commands;
 pub mod fields;
 pub mod files;
 pub mod generation;
-pub mod overlay;
 pub mod material;
+pub mod overlay;
 pub mod param_editor;
 pub mod qa;
 pub mod script;
@@ -137,7 +137,8 @@ impl EditorTerrain {
                 let x1 = (x0 + CHUNK_QUADS).min(w - 1);
                 let y0 = cy * CHUNK_QUADS;
                 let y1 = (y0 + CHUNK_QUADS).min(old.height - 1);
-                let differs = (y0..=y1).any(|y| old.data[y * w + x0..=y * w + x1] != heights.data[y * w + x0..=y * w + x1]);
+                let differs =
+                    (y0..=y1).any(|y| old.data[y * w + x0..=y * w + x1] != heights.data[y * w + x0..=y * w + x1]);
                 if differs {
                     changed.push((cx, cy));
                 }
@@ -235,12 +236,17 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     let doc = match &opts.open {
         Some(p) => Document::open(p)?,
         None => {
-            let params = settings.generator.clone().filter(|g| g.width <= 4097 && g.height <= 4097).unwrap_or_else(|| crate::core::generate::demo_params(START_SIZE, 1));
+            let params = settings
+                .generator
+                .clone()
+                .filter(|g| g.width <= 4097 && g.height <= 4097)
+                .unwrap_or_else(|| crate::core::generate::demo_params(START_SIZE, 1));
             match crate::core::generate::generate(&params) {
                 Ok(map) => Document::new(map),
                 Err(e) => {
                     status.error(format!("the saved generator settings failed ({e}); started from the default island"));
-                    let map = crate::core::generate::generate(&crate::core::generate::demo_params(START_SIZE, 1)).map_err(|e| format!("generating the start terrain: {e}"))?;
+                    let map = crate::core::generate::generate(&crate::core::generate::demo_params(START_SIZE, 1))
+                        .map_err(|e| format!("generating the start terrain: {e}"))?;
                     Document::new(map)
                 }
             }
@@ -252,7 +258,11 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     let [w, h] = opts.window_size.map(|[w, h]| [w as f32, h as f32]).unwrap_or(settings.window);
     let mut app = App::new();
     app.add_plugins(DefaultPlugins.set(WindowPlugin {
-        primary_window: Some(Window { title: doc.title(), resolution: WindowResolution::new(w as u32, h as u32), ..default() }),
+        primary_window: Some(Window {
+            title: doc.title(),
+            resolution: WindowResolution::new(w as u32, h as u32),
+            ..default()
+        }),
         close_when_requested: false,
         ..default()
     }))

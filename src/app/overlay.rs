@@ -16,8 +16,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::commands::EditorCommand;
 use super::fields::{OverlayTexture, SimFields};
-use super::ui::PanelState;
 use super::param_editor::edit_params;
+use super::ui::PanelState;
 use super::{EditorTerrain, Look};
 use crate::core::erosion::ModelParams;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
@@ -121,14 +121,21 @@ fn rebuild_overlay(
     let now = time.elapsed_secs_f64();
     let stale = state.built.as_ref() != Some(&key);
     if stale {
-        let throttled = state.built.as_ref().is_some_and(|b| b.same_choices(&key)) && now - state.built_at < 1.0 / REBUILDS_PER_S;
+        let throttled =
+            state.built.as_ref().is_some_and(|b| b.same_choices(&key)) && now - state.built_at < 1.0 / REBUILDS_PER_S;
         if !throttled {
             let (overlay, shown) = build_now(p, map, &fields, hardness, state.flow_unit);
             state.legend = overlay.legend;
             state.has_image = shown;
             if let Some(img) = overlay.image {
                 let size = Extent3d { width: img.width as u32, height: img.height as u32, depth_or_array_layers: 1 };
-                let image = Image::new(size, TextureDimension::D2, img.rgba, TextureFormat::Rgba8UnormSrgb, RenderAssetUsages::default());
+                let image = Image::new(
+                    size,
+                    TextureDimension::D2,
+                    img.rgba,
+                    TextureFormat::Rgba8UnormSrgb,
+                    RenderAssetUsages::default(),
+                );
                 match images.insert(&tex.image, image) {
                     Ok(()) => state.touch_next_frame = true,
                     Err(e) => warn!("overlay: cannot replace the overlay image: {e}"),
@@ -138,14 +145,24 @@ fn rebuild_overlay(
             state.built_at = now;
         }
     }
-    let opacity = if p.kind != OverlayKind::None && state.has_image && p.opacity.is_finite() { p.opacity.clamp(0.0, 1.0) } else { 0.0 };
+    let opacity = if p.kind != OverlayKind::None && state.has_image && p.opacity.is_finite() {
+        p.opacity.clamp(0.0, 1.0)
+    } else {
+        0.0
+    };
     if tex.opacity != opacity {
         tex.opacity = opacity;
     }
 }
 
 /// Builds the overlay from the current data; the bool is true when it has an image.
-fn build_now(p: &OverlayParams, map: &crate::core::Heightmap, fields: &SimFields, hardness: &HardnessParams, flow_unit: &'static str) -> (Overlay, bool) {
+fn build_now(
+    p: &OverlayParams,
+    map: &crate::core::Heightmap,
+    fields: &SimFields,
+    hardness: &HardnessParams,
+    flow_unit: &'static str,
+) -> (Overlay, bool) {
     let fits = fields.fits(map.width, map.height);
     fn pick(v: &Option<Vec<f32>>, fits: bool) -> Option<&[f32]> {
         v.as_deref().filter(|_| fits)
@@ -255,63 +272,76 @@ fn draw_legend(mut contexts: EguiContexts, look: Res<Look>, state: Res<OverlaySt
         .anchor(egui::Align2::RIGHT_BOTTOM, [-12.0, -12.0])
         .interactable(false)
         .show(ctx, |ui| {
-            egui::Frame::new().fill(egui::Color32::from_black_alpha(200)).corner_radius(6.0).inner_margin(10.0).show(ui, |ui| {
-                ui.set_max_width(250.0);
-                ui.label(egui::RichText::new(&legend.title).strong().color(text));
-                match &legend.body {
-                    LegendBody::Ramp { ramp, labels, unit } => {
-                        let (rect, _) = ui.allocate_exact_size(egui::vec2(230.0, 14.0), egui::Sense::hover());
-                        let painter = ui.painter().clone();
-                        const STEPS: usize = 64;
-                        for i in 0..STEPS {
-                            let t0 = i as f32 / STEPS as f32;
-                            let t1 = (i + 1) as f32 / STEPS as f32;
-                            let c = ramp.at((t0 + t1) * 0.5);
-                            let r = egui::Rect::from_min_max(egui::pos2(rect.left() + t0 * rect.width(), rect.top()), egui::pos2(rect.left() + t1 * rect.width() + 0.5, rect.bottom()));
-                            painter.rect_filled(r, 0.0, egui::Color32::from_rgb(c[0], c[1], c[2]));
-                        }
-                        let (lrect, _) = ui.allocate_exact_size(egui::vec2(230.0, 14.0), egui::Sense::hover());
-                        let font = egui::FontId::proportional(11.0);
-                        // End labels first, then the inner ticks that do not collide with them.
-                        let mut order: Vec<&(f32, String)> = labels.iter().collect();
-                        order.sort_by_key(|(t, _)| !(*t <= 0.0 || *t >= 1.0));
-                        let mut taken: Vec<(f32, f32)> = Vec::new();
-                        for (t, s) in order {
-                            let x = lrect.left() + t.clamp(0.0, 1.0) * lrect.width();
-                            let (align, x0, x1) = if *t <= 0.0 {
-                                (egui::Align2::LEFT_TOP, x, x + 7.0 * s.len() as f32)
-                            } else if *t >= 1.0 {
-                                (egui::Align2::RIGHT_TOP, x - 7.0 * s.len() as f32, x)
-                            } else {
-                                (egui::Align2::CENTER_TOP, x - 3.5 * s.len() as f32, x + 3.5 * s.len() as f32)
-                            };
-                            if taken.iter().any(|&(a, b)| x0 < b + 4.0 && a < x1 + 4.0) {
-                                continue;
+            egui::Frame::new().fill(egui::Color32::from_black_alpha(200)).corner_radius(6.0).inner_margin(10.0).show(
+                ui,
+                |ui| {
+                    ui.set_max_width(250.0);
+                    ui.label(egui::RichText::new(&legend.title).strong().color(text));
+                    match &legend.body {
+                        LegendBody::Ramp { ramp, labels, unit } => {
+                            let (rect, _) = ui.allocate_exact_size(egui::vec2(230.0, 14.0), egui::Sense::hover());
+                            let painter = ui.painter().clone();
+                            const STEPS: usize = 64;
+                            for i in 0..STEPS {
+                                let t0 = i as f32 / STEPS as f32;
+                                let t1 = (i + 1) as f32 / STEPS as f32;
+                                let c = ramp.at((t0 + t1) * 0.5);
+                                let r = egui::Rect::from_min_max(
+                                    egui::pos2(rect.left() + t0 * rect.width(), rect.top()),
+                                    egui::pos2(rect.left() + t1 * rect.width() + 0.5, rect.bottom()),
+                                );
+                                painter.rect_filled(r, 0.0, egui::Color32::from_rgb(c[0], c[1], c[2]));
                             }
-                            taken.push((x0, x1));
-                            painter.line_segment([egui::pos2(x, rect.bottom()), egui::pos2(x, rect.bottom() + 3.0)], egui::Stroke::new(1.0, text));
-                            painter.text(egui::pos2(x, lrect.top() + 2.0), align, s, font.clone(), text);
+                            let (lrect, _) = ui.allocate_exact_size(egui::vec2(230.0, 14.0), egui::Sense::hover());
+                            let font = egui::FontId::proportional(11.0);
+                            // End labels first, then the inner ticks that do not collide with them.
+                            let mut order: Vec<&(f32, String)> = labels.iter().collect();
+                            order.sort_by_key(|(t, _)| !(*t <= 0.0 || *t >= 1.0));
+                            let mut taken: Vec<(f32, f32)> = Vec::new();
+                            for (t, s) in order {
+                                let x = lrect.left() + t.clamp(0.0, 1.0) * lrect.width();
+                                let (align, x0, x1) = if *t <= 0.0 {
+                                    (egui::Align2::LEFT_TOP, x, x + 7.0 * s.len() as f32)
+                                } else if *t >= 1.0 {
+                                    (egui::Align2::RIGHT_TOP, x - 7.0 * s.len() as f32, x)
+                                } else {
+                                    (egui::Align2::CENTER_TOP, x - 3.5 * s.len() as f32, x + 3.5 * s.len() as f32)
+                                };
+                                if taken.iter().any(|&(a, b)| x0 < b + 4.0 && a < x1 + 4.0) {
+                                    continue;
+                                }
+                                taken.push((x0, x1));
+                                painter.line_segment(
+                                    [egui::pos2(x, rect.bottom()), egui::pos2(x, rect.bottom() + 3.0)],
+                                    egui::Stroke::new(1.0, text),
+                                );
+                                painter.text(egui::pos2(x, lrect.top() + 2.0), align, s, font.clone(), text);
+                            }
+                            if !unit.is_empty() {
+                                ui.label(egui::RichText::new(unit).small().color(weak));
+                            }
                         }
-                        if !unit.is_empty() {
-                            ui.label(egui::RichText::new(unit).small().color(weak));
+                        LegendBody::Swatches(items) => {
+                            for (c, name) in items {
+                                ui.horizontal(|ui| {
+                                    let (r, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
+                                    ui.painter().rect_filled(r, 2.0, egui::Color32::from_rgb(c[0], c[1], c[2]));
+                                    ui.label(egui::RichText::new(name).color(text));
+                                });
+                            }
                         }
+                        LegendBody::Empty => {}
                     }
-                    LegendBody::Swatches(items) => {
-                        for (c, name) in items {
-                            ui.horizontal(|ui| {
-                                let (r, _) = ui.allocate_exact_size(egui::vec2(14.0, 14.0), egui::Sense::hover());
-                                ui.painter().rect_filled(r, 2.0, egui::Color32::from_rgb(c[0], c[1], c[2]));
-                                ui.label(egui::RichText::new(name).color(text));
-                            });
-                        }
+                    if let Some(n) = &legend.note {
+                        let colour = if legend.body == LegendBody::Empty {
+                            egui::Color32::from_rgb(255, 200, 120)
+                        } else {
+                            weak
+                        };
+                        ui.label(egui::RichText::new(n).small().color(colour));
                     }
-                    LegendBody::Empty => {}
-                }
-                if let Some(n) = &legend.note {
-                    let colour = if legend.body == LegendBody::Empty { egui::Color32::from_rgb(255, 200, 120) } else { weak };
-                    ui.label(egui::RichText::new(n).small().color(colour));
-                }
-            });
+                },
+            );
         });
     Ok(())
 }
@@ -322,7 +352,13 @@ mod tests {
 
     #[test]
     fn only_data_changes_are_throttled() {
-        let k = BuildKey { params: OverlayParams::default(), doc_revision: 1, fields_revision: 1, size: (3, 3), hardness: None };
+        let k = BuildKey {
+            params: OverlayParams::default(),
+            doc_revision: 1,
+            fields_revision: 1,
+            size: (3, 3),
+            hardness: None,
+        };
         let data = BuildKey { fields_revision: 2, ..k.clone() };
         assert!(k.same_choices(&data), "new simulation data: throttled");
         let choice = BuildKey { params: OverlayParams { kind: OverlayKind::Flow, ..Default::default() }, ..k.clone() };
@@ -339,9 +375,15 @@ mod tests {
         let mut f = SimFields { width: 4, height: 4, flow: Some(vec![3.0; 16]), ..Default::default() };
         assert!(build_now(&p, &map, &f, &HardnessParams::default(), "particles").1);
         f.width = 5;
-        assert!(!build_now(&p, &map, &f, &HardnessParams::default(), "particles").1, "fields of another size are ignored");
+        assert!(
+            !build_now(&p, &map, &f, &HardnessParams::default(), "particles").1,
+            "fields of another size are ignored"
+        );
         let hard = OverlayParams { kind: OverlayKind::Hardness, ..Default::default() };
-        assert!(build_now(&hard, &map, &f, &HardnessParams::default(), "particles").1, "hardness previews the panel settings");
+        assert!(
+            build_now(&hard, &map, &f, &HardnessParams::default(), "particles").1,
+            "hardness previews the panel settings"
+        );
         let bad = HardnessParams { thickness: -1.0, ..Default::default() };
         let (o, shown) = build_now(&hard, &map, &f, &bad, "particles");
         assert!(!shown && o.legend.unwrap().note.unwrap().contains("not valid"));

@@ -178,7 +178,9 @@ fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Val
                             let ty = Ty::parse(&f.ty);
                             let range = parse_range(&f.doc);
                             changed |= ui
-                                .push_id(&f.name, |ui| if is_colour(f) { edit_colour(ui, fv) } else { edit_ty(ui, schema, &ty, fv, range) })
+                                .push_id(&f.name, |ui| {
+                                    if is_colour(f) { edit_colour(ui, fv) } else { edit_ty(ui, schema, &ty, fv, range) }
+                                })
                                 .inner;
                         }
                         None => {
@@ -216,7 +218,8 @@ fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, v: &mut Value) -> 
             let mut on = was_on;
             let can_create = default_for(inner).is_some();
             let id = ui.make_persistent_id("option_block");
-            let state = egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, open_by_default(true));
+            let state =
+                egui::collapsing_header::CollapsingState::load_with_default_open(ui.ctx(), id, open_by_default(true));
             let mut header = state.show_header(ui, |ui| {
                 let r = ui.add_enabled(was_on || can_create, egui::Checkbox::new(&mut on, label.as_str()));
                 if !doc.is_empty() {
@@ -252,11 +255,13 @@ fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, v: &mut Value) -> 
                     .on_hover_text(doc);
                 changed
             }
-            None => ui.horizontal(|ui| {
-                label_with_doc(ui, label, doc);
-                read_only(ui, v)
-            })
-            .inner,
+            None => {
+                ui.horizontal(|ui| {
+                    label_with_doc(ui, label, doc);
+                    read_only(ui, v)
+                })
+                .inner
+            }
         },
         Ty::Vec(_) | Ty::Array(..) => {
             let n = v.as_array().map_or(0, Vec::len);
@@ -269,12 +274,13 @@ fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, v: &mut Value) -> 
                 .on_hover_text(doc);
             changed
         }
-        _ => ui
-            .horizontal(|ui| {
+        _ => {
+            ui.horizontal(|ui| {
                 label_with_doc(ui, label, doc);
                 edit_ty(ui, schema, &ty, v, range)
             })
-            .inner,
+            .inner
+        }
     }
 }
 
@@ -488,11 +494,7 @@ fn edit_colour(ui: &mut egui::Ui, v: &mut Value) -> bool {
 /// doc range when the value is zero.
 fn float_speed(x: f64, range: Option<NumRange>) -> f64 {
     let span = range.map(|r| r.hi - r.lo).filter(|s| s.is_finite() && *s > 0.0);
-    let s = if x != 0.0 && x.is_finite() {
-        x.abs() * 5e-3
-    } else {
-        span.map_or(0.01, |s| s * 1e-3)
-    };
+    let s = if x != 0.0 && x.is_finite() { x.abs() * 5e-3 } else { span.map_or(0.01, |s| s * 1e-3) };
     let s = match span {
         Some(span) => s.min(span * 5e-3),
         None => s,
@@ -557,10 +559,8 @@ fn edit_prim(ui: &mut egui::Ui, p: Prim, v: &mut Value, range: Option<NumRange>)
             let Some(mut x) = v.as_i64() else { return read_only(ui, v) };
             let (lo, hi) = int_range(p, range);
             let speed = int_speed(x as f64);
-            let dv = egui::DragValue::new(&mut x)
-                .speed(speed)
-                .range(lo as i64..=hi as i64)
-                .clamp_existing_to_range(false);
+            let dv =
+                egui::DragValue::new(&mut x).speed(speed).range(lo as i64..=hi as i64).clamp_existing_to_range(false);
             if ui.add(dv).changed() {
                 *v = Value::from(x);
                 return true;
@@ -663,7 +663,10 @@ mod tests {
         assert_untouched("GenerateParams", g.clone());
         for base in [
             Base::DiamondSquare(Default::default()),
-            Base::LazyWorld(crate::core::generate::lazy_world::LazyWorldParams { origin: [-5, 7], ..Default::default() }),
+            Base::LazyWorld(crate::core::generate::lazy_world::LazyWorldParams {
+                origin: [-5, 7],
+                ..Default::default()
+            }),
             Base::VoronoiIsland(Default::default()),
             Base::Hills(Default::default()),
             Base::Flat { height: 3.5 },
@@ -679,7 +682,10 @@ mod tests {
             ..Default::default()
         };
         assert_untouched("PipeParams", pipe);
-        assert_untouched("StreamPowerParams", StreamPowerParams { uplift_map: Some(vec![0.0; 4]), ..Default::default() });
+        assert_untouched(
+            "StreamPowerParams",
+            StreamPowerParams { uplift_map: Some(vec![0.0; 4]), ..Default::default() },
+        );
         assert_untouched(
             "DropletParams",
             DropletParams { min_height: Some(-3.0), blur_changes: Some(1.5), ..Default::default() },
@@ -696,7 +702,9 @@ mod tests {
         m.sand.color = [1.5, -0.2, 0.5];
         assert_untouched("MaterialParams", m);
         let schema = Schema::global();
-        let Some(TypeKind::Struct(fields)) = schema.get("TerrainLayer").map(|d| &d.kind) else { panic!("TerrainLayer not parsed") };
+        let Some(TypeKind::Struct(fields)) = schema.get("TerrainLayer").map(|d| &d.kind) else {
+            panic!("TerrainLayer not parsed")
+        };
         let colours: Vec<&str> = fields.iter().filter(|f| is_colour(f)).map(|f| f.name.as_str()).collect();
         assert_eq!(colours, ["color", "variation"]);
     }

@@ -69,7 +69,13 @@ pub fn fix_pits_and_spikes(map: &mut Heightmap, sea: f32) -> (usize, f32) {
 
 /// When a run has just ended (its result is the current map), analyses it against the map it
 /// started from.
-fn analyse_finished_runs(mut sim: ResMut<SimState>, terrain: Res<EditorTerrain>, look: Option<Res<Look>>, mut qa: ResMut<QaState>, mut status: ResMut<StatusLine>) {
+fn analyse_finished_runs(
+    mut sim: ResMut<SimState>,
+    terrain: Res<EditorTerrain>,
+    look: Option<Res<Look>>,
+    mut qa: ResMut<QaState>,
+    mut status: ResMut<StatusLine>,
+) {
     if sim.running() || sim.started == qa.analysed_run {
         return;
     }
@@ -88,7 +94,14 @@ fn analyse_finished_runs(mut sim: ResMut<SimState>, terrain: Res<EditorTerrain>,
     }
 }
 
-fn apply_qa_commands(mut cmds: MessageReader<EditorCommand>, mut terrain: ResMut<EditorTerrain>, sim: Res<SimState>, look: Option<Res<Look>>, mut qa: ResMut<QaState>, mut status: ResMut<StatusLine>) {
+fn apply_qa_commands(
+    mut cmds: MessageReader<EditorCommand>,
+    mut terrain: ResMut<EditorTerrain>,
+    sim: Res<SimState>,
+    look: Option<Res<Look>>,
+    mut qa: ResMut<QaState>,
+    mut status: ResMut<StatusLine>,
+) {
     let sea = sea(look.as_deref());
     for cmd in cmds.read() {
         match cmd {

@@ -78,8 +78,18 @@ enum Step {
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
-    Drag { button: MouseButton, points: Vec<Vec2>, seconds: f64, start: f64, phase: u8, sent: f32 },
-    Shot { path: PathBuf, frames: u32 },
+    Drag {
+        button: MouseButton,
+        points: Vec<Vec2>,
+        seconds: f64,
+        start: f64,
+        phase: u8,
+        sent: f32,
+    },
+    Shot {
+        path: PathBuf,
+        frames: u32,
+    },
     WaitFile(PathBuf),
 }
 
@@ -158,14 +168,44 @@ fn mouse_button(k: MouseKey) -> MouseButton {
 /// The key code, logical key and text of a chord key, as winit reports them on a US layout.
 fn key_of(k: ChordKey) -> (KeyCode, Key, Option<char>) {
     const LETTERS: [KeyCode; 26] = [
-        KeyCode::KeyA, KeyCode::KeyB, KeyCode::KeyC, KeyCode::KeyD, KeyCode::KeyE, KeyCode::KeyF, KeyCode::KeyG,
-        KeyCode::KeyH, KeyCode::KeyI, KeyCode::KeyJ, KeyCode::KeyK, KeyCode::KeyL, KeyCode::KeyM, KeyCode::KeyN,
-        KeyCode::KeyO, KeyCode::KeyP, KeyCode::KeyQ, KeyCode::KeyR, KeyCode::KeyS, KeyCode::KeyT, KeyCode::KeyU,
-        KeyCode::KeyV, KeyCode::KeyW, KeyCode::KeyX, KeyCode::KeyY, KeyCode::KeyZ,
+        KeyCode::KeyA,
+        KeyCode::KeyB,
+        KeyCode::KeyC,
+        KeyCode::KeyD,
+        KeyCode::KeyE,
+        KeyCode::KeyF,
+        KeyCode::KeyG,
+        KeyCode::KeyH,
+        KeyCode::KeyI,
+        KeyCode::KeyJ,
+        KeyCode::KeyK,
+        KeyCode::KeyL,
+        KeyCode::KeyM,
+        KeyCode::KeyN,
+        KeyCode::KeyO,
+        KeyCode::KeyP,
+        KeyCode::KeyQ,
+        KeyCode::KeyR,
+        KeyCode::KeyS,
+        KeyCode::KeyT,
+        KeyCode::KeyU,
+        KeyCode::KeyV,
+        KeyCode::KeyW,
+        KeyCode::KeyX,
+        KeyCode::KeyY,
+        KeyCode::KeyZ,
     ];
     const DIGITS: [KeyCode; 10] = [
-        KeyCode::Digit0, KeyCode::Digit1, KeyCode::Digit2, KeyCode::Digit3, KeyCode::Digit4,
-        KeyCode::Digit5, KeyCode::Digit6, KeyCode::Digit7, KeyCode::Digit8, KeyCode::Digit9,
+        KeyCode::Digit0,
+        KeyCode::Digit1,
+        KeyCode::Digit2,
+        KeyCode::Digit3,
+        KeyCode::Digit4,
+        KeyCode::Digit5,
+        KeyCode::Digit6,
+        KeyCode::Digit7,
+        KeyCode::Digit8,
+        KeyCode::Digit9,
     ];
     match k {
         ChordKey::Ctrl => (KeyCode::ControlLeft, Key::Control, None),
@@ -347,7 +387,14 @@ fn run_script(
                             let uk = sent + (u - sent) * k as f32 / n as f32;
                             input.send(&Ev::Move(along(&points, uk)), mouse, &[]);
                         }
-                        Some(Step::Drag { button, points, seconds, start, phase: if u >= 1.0 { 3 } else { 2 }, sent: u })
+                        Some(Step::Drag {
+                            button,
+                            points,
+                            seconds,
+                            start,
+                            phase: if u >= 1.0 { 3 } else { 2 },
+                            sent: u,
+                        })
                     }
                     _ => {
                         input.send(&Ev::Button(button, false), mouse, &[]);
@@ -378,7 +425,13 @@ fn run_script(
         return;
     };
     info!("script: {action:?}");
-    let click = |p: Vec2| Step::Input(VecDeque::from([vec![Ev::Move(p)], vec![Ev::Button(MouseButton::Left, true)], vec![Ev::Button(MouseButton::Left, false)]]));
+    let click = |p: Vec2| {
+        Step::Input(VecDeque::from([
+            vec![Ev::Move(p)],
+            vec![Ev::Button(MouseButton::Left, true)],
+            vec![Ev::Button(MouseButton::Left, false)],
+        ]))
+    };
     runner.step = match action {
         Action::Generate(p) => {
             out.write(EditorCommand::Generate(p));
@@ -393,7 +446,11 @@ fn run_script(
             Some(Step::Frames(2))
         }
         Action::Export(path) => {
-            out.write(EditorCommand::Export { path, unreal: ed.panel.export_unreal, decimate: ed.panel.export_decimate });
+            out.write(EditorCommand::Export {
+                path,
+                unreal: ed.panel.export_unreal,
+                decimate: ed.panel.export_decimate,
+            });
             Some(Step::Frames(2))
         }
         Action::Stroke { tool: kind, radius, strength, points, seconds } => {
@@ -403,10 +460,20 @@ fn run_script(
             // the button is held).
             let map = ed.terrain.map();
             let window: Option<Vec<Vec2>> = view.cams.single().ok().and_then(|(cam, tf)| {
-                sample_polyline(&points).iter().map(|&(x, y)| view::grid_to_window(cam, tf, map, x, y).filter(|p| view::in_viewport(cam, *p))).collect()
+                sample_polyline(&points)
+                    .iter()
+                    .map(|&(x, y)| view::grid_to_window(cam, tf, map, x, y).filter(|p| view::in_viewport(cam, *p)))
+                    .collect()
             });
             match window {
-                Some(points) if !points.is_empty() => Some(Step::Drag { button: MouseButton::Left, points, seconds: seconds.max(0.0) as f64, start: now, phase: 0, sent: 0.0 }),
+                Some(points) if !points.is_empty() => Some(Step::Drag {
+                    button: MouseButton::Left,
+                    points,
+                    seconds: seconds.max(0.0) as f64,
+                    start: now,
+                    phase: 0,
+                    sent: 0.0,
+                }),
                 _ => {
                     runner.failures.push(format!("stroke {points:?} is not all in the view"));
                     None
@@ -486,7 +553,14 @@ fn run_script(
                 runner.failures.push("a drag needs at least one point".into());
                 None
             } else {
-                Some(Step::Drag { button: mouse_button(button), points, seconds: seconds.max(0.0) as f64, start: now, phase: 0, sent: 0.0 })
+                Some(Step::Drag {
+                    button: mouse_button(button),
+                    points,
+                    seconds: seconds.max(0.0) as f64,
+                    start: now,
+                    phase: 0,
+                    sent: 0.0,
+                })
             }
         }
         Action::Wheel(lines) => Some(Step::Input(VecDeque::from([vec![Ev::Wheel(lines)]]))),
@@ -547,7 +621,14 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
     if let Some(path) = since {
         let before = crate::core::io::bhef::load(path).map_err(|e| format!("view report: {}: {e}", path.display()))?;
         if (before.width, before.height) != (map.width, map.height) {
-            return Err(format!("view report: {} is {}×{}, the map {}×{}", path.display(), before.width, before.height, map.width, map.height));
+            return Err(format!(
+                "view report: {} is {}×{}, the map {}×{}",
+                path.display(),
+                before.width,
+                before.height,
+                map.width,
+                map.height
+            ));
         }
         for y in 0..map.height {
             for x in 0..map.width {

@@ -45,7 +45,11 @@ impl Plugin for ShadersPlugin {
 #[macro_export]
 macro_rules! register_shader {
     ($app:expr, $name:literal) => {
-        $crate::app::shaders::register($app, $name, include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $name)))
+        $crate::app::shaders::register(
+            $app,
+            $name,
+            include_str!(concat!(env!("CARGO_MANIFEST_DIR"), "/shaders/", $name)),
+        )
     };
 }
 
@@ -123,7 +127,12 @@ fn insert_pending_shaders(mut reg: ResMut<ShaderRegistry>, shaders: Option<ResMu
     }
 }
 
-fn reload_edited_shaders(time: Res<Time<Real>>, mut last: Local<f32>, mut reg: ResMut<ShaderRegistry>, shaders: Option<ResMut<Assets<Shader>>>) {
+fn reload_edited_shaders(
+    time: Res<Time<Real>>,
+    mut last: Local<f32>,
+    mut reg: ResMut<ShaderRegistry>,
+    shaders: Option<ResMut<Assets<Shader>>>,
+) {
     let now = time.elapsed_secs();
     if now - *last < 0.5 {
         return;
@@ -171,7 +180,10 @@ mod tests {
     #[test]
     fn every_wgsl_file_is_a_module_or_has_a_name() {
         // The shared modules declare their import path (others import them by it).
-        for (name, src) in [("talus/noise.wgsl", include_str!("../../shaders/talus/noise.wgsl")), ("talus/triplanar.wgsl", include_str!("../../shaders/talus/triplanar.wgsl"))] {
+        for (name, src) in [
+            ("talus/noise.wgsl", include_str!("../../shaders/talus/noise.wgsl")),
+            ("talus/triplanar.wgsl", include_str!("../../shaders/talus/triplanar.wgsl")),
+        ] {
             let module = name.trim_end_matches(".wgsl").replace('/', "::");
             assert!(src.contains(&format!("#define_import_path {module}")), "{name} must declare {module}");
         }

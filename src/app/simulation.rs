@@ -77,7 +77,6 @@ impl SimState {
     }
 }
 
-
 fn start_simulation(
     mut cmds: MessageReader<EditorCommand>,
     mut sim: ResMut<SimState>,
@@ -144,7 +143,12 @@ fn start_simulation(
 }
 
 /// Shows the newest update of the running job; at the end, records the run as one undo step.
-pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<EditorTerrain>, mut status: ResMut<StatusLine>, mut fields: ResMut<SimFields>) {
+pub fn show_simulation_updates(
+    mut sim: ResMut<SimState>,
+    mut terrain: ResMut<EditorTerrain>,
+    mut status: ResMut<StatusLine>,
+    mut fields: ResMut<SimFields>,
+) {
     let Some(job) = &sim.job else { return };
     let Some(mut update) = job.shared.take_update() else { return };
     terrain.show_heights(&update.heights);
@@ -164,7 +168,12 @@ pub fn show_simulation_updates(mut sim: ResMut<SimState>, mut terrain: ResMut<Ed
             let how = if end == JobEnd::Cancelled { "cancelled" } else { "finished" };
             status.info(format!(
                 "{}: {how} after {} of {} — eroded {:.3}, deposited {:.3}, lost {:.3} (m·nodes)",
-                job.label, update.progress.done, update.progress.total, update.ledger.eroded, update.ledger.deposited, update.ledger.lost_at_border
+                job.label,
+                update.progress.done,
+                update.progress.total,
+                update.ledger.eroded,
+                update.ledger.deposited,
+                update.ledger.lost_at_border
             ));
         }
         Err(e) => status.error(format!("{}: {e}", job.label)),

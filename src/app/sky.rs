@@ -47,13 +47,13 @@ use bevy::light::{
 };
 use bevy::pbr::resources::{AtmosphereTextures, AtmosphereTransformsOffset, GpuAtmosphere};
 use bevy::pbr::{AtmosphereMode, AtmosphereSettings, ExtractedAtmosphere};
-use bevy::render::uniform::DynamicUniformIndex;
-use bevy::render::renderer::RenderAdapterInfo;
-use bevy::render::{Render, RenderApp, RenderSystems};
-use std::sync::atomic::{AtomicBool, Ordering};
 use bevy::post_process::bloom::Bloom;
 use bevy::prelude::*;
+use bevy::render::renderer::RenderAdapterInfo;
+use bevy::render::uniform::DynamicUniformIndex;
+use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy_egui::egui;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::camera::OrbitCamera;
 use super::param_editor::edit_params;
@@ -109,9 +109,17 @@ impl Plugin for SkyPlugin {
 /// LUT passes, which query those, would go on drawing the last sky (and fail validation once
 /// the MSAA sample count changes: `render_sky_pipeline_4` in a 1-sample pass). Removing them
 /// from views without an atmosphere makes both passes skip; Bevy adds them back when it returns.
-fn drop_stale_atmosphere(mut commands: Commands, views: Query<Entity, (With<AtmosphereTransformsOffset>, Without<ExtractedAtmosphere>)>) {
+fn drop_stale_atmosphere(
+    mut commands: Commands,
+    views: Query<Entity, (With<AtmosphereTransformsOffset>, Without<ExtractedAtmosphere>)>,
+) {
     for view in &views {
-        commands.entity(view).remove::<(AtmosphereTransformsOffset, GpuAtmosphere, DynamicUniformIndex<GpuAtmosphere>, AtmosphereTextures)>();
+        commands.entity(view).remove::<(
+            AtmosphereTransformsOffset,
+            GpuAtmosphere,
+            DynamicUniformIndex<GpuAtmosphere>,
+            AtmosphereTextures,
+        )>();
     }
 }
 
@@ -216,7 +224,10 @@ fn apply_sky(
     look: Res<Look>,
     time: Res<Time>,
     mut state: ResMut<SkyState>,
-    cameras: Query<(Entity, Option<&mut GeneratedEnvironmentMapLight>, Has<AtmosphereEnvironmentMapLight>), With<OrbitCamera>>,
+    cameras: Query<
+        (Entity, Option<&mut GeneratedEnvironmentMapLight>, Has<AtmosphereEnvironmentMapLight>),
+        With<OrbitCamera>,
+    >,
     mut suns: Query<(Entity, &mut DirectionalLight, &mut Transform), With<Sun>>,
     atmospheres: Query<Entity, With<SkyAtmosphere>>,
     mut media: ResMut<Assets<ScatteringMedium>>,
@@ -229,7 +240,9 @@ fn apply_sky(
     if p.atmosphere.enabled && !atmosphere_allowed(adapter.as_deref()) {
         p.atmosphere.enabled = false;
         if !ATMOSPHERE_REFUSED.swap(true, Ordering::Relaxed) {
-            warn!("the atmosphere is off: Bevy 0.19's atmosphere crashes this software renderer (set TALUS_FORCE_ATMOSPHERE=1 to try anyway)");
+            warn!(
+                "the atmosphere is off: Bevy 0.19's atmosphere crashes this software renderer (set TALUS_FORCE_ATMOSPHERE=1 to try anyway)"
+            );
         }
     }
     if p.sun.spin_deg_per_s != 0.0 {
@@ -255,14 +268,18 @@ fn apply_sky(
     let shafts_on = p.light_shafts.enabled && p.shadows.enabled;
 
     // Sun.
-    let colour = if atmosphere_on { p.sun.color } else { sun_color(p.sun.color, p.sun.elevation_deg, p.sun.low_sun_warmth) };
+    let colour =
+        if atmosphere_on { p.sun.color } else { sun_color(p.sun.color, p.sun.elevation_deg, p.sun.low_sun_warmth) };
     for (entity, mut light, _) in &mut suns {
         light.color = srgb(colour);
         light.illuminance = p.sun.illuminance_lux;
         light.shadow_maps_enabled = p.shadows.enabled;
         light.shadow_depth_bias = p.shadows.depth_bias;
         light.shadow_normal_bias = p.shadows.normal_bias;
-        let disk = SunDisk { angular_size: SunDisk::EARTH.angular_size * p.sun.disk_scale, intensity: if p.sun.disk_scale > 0.0 { 1.0 } else { 0.0 } };
+        let disk = SunDisk {
+            angular_size: SunDisk::EARTH.angular_size * p.sun.disk_scale,
+            intensity: if p.sun.disk_scale > 0.0 { 1.0 } else { 0.0 },
+        };
         let mut e = commands.entity(entity);
         e.insert(disk);
         if shafts_on {
@@ -282,7 +299,8 @@ fn apply_sky(
     {
         *m = medium(&p);
     }
-    let respawn = old.as_ref().is_none_or(|o| o.atmosphere != p.atmosphere) || atmospheres.iter().count() != usize::from(atmosphere_on);
+    let respawn = old.as_ref().is_none_or(|o| o.atmosphere != p.atmosphere)
+        || atmospheres.iter().count() != usize::from(atmosphere_on);
     if respawn {
         for e in &atmospheres {
             commands.entity(e).despawn();
@@ -292,7 +310,12 @@ fn apply_sky(
         let scale = 1.0 / p.atmosphere.aerial_scale;
         commands.spawn((
             SkyAtmosphere,
-            Atmosphere { inner_radius: EARTH_RADIUS, outer_radius: ATMOSPHERE_TOP, ground_albedo: Vec3::splat(p.atmosphere.ground_albedo), medium: handle },
+            Atmosphere {
+                inner_radius: EARTH_RADIUS,
+                outer_radius: ATMOSPHERE_TOP,
+                ground_albedo: Vec3::splat(p.atmosphere.ground_albedo),
+                medium: handle,
+            },
             Transform::from_translation(Vec3::NEG_Y * EARTH_RADIUS * scale).with_scale(Vec3::splat(scale)),
         ));
     }
@@ -310,7 +333,11 @@ fn apply_sky(
             tonemapping(p.camera.tonemapping),
             shadow_filter(p.shadows.filter),
             AtmosphereSettings {
-                rendering_method: if p.atmosphere.raymarched { AtmosphereMode::Raymarched } else { AtmosphereMode::LookupTexture },
+                rendering_method: if p.atmosphere.raymarched {
+                    AtmosphereMode::Raymarched
+                } else {
+                    AtmosphereMode::LookupTexture
+                },
                 ..default()
             },
         ));
@@ -331,7 +358,11 @@ fn apply_sky(
                         e.insert(g);
                     }
                     None if !has_sky_light => {
-                        e.insert(AtmosphereEnvironmentMapLight { intensity: p.atmosphere.sky_light, size: UVec2::splat(SKY_LIGHT_SIZE), ..default() });
+                        e.insert(AtmosphereEnvironmentMapLight {
+                            intensity: p.atmosphere.sky_light,
+                            size: UVec2::splat(SKY_LIGHT_SIZE),
+                            ..default()
+                        });
                     }
                     None => {}
                 },
@@ -342,7 +373,12 @@ fn apply_sky(
         }
         if shafts_on {
             let l = &p.light_shafts;
-            e.insert(VolumetricFog { ambient_color: AMBIENT_TINT, ambient_intensity: l.ambient, jitter: l.jitter_m, step_count: l.steps });
+            e.insert(VolumetricFog {
+                ambient_color: AMBIENT_TINT,
+                ambient_intensity: l.ambient,
+                jitter: l.jitter_m,
+                step_count: l.steps,
+            });
         } else {
             e.remove::<VolumetricFog>();
         }
@@ -436,7 +472,12 @@ fn place_fog_volume(
 /// The panel's "Sky & light" section: quick sun sliders, every [`SkyParams`] field, presets
 /// (`assets/presets/sky/`). Writes `look` only when something changed, so the drawing plugins
 /// are not woken every frame.
-pub fn sky_section(ui: &mut egui::Ui, look: &mut ResMut<Look>, preset_path: &mut String, preset_msg: &mut Option<(String, bool)>) -> bool {
+pub fn sky_section(
+    ui: &mut egui::Ui,
+    look: &mut ResMut<Look>,
+    preset_path: &mut String,
+    preset_msg: &mut Option<(String, bool)>,
+) -> bool {
     let mut p = look.0.sky.clone();
     let mut changed = false;
     egui::CollapsingHeader::new("Sky & light").default_open(false).show(ui, |ui| {

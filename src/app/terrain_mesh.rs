@@ -59,7 +59,12 @@ fn rebuild_dirty_chunks(
         for cy in 0..ny {
             for cx in 0..nx {
                 let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, cx, cy));
-                commands.spawn((TerrainChunk { cx, cy }, Mesh3d(mesh), MeshMaterial3d(material.0.clone()), Transform::IDENTITY));
+                commands.spawn((
+                    TerrainChunk { cx, cy },
+                    Mesh3d(mesh),
+                    MeshMaterial3d(material.0.clone()),
+                    Transform::IDENTITY,
+                ));
             }
         }
         terrain.relayout = false;

@@ -33,7 +33,13 @@ impl Plugin for ToolsPlugin {
         app.init_resource::<BrushTool>()
             .init_resource::<Pointer>()
             .add_systems(Update, read_pointer.in_set(ReadPointer))
-            .add_systems(Update, (apply_brush_commands, cast_pointer, paint, draw_brush_ring).chain().after(ReadPointer).in_set(ToolSystems));
+            .add_systems(
+                Update,
+                (apply_brush_commands, cast_pointer, paint, draw_brush_ring)
+                    .chain()
+                    .after(ReadPointer)
+                    .in_set(ToolSystems),
+            );
     }
 }
 
@@ -182,7 +188,13 @@ fn read_pointer(
     p.samples = moments
         .into_iter()
         .enumerate()
-        .map(|(k, (pos, delta, held, armed))| Sample { pos, delta, held, armed, time: t0 + (t1 - t0) * (k as f64 + 1.0) / n })
+        .map(|(k, (pos, delta, held, armed))| Sample {
+            pos,
+            delta,
+            held,
+            armed,
+            time: t0 + (t1 - t0) * (k as f64 + 1.0) / n,
+        })
         .collect();
     p.time = t1;
     // While painting, keep painting when the pointer crosses the panel; otherwise the panel wins.
@@ -229,7 +241,11 @@ fn apply_brush_commands(mut commands: MessageReader<super::commands::EditorComma
 }
 
 /// Casts the pointer into the terrain (the hover ring's point).
-fn cast_pointer(cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>, terrain: Res<EditorTerrain>, mut pointer: ResMut<Pointer>) {
+fn cast_pointer(
+    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    terrain: Res<EditorTerrain>,
+    mut pointer: ResMut<Pointer>,
+) {
     let Ok((camera, cam_tf)) = cams.single() else {
         pointer.hit = None;
         return;
@@ -272,7 +288,16 @@ fn paint(
 }
 
 #[allow(clippy::too_many_arguments)]
-fn paint_sample(pointer: &mut Pointer, press: Press, hit: Option<Hit>, time: f64, tool: &BrushTool, terrain: &mut EditorTerrain, sim: &SimState, status: &mut StatusLine) {
+fn paint_sample(
+    pointer: &mut Pointer,
+    press: Press,
+    hit: Option<Hit>,
+    time: f64,
+    tool: &BrushTool,
+    terrain: &mut EditorTerrain,
+    sim: &SimState,
+    status: &mut StatusLine,
+) {
     let kind = match press {
         Press::None => None,
         Press::Tool => Some(tool.params.kind),
@@ -332,7 +357,13 @@ pub fn brush_label(kind: BrushKind) -> &'static str {
 
 /// Draws the brush outline on the terrain: a ring following the surface, and a dot at the centre.
 /// Off when the View section's brush ring toggle ([`crate::editor::look::OverlayParams::brush_ring`]) is.
-fn draw_brush_ring(pointer: Res<Pointer>, tool: Res<BrushTool>, terrain: Res<EditorTerrain>, look: Option<Res<super::Look>>, mut gizmos: Gizmos) {
+fn draw_brush_ring(
+    pointer: Res<Pointer>,
+    tool: Res<BrushTool>,
+    terrain: Res<EditorTerrain>,
+    look: Option<Res<super::Look>>,
+    mut gizmos: Gizmos,
+) {
     if look.is_some_and(|l| !l.0.overlay.brush_ring) {
         return;
     }

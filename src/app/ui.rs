@@ -190,12 +190,20 @@ fn restore_brush(settings: Res<UserSettings>, mut tool: ResMut<BrushTool>) {
 /// The generator parameters the editor accepts, or why not.
 pub fn check_generator(p: &GenerateParams) -> Result<(), String> {
     if p.width < 2 || p.height < 2 || p.width > MAX_EDITOR_SIDE || p.height > MAX_EDITOR_SIDE {
-        return Err(format!("the editor works on maps from 2 to {MAX_EDITOR_SIDE} nodes a side (asked {}×{})", p.width, p.height));
+        return Err(format!(
+            "the editor works on maps from 2 to {MAX_EDITOR_SIDE} nodes a side (asked {}×{})",
+            p.width, p.height
+        ));
     }
     Ok(())
 }
 
-fn send_live_generate(time: Res<Time>, mut panel: ResMut<PanelState>, mut out: MessageWriter<EditorCommand>, sim: Res<SimState>) {
+fn send_live_generate(
+    time: Res<Time>,
+    mut panel: ResMut<PanelState>,
+    mut out: MessageWriter<EditorCommand>,
+    sim: Res<SimState>,
+) {
     let Some(t) = panel.gen_edited_at else { return };
     if !panel.live || sim.running() || time.elapsed_secs_f64() - t < LIVE_DELAY {
         return;
@@ -285,13 +293,21 @@ fn draw_side_panel(
     Ok(())
 }
 
-fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerrain, settings: &UserSettings, out: &mut MessageWriter<EditorCommand>) {
+fn file_section(
+    ui: &mut egui::Ui,
+    panel: &mut PanelState,
+    terrain: &EditorTerrain,
+    settings: &UserSettings,
+    out: &mut MessageWriter<EditorCommand>,
+) {
     egui::CollapsingHeader::new("File").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
             if ui.button("Open…").on_hover_text("Ctrl+O").clicked() {
                 out.write(EditorCommand::OpenDialog);
             }
-            let save = ui.add_enabled(terrain.doc.is_unsaved() || terrain.doc.path().is_none(), egui::Button::new("Save")).on_hover_text("Ctrl+S");
+            let save = ui
+                .add_enabled(terrain.doc.is_unsaved() || terrain.doc.path().is_none(), egui::Button::new("Save"))
+                .on_hover_text("Ctrl+S");
             if save.clicked() {
                 out.write(EditorCommand::Save);
             }
@@ -315,7 +331,11 @@ fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerra
             if ui.button("Import…").on_hover_text("PNG 8/16-bit, RAW R16, EXR, GeoTIFF, SRTM .hgt").clicked() {
                 out.write(EditorCommand::ImportDialog);
             }
-            if ui.button("Export…").on_hover_text("PNG 16-bit, RAW R16 (+ JSON sidecar), EXR, GeoTIFF, OBJ, GLB").clicked() {
+            if ui
+                .button("Export…")
+                .on_hover_text("PNG 16-bit, RAW R16 (+ JSON sidecar), EXR, GeoTIFF, OBJ, GLB")
+                .clicked()
+            {
                 out.write(EditorCommand::ExportDialog { unreal: panel.export_unreal, decimate: panel.export_decimate });
             }
             let path = PathBuf::from(panel.path_text.trim());
@@ -328,9 +348,11 @@ fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerra
             }
         });
         ui.horizontal(|ui| {
-            ui.checkbox(&mut panel.export_unreal, "Unreal range").on_hover_text("PNG/R16: 32768 = 0 m; the status line gives the Z scale to import with");
+            ui.checkbox(&mut panel.export_unreal, "Unreal range")
+                .on_hover_text("PNG/R16: 32768 = 0 m; the status line gives the Z scale to import with");
             ui.label("Mesh: every");
-            ui.add(egui::DragValue::new(&mut panel.export_decimate).range(1..=64)).on_hover_text("Keep every n-th node in OBJ/GLB exports");
+            ui.add(egui::DragValue::new(&mut panel.export_decimate).range(1..=64))
+                .on_hover_text("Keep every n-th node in OBJ/GLB exports");
             ui.label("th node");
         });
         if !settings.0.recent.is_empty() {
@@ -346,11 +368,14 @@ fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerra
         ui.collapsing("New flat map", |ui| {
             egui::Grid::new("new_map").num_columns(2).show(ui, |ui| {
                 ui.label("Size (nodes)");
-                egui::ComboBox::from_id_salt("new_size").selected_text(format!("{0}×{0}", panel.new_size)).show_ui(ui, |ui| {
-                    for s in [129, 257, 513, 1025, 2049, 4097] {
-                        ui.selectable_value(&mut panel.new_size, s, format!("{s}×{s}"));
-                    }
-                });
+                egui::ComboBox::from_id_salt("new_size").selected_text(format!("{0}×{0}", panel.new_size)).show_ui(
+                    ui,
+                    |ui| {
+                        for s in [129, 257, 513, 1025, 2049, 4097] {
+                            ui.selectable_value(&mut panel.new_size, s, format!("{s}×{s}"));
+                        }
+                    },
+                );
                 ui.end_row();
                 ui.label("Cell size (m)");
                 ui.add(egui::DragValue::new(&mut panel.new_cell).range(0.01..=1000.0).speed(0.05));
@@ -360,7 +385,11 @@ fn file_section(ui: &mut egui::Ui, panel: &mut PanelState, terrain: &EditorTerra
                 ui.end_row();
             });
             if ui.button("Create").clicked() {
-                out.write(EditorCommand::NewMap { size: panel.new_size, cell_size: panel.new_cell, height: panel.new_height });
+                out.write(EditorCommand::NewMap {
+                    size: panel.new_size,
+                    cell_size: panel.new_cell,
+                    height: panel.new_height,
+                });
             }
         });
     });
@@ -371,19 +400,36 @@ fn edit_section(ui: &mut egui::Ui, terrain: &EditorTerrain, sim: &SimState, out:
         let h = terrain.doc.history();
         ui.horizontal(|ui| {
             let undo = h.undo_label().map(|l| format!("Undo {l}")).unwrap_or_else(|| "Undo".into());
-            if ui.add_enabled(h.can_undo() && !sim.running(), egui::Button::new(undo)).on_hover_text("Ctrl+Z").clicked() {
+            if ui.add_enabled(h.can_undo() && !sim.running(), egui::Button::new(undo)).on_hover_text("Ctrl+Z").clicked()
+            {
                 out.write(EditorCommand::Undo);
             }
             let redo = h.redo_label().map(|l| format!("Redo {l}")).unwrap_or_else(|| "Redo".into());
-            if ui.add_enabled(h.can_redo() && !sim.running(), egui::Button::new(redo)).on_hover_text("Ctrl+Shift+Z / Ctrl+Y").clicked() {
+            if ui
+                .add_enabled(h.can_redo() && !sim.running(), egui::Button::new(redo))
+                .on_hover_text("Ctrl+Shift+Z / Ctrl+Y")
+                .clicked()
+            {
                 out.write(EditorCommand::Redo);
             }
         });
-        ui.small(format!("History: {} steps, {:.1} MiB of {:.0} MiB", h.undo_len(), h.bytes_used() as f64 / 1048576.0, h.budget() as f64 / 1048576.0));
+        ui.small(format!(
+            "History: {} steps, {:.1} MiB of {:.0} MiB",
+            h.undo_len(),
+            h.bytes_used() as f64 / 1048576.0,
+            h.budget() as f64 / 1048576.0
+        ));
     });
 }
 
-fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenState, sim: &SimState, now: f64, out: &mut MessageWriter<EditorCommand>) {
+fn generator_section(
+    ui: &mut egui::Ui,
+    panel: &mut PanelState,
+    gen_state: &GenState,
+    sim: &SimState,
+    now: f64,
+    out: &mut MessageWriter<EditorCommand>,
+) {
     egui::CollapsingHeader::new("Generator").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
             let generate = ui.add_enabled(!sim.running(), egui::Button::new("Generate"));
@@ -419,7 +465,10 @@ fn generator_section(ui: &mut egui::Ui, panel: &mut PanelState, gen_state: &GenS
         }
         preset_message(ui, &panel.preset_msg);
         if ui.small_button("Reset to the default island").clicked() {
-            panel.generator = crate::core::generate::demo_params(panel.generator.width.clamp(2, MAX_EDITOR_SIDE), panel.generator.seed);
+            panel.generator = crate::core::generate::demo_params(
+                panel.generator.width.clamp(2, MAX_EDITOR_SIDE),
+                panel.generator.seed,
+            );
             panel.gen_edited_at = Some(now);
         }
         if let Some(e) = &panel.gen_error {
@@ -445,7 +494,10 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
                 out.write(EditorCommand::CancelSimulation);
             }
         } else if {
-            let tip = format!("Run {} (set up in the Erosion section) on the whole map, as one undo step", MODEL_NAMES[panel.model]);
+            let tip = format!(
+                "Run {} (set up in the Erosion section) on the whole map, as one undo step",
+                MODEL_NAMES[panel.model]
+            );
             let simulate = ui.button("Simulate").on_hover_text(tip);
             hotspot(ui, "Simulate", &simulate);
             simulate.clicked()
@@ -453,17 +505,25 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
             match crate::core::rng::parse_seed(&panel.sim_seed) {
                 Ok(seed) => {
                     panel.model_error = None;
-                    out.write(EditorCommand::Simulate { model: panel.models[panel.model].clone(), boundary: panel.boundary, seed, backend: panel.backend });
+                    out.write(EditorCommand::Simulate {
+                        model: panel.models[panel.model].clone(),
+                        boundary: panel.boundary,
+                        seed,
+                        backend: panel.backend,
+                    });
                 }
                 Err(e) => panel.model_error = Some(e),
             }
         }
         ui.label("Seed");
-        ui.add(egui::TextEdit::singleline(&mut panel.sim_seed).desired_width(80.0)).on_hover_text("A whole number, or `random`");
+        ui.add(egui::TextEdit::singleline(&mut panel.sim_seed).desired_width(80.0))
+            .on_hover_text("A whole number, or `random`");
     });
     if sim.running() || sim.progress.total > 0 {
         let p = sim.progress;
-        ui.add(egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)));
+        ui.add(
+            egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)),
+        );
     }
     if let Some(e) = &panel.model_error {
         ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -564,7 +624,11 @@ pub(crate) fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
     ui.horizontal(|ui| {
         let dir = presets_dir().join(sub);
         let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|rd| rd.filter_map(|e| e.ok().map(|e| e.path())).filter(|p| p.extension().is_some_and(|x| x == "ron") && p.to_string_lossy().contains(name_has)).collect())
+            .map(|rd| {
+                rd.filter_map(|e| e.ok().map(|e| e.path()))
+                    .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.to_string_lossy().contains(name_has))
+                    .collect()
+            })
             .unwrap_or_default();
         files.sort();
         egui::ComboBox::from_id_salt(format!("presets_{sub}")).selected_text("Load preset").show_ui(ui, |ui| {
@@ -585,7 +649,8 @@ pub(crate) fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
                 ui.label(format!("no presets in {}", dir.display()));
             }
         });
-        ui.add(egui::TextEdit::singleline(path_text).desired_width(110.0)).on_hover_text("Where Save preset writes (RON)");
+        ui.add(egui::TextEdit::singleline(path_text).desired_width(110.0))
+            .on_hover_text("Where Save preset writes (RON)");
         if ui.button("Save preset").clicked() {
             let p = PathBuf::from(path_text.trim());
             *msg = Some(match crate::core::io::presets::save(&p, value) {
@@ -607,7 +672,12 @@ pub(crate) fn preset_message(ui: &mut egui::Ui, msg: &Option<(String, bool)>) {
 fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool) {
     egui::CollapsingHeader::new("Brush").default_open(true).show(ui, |ui| {
         ui.horizontal(|ui| {
-            for (k, name) in [(BrushKind::Raise, "Raise"), (BrushKind::Lower, "Lower"), (BrushKind::Smooth, "Smooth"), (BrushKind::Flatten, "Flatten")] {
+            for (k, name) in [
+                (BrushKind::Raise, "Raise"),
+                (BrushKind::Lower, "Lower"),
+                (BrushKind::Smooth, "Smooth"),
+                (BrushKind::Flatten, "Flatten"),
+            ] {
                 ui.selectable_value(&mut tool.params.kind, k, name);
             }
         });

@@ -72,9 +72,10 @@ pub struct WaterPlugin;
 impl Plugin for WaterPlugin {
     fn build(&self, app: &mut App) {
         crate::register_shader!(app, "water.wgsl");
-        app.add_plugins(MaterialPlugin::<WaterMat>::default())
-            .add_systems(Startup, spawn_water)
-            .add_systems(Update, (add_depth_prepass, update_shore_field, update_water_material, place_sea_plane, update_pipe_water).chain());
+        app.add_plugins(MaterialPlugin::<WaterMat>::default()).add_systems(Startup, spawn_water).add_systems(
+            Update,
+            (add_depth_prepass, update_shore_field, update_water_material, place_sea_plane, update_pipe_water).chain(),
+        );
     }
 }
 
@@ -128,7 +129,12 @@ impl WaterUniform {
             deep: lin(p.deep_color).extend(p.color_depth),
             foam: lin(p.foam_color).extend(if p.foam { p.foam_width } else { 0.0 }),
             ripple: Vec4::new(p.ripple_strength, p.ripple_scale, p.ripple_speed, p.opacity_depth),
-            waves: Vec4::new(p.wave_length, p.wave_speed, if p.shore_waves { p.wave_strength } else { 0.0 }, p.wave_reach),
+            waves: Vec4::new(
+                p.wave_length,
+                p.wave_speed,
+                if p.shore_waves { p.wave_strength } else { 0.0 },
+                p.wave_reach,
+            ),
             map: Vec4::new(extent.x.max(1e-3), extent.y.max(1e-3), 0.0, 0.0),
             misc: Vec4::new(p.fresnel, p.roughness, 1.0, p.sea_level),
         }
@@ -188,20 +194,56 @@ fn shore_image(values: &[[f32; 2]], w: usize, h: usize) -> Image {
 }
 
 fn base_material() -> StandardMaterial {
-    StandardMaterial { base_color: Color::WHITE, alpha_mode: AlphaMode::Blend, perceptual_roughness: 0.06, reflectance: 0.5, ..default() }
+    StandardMaterial {
+        base_color: Color::WHITE,
+        alpha_mode: AlphaMode::Blend,
+        perceptual_roughness: 0.06,
+        reflectance: 0.5,
+        ..default()
+    }
 }
 
-fn spawn_water(mut commands: Commands, look: Res<Look>, mut meshes: ResMut<Assets<Mesh>>, mut images: ResMut<Assets<Image>>, mut materials: ResMut<Assets<WaterMat>>) {
+fn spawn_water(
+    mut commands: Commands,
+    look: Res<Look>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    mut images: ResMut<Assets<Image>>,
+    mut materials: ResMut<Assets<WaterMat>>,
+) {
     let shore = images.add(shore_image(&[[FAR, -FAR]], 1, 1));
     let p = &look.0.water;
-    let sea_mat = materials.add(WaterMat { base: base_material(), extension: WaterExtension { uniform: WaterUniform::sea(p, Vec2::ONE), shore: shore.clone() } });
-    let pipe_mat = materials.add(WaterMat { base: base_material(), extension: WaterExtension { uniform: WaterUniform::pipe(p, Vec2::ONE), shore } });
+    let sea_mat = materials.add(WaterMat {
+        base: base_material(),
+        extension: WaterExtension { uniform: WaterUniform::sea(p, Vec2::ONE), shore: shore.clone() },
+    });
+    let pipe_mat = materials.add(WaterMat {
+        base: base_material(),
+        extension: WaterExtension { uniform: WaterUniform::pipe(p, Vec2::ONE), shore },
+    });
     let plane = meshes.add(Plane3d::new(Vec3::Y, Vec2::splat(0.5)).mesh().subdivisions(1));
-    let sea = commands.spawn((SeaPlane, Mesh3d(plane), MeshMaterial3d(sea_mat.clone()), Transform::IDENTITY, NotShadowCaster, Visibility::Hidden)).id();
+    let sea = commands
+        .spawn((
+            SeaPlane,
+            Mesh3d(plane),
+            MeshMaterial3d(sea_mat.clone()),
+            Transform::IDENTITY,
+            NotShadowCaster,
+            Visibility::Hidden,
+        ))
+        .id();
     // A valid stand-in (one degenerate triangle) until the simulation reports water: an empty
     // mesh upsets the render world's mesh allocator.
     let empty = meshes.add(pipe_mesh(vec![[0.0; 3]; 3], vec![[0.0, 1.0, 0.0]; 3], vec![[0.0; 4]; 3], vec![0, 1, 2]));
-    let pipe = commands.spawn((PipeWater, Mesh3d(empty), MeshMaterial3d(pipe_mat.clone()), Transform::IDENTITY, NotShadowCaster, Visibility::Hidden)).id();
+    let pipe = commands
+        .spawn((
+            PipeWater,
+            Mesh3d(empty),
+            MeshMaterial3d(pipe_mat.clone()),
+            Transform::IDENTITY,
+            NotShadowCaster,
+            Visibility::Hidden,
+        ))
+        .id();
     commands.insert_resource(WaterState {
         sea,
         pipe,
@@ -219,7 +261,11 @@ fn spawn_water(mut commands: Commands, look: Res<Look>, mut meshes: ResMut<Asset
 }
 
 /// Adds (or removes) the camera's `DepthPrepass` as [`WaterParams::depth_prepass`] asks.
-fn add_depth_prepass(mut commands: Commands, look: Res<Look>, cams: Query<(Entity, Has<DepthPrepass>), With<OrbitCamera>>) {
+fn add_depth_prepass(
+    mut commands: Commands,
+    look: Res<Look>,
+    cams: Query<(Entity, Has<DepthPrepass>), With<OrbitCamera>>,
+) {
     let want = look.0.water.depth_prepass;
     for (cam, has) in &cams {
         if want && !has {
@@ -288,7 +334,11 @@ fn update_shore_field(
     let ext = Vec2::new((small.width.max(2) - 1) as f32, (small.height.max(2) - 1) as f32) * map.cell_size * s as f32;
     state.shore_task = Some(AsyncComputeTaskPool::get().spawn(async move {
         let d = crate::core::jfa::shore_distance(&small, sea);
-        let values = d.into_iter().zip(&small.data).map(|(v, &h)| [if v.is_nan() { FAR } else { v.clamp(-FAR, FAR) }, if h.is_finite() { h } else { 0.0 }]).collect();
+        let values = d
+            .into_iter()
+            .zip(&small.data)
+            .map(|(v, &h)| [if v.is_nan() { FAR } else { v.clamp(-FAR, FAR) }, if h.is_finite() { h } else { 0.0 }])
+            .collect();
         (values, small.width, small.height, ext)
     }));
 }
@@ -314,7 +364,12 @@ fn update_water_material(look: Res<Look>, state: Res<WaterState>, mut materials:
 }
 
 /// Puts the sea plane at sea level over the map and far beyond it (to the horizon).
-fn place_sea_plane(terrain: Res<EditorTerrain>, look: Res<Look>, state: Res<WaterState>, mut q: Query<(&mut Transform, &mut Visibility), With<SeaPlane>>) {
+fn place_sea_plane(
+    terrain: Res<EditorTerrain>,
+    look: Res<Look>,
+    state: Res<WaterState>,
+    mut q: Query<(&mut Transform, &mut Visibility), With<SeaPlane>>,
+) {
     if !terrain.is_changed() && !look.is_changed() {
         return;
     }
@@ -322,7 +377,8 @@ fn place_sea_plane(terrain: Res<EditorTerrain>, look: Res<Look>, state: Res<Wate
     let p = look.0.water.sanitized();
     let ext = extent(terrain.map());
     let side = ext.max_element().max(1.0) * 40.0;
-    let t = Transform::from_translation(Vec3::new(ext.x * 0.5, p.sea_level, ext.y * 0.5)).with_scale(Vec3::new(side, 1.0, side));
+    let t = Transform::from_translation(Vec3::new(ext.x * 0.5, p.sea_level, ext.y * 0.5))
+        .with_scale(Vec3::new(side, 1.0, side));
     if *tf != t {
         *tf = t;
     }
@@ -355,7 +411,8 @@ fn update_pipe_water(
     state.last_pipe = now;
     let Ok((mut mesh3d, mut vis)) = q.get_mut(state.pipe) else { return };
     let map = terrain.map();
-    let water = fields.water.as_deref().filter(|w| p.pipe_water && fields.fits(map.width, map.height) && w.len() == map.len());
+    let water =
+        fields.water.as_deref().filter(|w| p.pipe_water && fields.fits(map.width, map.height) && w.len() == map.len());
     let Some(water) = water else {
         *vis = Visibility::Hidden;
         return;
@@ -379,7 +436,12 @@ fn pipe_mesh(positions: Vec<[f32; 3]>, normals: Vec<[f32; 3]>, colors: Vec<[f32;
 
 /// The panel's "Water" section: quick toggles, every [`WaterParams`] field, presets
 /// (`assets/presets/water/`). Writes `look` only when something changed.
-pub fn water_section(ui: &mut egui::Ui, look: &mut ResMut<Look>, preset_path: &mut String, preset_msg: &mut Option<(String, bool)>) -> bool {
+pub fn water_section(
+    ui: &mut egui::Ui,
+    look: &mut ResMut<Look>,
+    preset_path: &mut String,
+    preset_msg: &mut Option<(String, bool)>,
+) -> bool {
     let mut p = look.0.water.clone();
     let mut changed = false;
     egui::CollapsingHeader::new("Water").default_open(false).show(ui, |ui| {
@@ -391,7 +453,9 @@ pub fn water_section(ui: &mut egui::Ui, look: &mut ResMut<Look>, preset_path: &m
         });
         egui::Grid::new("water_quick").num_columns(2).show(ui, |ui| {
             ui.label("Sea level").on_hover_text("Height of the sea surface, metres");
-            changed |= ui.add(egui::DragValue::new(&mut p.sea_level).speed(0.1).range(-10_000.0..=10_000.0).suffix(" m")).changed();
+            changed |= ui
+                .add(egui::DragValue::new(&mut p.sea_level).speed(0.1).range(-10_000.0..=10_000.0).suffix(" m"))
+                .changed();
             ui.end_row();
         });
         if crate::app::ui::preset_row(ui, "water", "", &mut p, preset_path, preset_msg) {

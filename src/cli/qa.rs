@@ -112,7 +112,11 @@ pub fn cmd_analyze(a: AnalyzeArgs) -> Result<ExitCode, CliError> {
         }
         None => analysis::analyze(&hm, a.sea_level, &p)?,
     };
-    let text = if a.json { serde_json::to_string_pretty(&rep)? } else { format!("file:              {}\n{rep}", a.file.display()) };
+    let text = if a.json {
+        serde_json::to_string_pretty(&rep)?
+    } else {
+        format!("file:              {}\n{rep}", a.file.display())
+    };
     // A closed pipe (`| head`) ends the output quietly instead of panicking in `println!`.
     let mut out = std::io::stdout().lock();
     match writeln!(out, "{text}").and_then(|_| out.flush()) {
@@ -157,7 +161,10 @@ pub fn cmd_fix(a: FixArgs) -> Result<ExitCode, CliError> {
     interop::save(&a.out, &hm, &eo)?;
     let say = |what: &str, r: &Option<FixReport>| {
         if let Some(r) = r {
-            eprintln!("{what}: {} nodes changed, largest change {:.3} m, volume {:+.1} m³", r.changed, r.max_change_m, r.volume_m3);
+            eprintln!(
+                "{what}: {} nodes changed, largest change {:.3} m, volume {:+.1} m³",
+                r.changed, r.max_change_m, r.volume_m3
+            );
         }
     };
     say(&format!("pits ({:?})", a.pits).to_lowercase(), &log.pits);

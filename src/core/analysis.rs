@@ -354,7 +354,8 @@ pub fn drainage_density(hm: &Heightmap, sea: f32, dr: &Drainage, a_min: f64) -> 
     if land == 0 {
         return 0.0;
     }
-    let len: f64 = (0..hm.len()).filter(|&i| hm.data[i] > sea && dr.area[i] >= a_min).map(|i| dr.length[i] as f64).sum();
+    let len: f64 =
+        (0..hm.len()).filter(|&i| hm.data[i] > sea && dr.area[i] >= a_min).map(|i| dr.length[i] as f64).sum();
     len / (land as f64 * (hm.cell_size as f64).powi(2))
 }
 
@@ -452,7 +453,12 @@ pub fn analyze(hm: &Heightmap, sea: f32, p: &AnalysisParams) -> Result<TerrainRe
 
 /// Analyses `output` and compares it with `input` (same size): land lost to the sea and the
 /// anisotropy of the change `output − input`.
-pub fn compare(input: &Heightmap, output: &Heightmap, sea: f32, p: &AnalysisParams) -> Result<TerrainReport, AnalysisError> {
+pub fn compare(
+    input: &Heightmap,
+    output: &Heightmap,
+    sea: f32,
+    p: &AnalysisParams,
+) -> Result<TerrainReport, AnalysisError> {
     same_size(input, output)?;
     let mut rep = analyze(output, sea, p)?;
     if !input.all_finite() {
@@ -477,30 +483,72 @@ pub fn compare(input: &Heightmap, output: &Heightmap, sea: f32, p: &AnalysisPara
 
 fn fmt_concavity(c: &Option<Concavity>) -> String {
     match c {
-        Some(c) => format!("θ = {:.3}, k_s = {:.3e}, r² = {:.3} ({} channel nodes, {} bins)", c.theta, c.ks, c.r2, c.nodes, c.bins),
+        Some(c) => format!(
+            "θ = {:.3}, k_s = {:.3e}, r² = {:.3} ({} channel nodes, {} bins)",
+            c.theta, c.ks, c.r2, c.nodes, c.bins
+        ),
         None => "no fit (fewer than 3 log-area bins of channel nodes)".into(),
     }
 }
 
 fn fmt_aniso(a: &Option<Anisotropy>) -> String {
     match a {
-        Some(a) => format!("axes {:.2}×, diagonals {:.2}× the power of other directions ({} bands)", a.axis_ratio, a.diagonal_ratio, a.bands),
+        Some(a) => format!(
+            "axes {:.2}×, diagonals {:.2}× the power of other directions ({} bands)",
+            a.axis_ratio, a.diagonal_ratio, a.bands
+        ),
         None => "not measurable (flat or too small)".into(),
     }
 }
 
 impl fmt::Display for TerrainReport {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        writeln!(f, "size:              {} × {}, cell {} m, heights {:.2} … {:.2} m", self.width, self.height, self.cell_size_m, self.min_m, self.max_m)?;
-        writeln!(f, "sea level:         {} m; land {} nodes ({:.1} %)", self.sea_level_m, self.land_nodes, self.land_fraction * 100.0)?;
-        writeln!(f, "concavity:         {} (channels: A ≥ {} m²)", fmt_concavity(&self.concavity), self.params.channel_area_m2)?;
-        writeln!(f, "pits / spikes:     {} / {} single nodes on land (> {} m beyond all 8 neighbours)", self.pits, self.spikes, self.params.pit_tolerance_m)?;
-        writeln!(f, "drainage density:  {:.3e} 1/m ({:.3} km/km²)", self.drainage_density_per_m, self.drainage_density_per_m * 1000.0)?;
+        writeln!(
+            f,
+            "size:              {} × {}, cell {} m, heights {:.2} … {:.2} m",
+            self.width, self.height, self.cell_size_m, self.min_m, self.max_m
+        )?;
+        writeln!(
+            f,
+            "sea level:         {} m; land {} nodes ({:.1} %)",
+            self.sea_level_m,
+            self.land_nodes,
+            self.land_fraction * 100.0
+        )?;
+        writeln!(
+            f,
+            "concavity:         {} (channels: A ≥ {} m²)",
+            fmt_concavity(&self.concavity),
+            self.params.channel_area_m2
+        )?;
+        writeln!(
+            f,
+            "pits / spikes:     {} / {} single nodes on land (> {} m beyond all 8 neighbours)",
+            self.pits, self.spikes, self.params.pit_tolerance_m
+        )?;
+        writeln!(
+            f,
+            "drainage density:  {:.3e} 1/m ({:.3} km/km²)",
+            self.drainage_density_per_m,
+            self.drainage_density_per_m * 1000.0
+        )?;
         write!(f, "anisotropy (map):  {}", fmt_aniso(&self.anisotropy))?;
         if let Some(c) = &self.comparison {
             writeln!(f)?;
-            writeln!(f, "land lost:         {} of {} input land nodes ({:.2} %)", c.land_lost_nodes, c.input_land_nodes, c.land_lost_fraction * 100.0)?;
-            writeln!(f, "input:             pits / spikes {} / {}; concavity {}", c.input_pits, c.input_spikes, fmt_concavity(&c.input_concavity))?;
+            writeln!(
+                f,
+                "land lost:         {} of {} input land nodes ({:.2} %)",
+                c.land_lost_nodes,
+                c.input_land_nodes,
+                c.land_lost_fraction * 100.0
+            )?;
+            writeln!(
+                f,
+                "input:             pits / spikes {} / {}; concavity {}",
+                c.input_pits,
+                c.input_spikes,
+                fmt_concavity(&c.input_concavity)
+            )?;
             writeln!(f, "mean |change|:     {:.3} m", c.mean_abs_change_m)?;
             write!(f, "anisotropy (Δh):   {}", fmt_aniso(&c.change_anisotropy))?;
         }
@@ -586,11 +634,18 @@ mod tests {
         let c = rep.comparison.as_ref().unwrap();
         assert!((c.land_lost_fraction - 123.0 / land as f64).abs() < 1e-12);
         // One channel column of ~57 nodes over 5 m, on (41·60 − 123) land nodes of 25 m².
-        assert!(rep.drainage_density_per_m > 0.0 && rep.drainage_density_per_m < 0.01, "{}", rep.drainage_density_per_m);
+        assert!(
+            rep.drainage_density_per_m > 0.0 && rep.drainage_density_per_m < 0.01,
+            "{}",
+            rep.drainage_density_per_m
+        );
         let text = rep.to_string();
         assert!(text.contains("land lost") && text.contains("concavity"), "{text}");
         let small = Heightmap::new(4, 4, 1.0).unwrap();
-        assert!(matches!(compare(&a, &small, 0.0, &AnalysisParams::default()), Err(AnalysisError::SizeMismatch { .. })));
+        assert!(matches!(
+            compare(&a, &small, 0.0, &AnalysisParams::default()),
+            Err(AnalysisError::SizeMismatch { .. })
+        ));
         assert!(analyze(&a, 0.0, &AnalysisParams { area_bins: 1, ..Default::default() }).is_err());
     }
 }

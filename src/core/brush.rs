@@ -149,8 +149,13 @@ impl DirtyRect {
         if self.is_empty() {
             return Self::EMPTY;
         }
-        Self::new(self.x0.saturating_sub(n), self.y0.saturating_sub(n), self.x1.saturating_add(n), self.y1.saturating_add(n))
-            .clamp_to(width, height)
+        Self::new(
+            self.x0.saturating_sub(n),
+            self.y0.saturating_sub(n),
+            self.x1.saturating_add(n),
+            self.y1.saturating_add(n),
+        )
+        .clamp_to(width, height)
     }
 
     /// Coordinates `(cx, cy)` of the `chunk × chunk` tiles the rectangle overlaps, row by row.
@@ -249,7 +254,14 @@ pub struct BrushParams {
 
 impl Default for BrushParams {
     fn default() -> Self {
-        Self { kind: BrushKind::Raise, radius: 16.0, strength: 10.0, falloff: Falloff::Smooth, spacing: 0.25, flatten_height: None }
+        Self {
+            kind: BrushKind::Raise,
+            radius: 16.0,
+            strength: 10.0,
+            falloff: Falloff::Smooth,
+            spacing: 0.25,
+            flatten_height: None,
+        }
     }
 }
 
@@ -594,7 +606,12 @@ impl Stroke {
         time: f64,
         mut before: impl FnMut(&Heightmap, DirtyRect),
     ) -> DirtyRect {
-        if !(pos[0].is_finite() && pos[1].is_finite() && time.is_finite() && hm.cell_size.is_finite() && hm.cell_size > 0.0) {
+        if !(pos[0].is_finite()
+            && pos[1].is_finite()
+            && time.is_finite()
+            && hm.cell_size.is_finite()
+            && hm.cell_size > 0.0)
+        {
             return DirtyRect::EMPTY;
         }
         let p1 = [pos[0] as f64, pos[1] as f64];
@@ -754,7 +771,13 @@ mod tests {
     #[test]
     fn flatten_moves_towards_its_target_at_the_documented_rate() {
         let base = noise_map(40, 40, 3);
-        let p = BrushParams { kind: BrushKind::Flatten, radius: 8.0, strength: 3.0, flatten_height: Some(2.5), ..Default::default() };
+        let p = BrushParams {
+            kind: BrushKind::Flatten,
+            radius: 8.0,
+            strength: 3.0,
+            flatten_height: Some(2.5),
+            ..Default::default()
+        };
         let mut hm = base.clone();
         let rect = dab(&mut hm, [20.0, 20.0], &p, 0.2);
         let a = 1.0 - (-3.0f32 * 0.2).exp();
@@ -816,7 +839,13 @@ mod tests {
     fn smooth_matches_a_direct_box_mean_and_reduces_roughness() {
         for (radius, c) in [(5.0, [20.0, 20.0]), (24.0, [3.5, 30.2]), (3.0, [0.0, 0.0])] {
             let base = noise_map(48, 40, 7);
-            let p = BrushParams { kind: BrushKind::Smooth, radius, strength: 4.0, falloff: Falloff::Gaussian, ..Default::default() };
+            let p = BrushParams {
+                kind: BrushKind::Smooth,
+                radius,
+                strength: 4.0,
+                falloff: Falloff::Gaussian,
+                ..Default::default()
+            };
             let mut hm = base.clone();
             let rect = dab(&mut hm, c, &p, 0.3);
             let reference = smooth_reference(&base, c, &p, 0.3);
@@ -828,7 +857,13 @@ mod tests {
         // Roughness (sum of squared neighbour differences) drops inside the brush.
         let base = noise_map(32, 32, 9);
         let mut hm = base.clone();
-        let p = BrushParams { kind: BrushKind::Smooth, radius: 12.0, strength: 50.0, falloff: Falloff::Constant, ..Default::default() };
+        let p = BrushParams {
+            kind: BrushKind::Smooth,
+            radius: 12.0,
+            strength: 50.0,
+            falloff: Falloff::Constant,
+            ..Default::default()
+        };
         dab(&mut hm, [16.0, 16.0], &p, 1.0);
         let rough = |m: &Heightmap| -> f32 { (10..22).map(|x| (m.get(x + 1, 16) - m.get(x, 16)).powi(2)).sum() };
         assert!(rough(&hm) < 0.2 * rough(&base));
@@ -920,7 +955,8 @@ mod tests {
         assert_tight(&base, &hm, r);
         // A radius far larger than the map touches the whole map and nothing else.
         let mut all = base.clone();
-        let r = dab(&mut all, [15.0, 10.0], &BrushParams { radius: MAX_RADIUS, kind: BrushKind::Smooth, ..p.clone() }, 1.0);
+        let r =
+            dab(&mut all, [15.0, 10.0], &BrushParams { radius: MAX_RADIUS, kind: BrushKind::Smooth, ..p.clone() }, 1.0);
         assert_eq!(r, DirtyRect::full(&base));
         assert_eq!(dab_bounds(&base, [15.0, 10.0], &BrushParams { radius: MAX_RADIUS, ..p }), DirtyRect::full(&base));
         // 1×N maps work too.
@@ -968,7 +1004,13 @@ mod tests {
     }
 
     /// Plays a stroke along `path(s)` (s from 0 to 1 over `duration` seconds) sampled at `hz`.
-    fn play(base: &Heightmap, p: &BrushParams, hz: f64, duration: f64, path: impl Fn(f64) -> [f32; 2]) -> (Heightmap, DirtyRect, Stroke) {
+    fn play(
+        base: &Heightmap,
+        p: &BrushParams,
+        hz: f64,
+        duration: f64,
+        path: impl Fn(f64) -> [f32; 2],
+    ) -> (Heightmap, DirtyRect, Stroke) {
         let mut hm = base.clone();
         let mut s = Stroke::new(p.clone()).unwrap();
         let n = (hz * duration).round() as usize;
@@ -1096,7 +1138,12 @@ mod tests {
 
     #[test]
     fn params_round_trip_and_fill_defaults() {
-        let p = BrushParams { kind: BrushKind::Flatten, falloff: Falloff::Gaussian, flatten_height: Some(3.0), ..Default::default() };
+        let p = BrushParams {
+            kind: BrushKind::Flatten,
+            falloff: Falloff::Gaussian,
+            flatten_height: Some(3.0),
+            ..Default::default()
+        };
         let s = ron::to_string(&p).unwrap();
         assert_eq!(ron::from_str::<BrushParams>(&s).unwrap(), p);
         let partial: BrushParams = ron::from_str("(radius: 4.0)").unwrap();

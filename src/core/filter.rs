@@ -300,7 +300,13 @@ mod tests {
         let run = |n: usize| {
             let mut d = src.clone();
             rayon::ThreadPoolBuilder::new().num_threads(n).build().unwrap().install(|| {
-                gaussian_blur_with(&mut d, w, h, 2.3, BlurOptions { wrap_x: true, wrap_y: false, edge: BlurEdge::Conserve })
+                gaussian_blur_with(
+                    &mut d,
+                    w,
+                    h,
+                    2.3,
+                    BlurOptions { wrap_x: true, wrap_y: false, edge: BlurEdge::Conserve },
+                )
             });
             d
         };

@@ -241,7 +241,11 @@ impl Heightmap {
     /// The `w × h` window whose top-left node is `(x0, y0)`.
     pub fn crop(&self, x0: usize, y0: usize, w: usize, h: usize) -> Result<Self, HeightmapError> {
         let bad = HeightmapError::BadCrop { x0, y0, w, h, width: self.width, height: self.height };
-        if w == 0 || h == 0 || x0.checked_add(w).is_none_or(|e| e > self.width) || y0.checked_add(h).is_none_or(|e| e > self.height) {
+        if w == 0
+            || h == 0
+            || x0.checked_add(w).is_none_or(|e| e > self.width)
+            || y0.checked_add(h).is_none_or(|e| e > self.height)
+        {
             return Err(bad);
         }
         let mut data = Vec::with_capacity(w * h);

@@ -185,7 +185,8 @@ mod tests {
     use crate::core::rng::SplitMix64;
 
     fn brute(width: usize, height: usize, cell: f32, seeds: &[bool]) -> Vec<f32> {
-        let pts: Vec<(f64, f64)> = (0..seeds.len()).filter(|&i| seeds[i]).map(|i| ((i % width) as f64, (i / width) as f64)).collect();
+        let pts: Vec<(f64, f64)> =
+            (0..seeds.len()).filter(|&i| seeds[i]).map(|i| ((i % width) as f64, (i / width) as f64)).collect();
         (0..width * height)
             .map(|i| {
                 let (x, y) = ((i % width) as f64, (i / width) as f64);
@@ -243,7 +244,9 @@ mod tests {
         let mut rng = SplitMix64::new(7);
         let (mut wrong, mut total, mut max_err) = (0usize, 0usize, 0.0f32);
         for _ in 0..40 {
-            let centres: Vec<(f32, f32, f32)> = (0..6).map(|_| (rng.range_f32(0.0, w as f32), rng.range_f32(0.0, h as f32), rng.range_f32(2.0, 15.0))).collect();
+            let centres: Vec<(f32, f32, f32)> = (0..6)
+                .map(|_| (rng.range_f32(0.0, w as f32), rng.range_f32(0.0, h as f32), rng.range_f32(2.0, 15.0)))
+                .collect();
             let seeds: Vec<bool> = (0..w * h)
                 .map(|i| {
                     let (x, y) = ((i % w) as f32, (i / w) as f32);
@@ -293,8 +296,10 @@ mod tests {
     fn deterministic_for_any_thread_count() {
         let mut rng = SplitMix64::new(3);
         let seeds = random_mask(&mut rng, 200 * 150, 0.002);
-        let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| nearest_seed(200, 150, &seeds));
-        let many = rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| nearest_seed(200, 150, &seeds));
+        let one =
+            rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap().install(|| nearest_seed(200, 150, &seeds));
+        let many =
+            rayon::ThreadPoolBuilder::new().num_threads(4).build().unwrap().install(|| nearest_seed(200, 150, &seeds));
         assert_eq!(one, many);
     }
 

@@ -266,7 +266,17 @@ pub fn raycast(hm: &Heightmap, ray: &Ray, max_t: f32) -> Option<Hit> {
 
 /// The first `t` in `[ta, tb]` where the ray meets the patch of cell `(i, j)`.
 #[allow(clippy::too_many_arguments)]
-fn cell_hit(hm: &Heightmap, ax: &Axis, ay: &Axis, i: usize, j: usize, o: &[f64; 3], d: &[f64; 3], ta: f64, tb: f64) -> Option<f64> {
+fn cell_hit(
+    hm: &Heightmap,
+    ax: &Axis,
+    ay: &Axis,
+    i: usize,
+    j: usize,
+    o: &[f64; 3],
+    d: &[f64; 3],
+    ta: f64,
+    tb: f64,
+) -> Option<f64> {
     let (x0, x1) = ax.nodes_of(i);
     let (y0, y1) = ay.nodes_of(j);
     let h00 = hm.get(x0, y0) as f64;
@@ -307,7 +317,11 @@ fn cell_hit(hm: &Heightmap, ax: &Axis, ay: &Axis, i: usize, j: usize, o: &[f64; 
             if gm == 0.0 {
                 return Some(ta + mid);
             }
-            if (gm < 0.0) == neg_lo { lo = mid } else { hi = mid }
+            if (gm < 0.0) == neg_lo {
+                lo = mid
+            } else {
+                hi = mid
+            }
             if (hi - lo) * (a.abs() + b.abs()) < 1e-9 && hi - lo < 1e-9 * (1.0 + len) {
                 break;
             }
@@ -611,7 +625,9 @@ mod tests {
         let eye = [10.0f64, 30.0, 40.0];
         let at = [12.0f64, 0.0, 10.0];
         let sub = |a: [f64; 3], b: [f64; 3]| [a[0] - b[0], a[1] - b[1], a[2] - b[2]];
-        let cross = |a: [f64; 3], b: [f64; 3]| [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]];
+        let cross = |a: [f64; 3], b: [f64; 3]| {
+            [a[1] * b[2] - a[2] * b[1], a[2] * b[0] - a[0] * b[2], a[0] * b[1] - a[1] * b[0]]
+        };
         let norm = |a: [f64; 3]| {
             let l = (a[0] * a[0] + a[1] * a[1] + a[2] * a[2]).sqrt();
             [a[0] / l, a[1] / l, a[2] / l]

@@ -108,7 +108,9 @@ pub fn parse_seed(s: &str) -> Result<u64, String> {
     if s.trim().eq_ignore_ascii_case("random") {
         return Ok(fresh_seed());
     }
-    s.trim().parse::<u64>().map_err(|_| format!("seed `{s}` is not a whole number from 0 to 18446744073709551615 or `random`"))
+    s.trim()
+        .parse::<u64>()
+        .map_err(|_| format!("seed `{s}` is not a whole number from 0 to 18446744073709551615 or `random`"))
 }
 
 #[cfg(test)]
@@ -128,9 +130,18 @@ mod tests {
 
     #[test]
     fn stream_is_reproducible_and_seed_dependent() {
-        let a: Vec<u64> = { let mut r = SplitMix64::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let b: Vec<u64> = { let mut r = SplitMix64::new(7); (0..4).map(|_| r.next_u64()).collect() };
-        let c: Vec<u64> = { let mut r = SplitMix64::new(8); (0..4).map(|_| r.next_u64()).collect() };
+        let a: Vec<u64> = {
+            let mut r = SplitMix64::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let b: Vec<u64> = {
+            let mut r = SplitMix64::new(7);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
+        let c: Vec<u64> = {
+            let mut r = SplitMix64::new(8);
+            (0..4).map(|_| r.next_u64()).collect()
+        };
         assert_eq!(a, b);
         assert_ne!(a, c);
     }

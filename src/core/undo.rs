@@ -109,7 +109,14 @@ impl UndoStack {
     /// An empty history with `tile × tile` tiles (clamped to `1..=4096`; 64 is a good choice)
     /// keeping at most `budget_bytes` bytes of edits.
     pub fn new(tile: usize, budget_bytes: usize) -> Self {
-        Self { tile: tile.clamp(1, MAX_TILE), budget: budget_bytes, done: VecDeque::new(), undone: Vec::new(), open: None, stored: 0 }
+        Self {
+            tile: tile.clamp(1, MAX_TILE),
+            budget: budget_bytes,
+            done: VecDeque::new(),
+            undone: Vec::new(),
+            open: None,
+            stored: 0,
+        }
     }
 
     /// Tile side, nodes.
@@ -291,7 +298,10 @@ impl UndoStack {
         if !well_formed(before) || !well_formed(after) {
             return false;
         }
-        if before.width != after.width || before.height != after.height || before.cell_size.to_bits() != after.cell_size.to_bits() {
+        if before.width != after.width
+            || before.height != after.height
+            || before.cell_size.to_bits() != after.cell_size.to_bits()
+        {
             let change = Change::Whole { before: Box::new(before.clone()), after: Box::new(after.clone()) };
             return self.push(label.to_owned(), change);
         }
@@ -307,7 +317,12 @@ impl UndoStack {
                         let b = &after.data[y * after.width + x0..y * after.width + x1];
                         a.iter().zip(b).any(|(p, q)| p.to_bits() != q.to_bits())
                     });
-                    differs.then(|| TileDelta { tx, ty, before: read_tile(before, t, tx, ty), after: read_tile(after, t, tx, ty) })
+                    differs.then(|| TileDelta {
+                        tx,
+                        ty,
+                        before: read_tile(before, t, tx, ty),
+                        after: read_tile(after, t, tx, ty),
+                    })
                 })
                 .collect()
         };
@@ -367,7 +382,9 @@ impl UndoStack {
     /// Stores a finished edit, clears the redo list and enforces the budget.
     fn push(&mut self, label: String, change: Change) -> bool {
         let data_bytes = match &change {
-            Change::Tiles { tiles, .. } => tiles.iter().map(|t| TILE_OVERHEAD + 4 * (t.before.len() + t.after.len())).sum(),
+            Change::Tiles { tiles, .. } => {
+                tiles.iter().map(|t| TILE_OVERHEAD + 4 * (t.before.len() + t.after.len())).sum()
+            }
             Change::Whole { before, after } => 2 * size_of::<Heightmap>() + 4 * (before.data.len() + after.data.len()),
         };
         let bytes = EDIT_OVERHEAD + label.len() + data_bytes;
@@ -573,7 +590,11 @@ mod tests {
         stroke(&mut hm, &mut undo, BrushKind::Raise, [58.0, 32.0], [70.0, 32.0], "across");
         assert_eq!(undo.last_edit_tiles(), Some(2));
         let tile_bytes = 2 * 4 * 64 * 64;
-        assert!(undo.bytes_used() >= 2 * tile_bytes && undo.bytes_used() < 2 * tile_bytes + 1024, "{}", undo.bytes_used());
+        assert!(
+            undo.bytes_used() >= 2 * tile_bytes && undo.bytes_used() < 2 * tile_bytes + 1024,
+            "{}",
+            undo.bytes_used()
+        );
         // Touched but unchanged tiles are not kept; an edit with no change is dropped.
         undo.begin(&hm, "nothing");
         undo.touch(&hm, DirtyRect::new(0, 0, 128, 128));
@@ -597,10 +618,15 @@ mod tests {
             let mut s = Stroke::new(BrushParams { radius: 3.0, ..Default::default() }).unwrap();
             for k in 0..=10 {
                 let f = k as f32 / 10.0;
-                s.add_point_with(&mut hm, [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])], k as f64 * 0.03, |m, r| {
-                    undo.touch(m, r);
-                    assert!(undo.bytes_used() <= budget);
-                });
+                s.add_point_with(
+                    &mut hm,
+                    [a[0] + f * (b[0] - a[0]), a[1] + f * (b[1] - a[1])],
+                    k as f64 * 0.03,
+                    |m, r| {
+                        undo.touch(m, r);
+                        assert!(undo.bytes_used() <= budget);
+                    },
+                );
             }
             s.finish_with(&mut hm, |m, r| undo.touch(m, r));
             undo.commit(&hm);

@@ -54,7 +54,14 @@ pub enum Changed {
 impl Document {
     /// A new, never-saved document holding `map`.
     pub fn new(map: Heightmap) -> Self {
-        Self { map, undo: UndoStack::new(UNDO_TILE, UNDO_BUDGET), stroke: None, path: None, revision: 0, saved_revision: 0 }
+        Self {
+            map,
+            undo: UndoStack::new(UNDO_TILE, UNDO_BUDGET),
+            stroke: None,
+            path: None,
+            revision: 0,
+            saved_revision: 0,
+        }
     }
 
     /// Opens a BHEF file. On error nothing is created and the message says what is wrong.

@@ -126,7 +126,15 @@ impl JobShared {
         let want = self.want_fields.load(Ordering::Relaxed);
         let fields = want.then(|| sim.fields());
         let maps = want.then(|| sim.maps().clone());
-        let u = JobUpdate { heights: sim.heightmap().clone(), fields, maps, ledger: sim.ledger(), progress: sim.progress(), steps_per_s, end };
+        let u = JobUpdate {
+            heights: sim.heightmap().clone(),
+            fields,
+            maps,
+            ledger: sim.ledger(),
+            progress: sim.progress(),
+            steps_per_s,
+            end,
+        };
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(u);
     }
 
@@ -166,7 +174,8 @@ pub fn simulation_threads() -> usize {
 /// [`run_job`] on a thread pool of its own with `threads` workers, so a simulation does not take
 /// the cores the window renders with. Falls back to the global pool if the pool cannot be built.
 pub fn run_job_on(sim: Box<dyn Simulation>, shared: Arc<JobShared>, threads: usize) -> (Box<dyn Simulation>, JobEnd) {
-    match rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("simulation-{i}")).build() {
+    match rayon::ThreadPoolBuilder::new().num_threads(threads.max(1)).thread_name(|i| format!("simulation-{i}")).build()
+    {
         Ok(pool) => pool.install(|| run_job(sim, shared)),
         Err(_) => run_job(sim, shared),
     }

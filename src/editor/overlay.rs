@@ -38,7 +38,8 @@ pub const WET_DEPTH: f32 = 0.005;
 pub struct Ramp(pub &'static [[u8; 3]]);
 
 /// Flow heat map: black-purple-red-orange-yellow (inferno-like, reads well over green and grey).
-pub const HEAT: Ramp = Ramp(&[[20, 11, 52], [87, 16, 110], [159, 42, 99], [212, 72, 66], [245, 125, 21], [250, 193, 39], [252, 255, 164]]);
+pub const HEAT: Ramp =
+    Ramp(&[[20, 11, 52], [87, 16, 110], [159, 42, 99], [212, 72, 66], [245, 125, 21], [250, 193, 39], [252, 255, 164]]);
 /// Water depth: pale cyan (shallow) to deep navy.
 pub const DEPTH: Ramp = Ramp(&[[190, 240, 255], [90, 180, 235], [30, 110, 200], [12, 50, 140], [5, 18, 70]]);
 /// Water speed: viridis.
@@ -134,7 +135,16 @@ pub struct OverlayData<'a> {
 impl<'a> OverlayData<'a> {
     /// Only the heights; everything else missing.
     pub fn heights(map: &'a Heightmap) -> Self {
-        Self { map, water: None, velocity: None, flow: None, flow_unit: "particles", eroded: None, deposited: None, hardness: None }
+        Self {
+            map,
+            water: None,
+            velocity: None,
+            flow: None,
+            flow_unit: "particles",
+            eroded: None,
+            deposited: None,
+            hardness: None,
+        }
     }
     fn n(&self) -> usize {
         self.map.width * self.map.height
@@ -157,7 +167,15 @@ pub fn format_value(v: f32) -> String {
     if v.fract() == 0.0 {
         return format!("{v:.0}");
     }
-    let decimals = if a >= 100.0 { 0 } else if a >= 10.0 { 1 } else if a >= 1.0 { 2 } else { 3 };
+    let decimals = if a >= 100.0 {
+        0
+    } else if a >= 10.0 {
+        1
+    } else if a >= 1.0 {
+        2
+    } else {
+        3
+    };
     format!("{v:.decimals$}")
 }
 
@@ -185,7 +203,10 @@ fn unit_t(v: f32, lo: f32, hi: f32) -> f32 {
 }
 
 fn empty(title: &str, why: &str) -> Overlay {
-    Overlay { image: None, legend: Some(Legend { title: title.into(), body: LegendBody::Empty, note: Some(why.into()) }) }
+    Overlay {
+        image: None,
+        legend: Some(Legend { title: title.into(), body: LegendBody::Empty, note: Some(why.into()) }),
+    }
 }
 
 fn paint(n: usize, mut f: impl FnMut(usize) -> ([u8; 3], f32)) -> Vec<u8> {
@@ -212,7 +233,10 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
         OverlayKind::Flow => {
             let title = "Flow";
             let Some(flow) = d.fit(d.flow) else {
-                return empty(title, "No flow yet: run Droplets, Snowball or Stream power (the pipe model reports water depth and speed instead).");
+                return empty(
+                    title,
+                    "No flow yet: run Droplets, Snowball or Stream power (the pipe model reports water depth and speed instead).",
+                );
             };
             let fmax = flow.iter().copied().filter(|f| f.is_finite()).fold(0.0f32, f32::max);
             if fmax <= 0.0 {
@@ -240,7 +264,11 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                 }
                 Overlay {
                     image: image(rgba),
-                    legend: Some(Legend { title: title.into(), body: LegendBody::Ramp { ramp: HEAT, labels: ls, unit: d.flow_unit.into() }, note: Some("log scale: ln(1 + flow)".into()) }),
+                    legend: Some(Legend {
+                        title: title.into(),
+                        body: LegendBody::Ramp { ramp: HEAT, labels: ls, unit: d.flow_unit.into() },
+                        note: Some("log scale: ln(1 + flow)".into()),
+                    }),
                 }
             } else {
                 let (lo, hi) = range(p, (0.0, quantile(flow.iter().copied().filter(|&f| f > 0.0), 0.99)));
@@ -250,7 +278,11 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                 });
                 Overlay {
                     image: image(rgba),
-                    legend: Some(Legend { title: title.into(), body: LegendBody::Ramp { ramp: HEAT, labels: labels(lo, hi), unit: d.flow_unit.into() }, note: Some("linear scale".into()) }),
+                    legend: Some(Legend {
+                        title: title.into(),
+                        body: LegendBody::Ramp { ramp: HEAT, labels: labels(lo, hi), unit: d.flow_unit.into() },
+                        note: Some("linear scale".into()),
+                    }),
                 }
             }
         }
@@ -264,7 +296,9 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
             if !depth && vel.is_none() {
                 return empty(title, "No water velocity: only the Pipe model reports it.");
             }
-            let value = |i: usize| if depth { water[i] } else { vel.map_or(0.0, |v| (v[i][0] * v[i][0] + v[i][1] * v[i][1]).sqrt()) };
+            let value = |i: usize| {
+                if depth { water[i] } else { vel.map_or(0.0, |v| (v[i][0] * v[i][0] + v[i][1] * v[i][1]).sqrt()) }
+            };
             let wet = |i: usize| water[i] > WET_DEPTH;
             let wet_count = (0..n).filter(|&i| wet(i)).count();
             if wet_count == 0 {
@@ -279,7 +313,14 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
             });
             let unit = if depth { "m" } else { "m/s" };
             let note = format!("wet: {:.1} % of the map", 100.0 * wet_count as f32 / n as f32);
-            Overlay { image: image(rgba), legend: Some(Legend { title: title.into(), body: LegendBody::Ramp { ramp, labels: labels(lo, hi), unit: unit.into() }, note: Some(note) }) }
+            Overlay {
+                image: image(rgba),
+                legend: Some(Legend {
+                    title: title.into(),
+                    body: LegendBody::Ramp { ramp, labels: labels(lo, hi), unit: unit.into() },
+                    note: Some(note),
+                }),
+            }
         }
         OverlayKind::Erosion => {
             let title = "Erosion / deposition";
@@ -287,7 +328,11 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                 return empty(title, "No erosion map yet: run a simulation.");
             };
             let net = |i: usize| de[i] - er[i];
-            let r = if p.auto_range { quantile((0..n).map(|i| net(i).abs()).filter(|&v| v > 0.0), 0.99) } else { p.min.abs().max(p.max.abs()) };
+            let r = if p.auto_range {
+                quantile((0..n).map(|i| net(i).abs()).filter(|&v| v > 0.0), 0.99)
+            } else {
+                p.min.abs().max(p.max.abs())
+            };
             if r.is_nan() || r <= 0.0 || !r.is_finite() {
                 return empty(title, "The last run moved no material.");
             }
@@ -298,7 +343,11 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
             let ls = vec![(0.0, format_value(-r)), (0.5, "0".into()), (1.0, format_value(r))];
             Overlay {
                 image: image(rgba),
-                legend: Some(Legend { title: title.into(), body: LegendBody::Ramp { ramp: DIVERGING, labels: ls, unit: "m".into() }, note: Some("red eroded · blue deposited (net height change)".into()) }),
+                legend: Some(Legend {
+                    title: title.into(),
+                    body: LegendBody::Ramp { ramp: DIVERGING, labels: ls, unit: "m".into() },
+                    note: Some("red eroded · blue deposited (net height change)".into()),
+                }),
             }
         }
         OverlayKind::RiversLakes => {
@@ -354,7 +403,14 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
             if lakes.is_some() {
                 sw.push((LAKE, format!("lake · {:.1} %", pct(nl))));
             }
-            Overlay { image: image(rgba), legend: Some(Legend { title: title.into(), body: LegendBody::Swatches(sw), note: Some(notes.join("\n")) }) }
+            Overlay {
+                image: image(rgba),
+                legend: Some(Legend {
+                    title: title.into(),
+                    body: LegendBody::Swatches(sw),
+                    note: Some(notes.join("\n")),
+                }),
+            }
         }
         OverlayKind::Hardness => {
             let title = "Hardness (erodibility)";
@@ -363,7 +419,14 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
             };
             let rgba = paint(n, |i| (HARDNESS.at(k[i]), 1.0));
             let ls = vec![(0.0, "0 rock".into()), (1.0, "1 normal".into())];
-            Overlay { image: image(rgba), legend: Some(Legend { title: title.into(), body: LegendBody::Ramp { ramp: HARDNESS, labels: ls, unit: String::new() }, note: Some("erodibility multiplier of the next run".into()) }) }
+            Overlay {
+                image: image(rgba),
+                legend: Some(Legend {
+                    title: title.into(),
+                    body: LegendBody::Ramp { ramp: HARDNESS, labels: ls, unit: String::new() },
+                    note: Some("erodibility multiplier of the next run".into()),
+                }),
+            }
         }
     }
 }
@@ -442,7 +505,10 @@ mod tests {
         let LegendBody::Ramp { labels, unit, .. } = &legend.body else { panic!() };
         assert_eq!(unit, "particles");
         assert!(labels.iter().any(|(_, s)| s == "999"), "{labels:?}");
-        assert!(labels.iter().any(|(t, s)| s == "10" && (t - (11f32.ln() / 1000f32.ln())).abs() < 1e-6), "decade tick: {labels:?}");
+        assert!(
+            labels.iter().any(|(t, s)| s == "10" && (t - (11f32.ln() / 1000f32.ln())).abs() < 1e-6),
+            "decade tick: {labels:?}"
+        );
         // Linear with a manual range.
         let p = OverlayParams { log_flow: false, auto_range: false, min: 0.0, max: 99.0, ..params(OverlayKind::Flow) };
         let img = build(&p, &d).image.unwrap();
@@ -469,7 +535,13 @@ mod tests {
     #[test]
     fn missing_data_gives_a_message_not_a_blank() {
         let m = map(4, 4);
-        for kind in [OverlayKind::Flow, OverlayKind::WaterDepth, OverlayKind::WaterSpeed, OverlayKind::Erosion, OverlayKind::Hardness] {
+        for kind in [
+            OverlayKind::Flow,
+            OverlayKind::WaterDepth,
+            OverlayKind::WaterSpeed,
+            OverlayKind::Erosion,
+            OverlayKind::Hardness,
+        ] {
             let o = build(&params(kind), &OverlayData::heights(&m));
             assert!(o.image.is_none(), "{kind:?}");
             let l = o.legend.expect("a legend with the reason");

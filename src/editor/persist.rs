@@ -117,7 +117,14 @@ impl Settings {
             Err(e) => {
                 let aside = path.with_extension("ron.broken");
                 let _ = std::fs::rename(path, &aside);
-                (Self::default(), Some(format!("settings {} did not parse ({e}); kept as {} and started from defaults", path.display(), aside.display())))
+                (
+                    Self::default(),
+                    Some(format!(
+                        "settings {} did not parse ({e}); kept as {} and started from defaults",
+                        path.display(),
+                        aside.display()
+                    )),
+                )
             }
         }
     }
@@ -134,7 +141,8 @@ impl Settings {
             std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
         }
         let text = ron::ser::to_string_pretty(self, ron::ser::PrettyConfig::default()).map_err(|e| e.to_string())?;
-        write_atomic(path, |w| w.write_all(text.as_bytes())).map_err(|e| format!("cannot write {}: {e}", path.display()))
+        write_atomic(path, |w| w.write_all(text.as_bytes()))
+            .map_err(|e| format!("cannot write {}: {e}", path.display()))
     }
 
     /// Puts `path` first in the recent list (no duplicates, at most [`MAX_RECENT`]).

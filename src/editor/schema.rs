@@ -419,23 +419,20 @@ fn parse_source(src: &str) -> Vec<TypeDef> {
         let Some(close) = match_brace(src, open) else { continue };
         skip_until = close;
         let body = &src[open + 1..close];
-        let kind = if is_struct {
-            TypeKind::Struct(parse_fields(body))
-        } else {
-            TypeKind::Enum(parse_variants(body))
-        };
+        let kind = if is_struct { TypeKind::Struct(parse_fields(body)) } else { TypeKind::Enum(parse_variants(body)) };
         out.push(TypeDef { name, doc: item_doc, kind });
     }
     out
 }
 
 fn bracket_delta(line: &str) -> i32 {
-    line.chars().map(|c| match c {
-        '[' => 1,
-        ']' => -1,
-        _ => 0,
-    })
-    .sum()
+    line.chars()
+        .map(|c| match c {
+            '[' => 1,
+            ']' => -1,
+            _ => 0,
+        })
+        .sum()
 }
 
 /// The text of one `///` line (without the marker and one leading space).
@@ -1190,11 +1187,17 @@ mod tests {
         assert_eq!(Ty::parse(&f.ty), Ty::Option(Box::new(Ty::Array(Box::new(Ty::Prim(Prim::F32)), 2))));
         assert_eq!(s.fields("GenerateParams").unwrap().len(), 11);
         assert_eq!(s.fields("DropletParams").unwrap().len(), 17);
-        assert_eq!(Ty::parse(&s.field("PipeParams", "rain_map").unwrap().ty), Ty::Option(Box::new(Ty::Vec(Box::new(Ty::Prim(Prim::F32))))));
+        assert_eq!(
+            Ty::parse(&s.field("PipeParams", "rain_map").unwrap().ty),
+            Ty::Option(Box::new(Ty::Vec(Box::new(Ty::Prim(Prim::F32)))))
+        );
         assert_eq!(s.field("PipeParams", "sources").unwrap().ty, "Vec<RiverSource>");
         // Data enum: tuple and struct variants.
         let base = s.variants("Base").unwrap();
-        assert_eq!(base.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(), ["Fbm", "DiamondSquare", "LazyWorld", "VoronoiIsland", "Hills", "Flat"]);
+        assert_eq!(
+            base.iter().map(|v| v.name.as_str()).collect::<Vec<_>>(),
+            ["Fbm", "DiamondSquare", "LazyWorld", "VoronoiIsland", "Hills", "Flat"]
+        );
         assert_eq!(base[0].payload, Payload::Tuple(vec!["FbmParams".into()]));
         match &base[5].payload {
             Payload::Struct(fs) => assert_eq!((fs[0].name.as_str(), fs[0].ty.as_str()), ("height", "f32")),
@@ -1218,7 +1221,10 @@ mod tests {
         assert_eq!(Ty::parse("Vec < f32 >"), Ty::Vec(Box::new(Ty::Prim(Prim::F32))));
         assert_eq!(Ty::parse("[i64; 2]"), Ty::Array(Box::new(Ty::Prim(Prim::I64)), 2));
         assert_eq!(Ty::parse("crate::core::erosion::Boundary"), Ty::Named("Boundary".into()));
-        assert_eq!(Ty::parse("std::option::Option<ThermalParams>"), Ty::Option(Box::new(Ty::Named("ThermalParams".into()))));
+        assert_eq!(
+            Ty::parse("std::option::Option<ThermalParams>"),
+            Ty::Option(Box::new(Ty::Named("ThermalParams".into())))
+        );
         assert!(matches!(Ty::parse("HashMap<String,f32>"), Ty::Unknown(_)));
         assert!(matches!(Ty::parse("&[f32]"), Ty::Unknown(_)));
         assert!(matches!(Ty::parse("(f32,f32)"), Ty::Unknown(_)));
@@ -1247,7 +1253,10 @@ mod tests {
         assert_eq!(parse_range("Target of `Flatten`, metres. Range ±1e7 when set; default `None`."), r(-1e7, 1e7));
         assert_eq!(parse_range("Slope, `0 ..= ∞`"), r(0.0, f64::INFINITY));
         assert_eq!(parse_range("Rate, `10⁻³ ..= 1`"), r(1e-3, 1.0));
-        assert_eq!(parse_range("Apply every this many steps. Range `[1, u32::MAX]`, default `1`."), r(1.0, u32::MAX as f64));
+        assert_eq!(
+            parse_range("Apply every this many steps. Range `[1, u32::MAX]`, default `1`."),
+            r(1.0, u32::MAX as f64)
+        );
         assert_eq!(parse_range("Nothing here (seed 003), default 5."), None);
         assert_eq!(parse_range(""), None);
         // Through the schema: the first `..=` wins over a non-range `[0, 1)` earlier in the doc.
@@ -1266,7 +1275,7 @@ mod tests {
         assert_eq!(default_json("Vec<RiverSource>"), Some(serde_json::json!([])));
         assert_eq!(default_json("NotAType"), None);
         assert_eq!(default_json("EdgeMode"), Some(serde_json::json!("Drain")));
-        assert_eq!(variant_default_json(s, "Base", "Flat", ), Some(serde_json::json!({"Flat": {"height": 0.0}})));
+        assert_eq!(variant_default_json(s, "Base", "Flat",), Some(serde_json::json!({"Flat": {"height": 0.0}})));
         assert_eq!(variant_default_json(s, "DsEdge", "Wrap"), Some(serde_json::json!("Wrap")));
         assert_eq!(variant_default_json(s, "NoiseKind", "Value"), Some(serde_json::json!({"Value": "Cosine"})));
         // The enum's own default variant keeps its default payload (the landscape fBm).

@@ -184,7 +184,13 @@ impl FrameStats {
         let mut v = ms.to_vec();
         v.sort_by(f64::total_cmp);
         let q = |f: f64| v[((v.len() - 1) as f64 * f).round() as usize];
-        Self { frames: v.len(), mean_ms: v.iter().sum::<f64>() / v.len() as f64, median_ms: q(0.5), p95_ms: q(0.95), max_ms: v[v.len() - 1] }
+        Self {
+            frames: v.len(),
+            mean_ms: v.iter().sum::<f64>() / v.len() as f64,
+            median_ms: q(0.5),
+            p95_ms: q(0.95),
+            max_ms: v[v.len() - 1],
+        }
     }
 }
 
@@ -208,7 +214,8 @@ mod tests {
         let doc = include_str!("script.rs");
         let start = doc.find("//! ```ron").unwrap() + "//! ```ron".len();
         let end = start + doc[start..].find("//! ```").unwrap();
-        let text: String = doc[start..end].lines().map(|l| l.trim_start().trim_start_matches("//!")).collect::<Vec<_>>().join("\n");
+        let text: String =
+            doc[start..end].lines().map(|l| l.trim_start().trim_start_matches("//!")).collect::<Vec<_>>().join("\n");
         let actions = parse(&text).unwrap();
         assert_eq!(actions.len(), 8);
         let Action::Generate(g) = &actions[0] else { panic!() };

@@ -60,7 +60,12 @@ fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
         None => None,
         Some(h) => Some(hardness_map(&base, h).map_err(|e| format!("hardness map: {e}"))?),
     };
-    let inputs = JobInputs { hardness: hardness.clone(), boundary: req.boundary, seed: req.seed, sea_level: Some(req.sea_level) };
+    let inputs = JobInputs {
+        hardness: hardness.clone(),
+        boundary: req.boundary,
+        seed: req.seed,
+        sea_level: Some(req.sea_level),
+    };
     let (job, used) = build_with_backend(base.clone(), req.model, inputs, req.backend).map_err(|e| e.to_string())?;
     Ok(PreparedRun { job, used, base, hardness, label: model_label(req.model) })
 }
@@ -93,7 +98,14 @@ mod tests {
     }
 
     fn req(model: &ModelParams) -> RunRequest<'_> {
-        RunRequest { model, boundary: Boundary::default(), seed: 7, backend: Backend::Cpu, hardness: None, sea_level: 0.0 }
+        RunRequest {
+            model,
+            boundary: Boundary::default(),
+            seed: 7,
+            backend: Backend::Cpu,
+            hardness: None,
+            sea_level: 0.0,
+        }
     }
 
     #[test]

@@ -327,9 +327,7 @@ impl GpuContext {
 
     /// Blocks until all submitted work is done.
     pub fn wait(&self) -> Result<(), GpuError> {
-        self.device
-            .poll(wgpu::PollType::wait_indefinitely())
-            .map_err(|e| GpuError::DeviceLost(e.to_string()))?;
+        self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::DeviceLost(e.to_string()))?;
         self.check()
     }
 

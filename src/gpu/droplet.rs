@@ -272,7 +272,9 @@ impl GpuDropletJob {
                 return Err(JobError::HardnessSize { expected: n, got: h.len() }.into());
             }
             if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1000.0)) {
-                return Err(JobError::BadParam { name: "hardness", value: bad as f64, range: "0..=1000 per node" }.into());
+                return Err(
+                    JobError::BadParam { name: "hardness", value: bad as f64, range: "0..=1000 per node" }.into()
+                );
             }
         }
         let (w, h) = (terrain.width, terrain.height);
@@ -391,7 +393,11 @@ impl GpuDropletJob {
     fn set_unit(&mut self, k: i32) {
         self.unit_k = k;
         let unit = 2f64.powi(k);
-        let fq = if self.floor.is_finite() { (self.floor as f64 / unit).round().clamp(-(2f64.powi(62)), 2f64.powi(62)) as i64 } else { 0 };
+        let fq = if self.floor.is_finite() {
+            (self.floor as f64 / unit).round().clamp(-(2f64.powi(62)), 2f64.powi(62)) as i64
+        } else {
+            0
+        };
         self.block[24] = fq as u64 as u32;
         self.block[25] = ((fq as u64) >> 32) as u32;
         self.block[26] = pow2(-k).to_bits();
@@ -465,7 +471,22 @@ impl GpuDropletJob {
                 ],
             })
         })?;
-        Ok(Device { ctx, params, hf, hq, _acc: acc, books, maps, flow, drops, claim, walk, apply, walk_bind, apply_bind })
+        Ok(Device {
+            ctx,
+            params,
+            hf,
+            hq,
+            _acc: acc,
+            books,
+            maps,
+            flow,
+            drops,
+            claim,
+            walk,
+            apply,
+            walk_bind,
+            apply_bind,
+        })
     }
 
     /// Runs droplets `start .. end` on the GPU, in batches of `in_flight` advancing in lockstep:
@@ -481,7 +502,8 @@ impl GpuDropletJob {
             let (gx, gy, row) = grid(count, WG);
             if self.stamp.checked_add(steps).is_none_or(|s| s == u32::MAX) {
                 // Stamps would wrap: forget every claim (0 is never a stamp).
-                let mut enc = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("claims") });
+                let mut enc =
+                    ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("claims") });
                 enc.clear_buffer(&dev.claim, 0, None);
                 ctx.queue().submit([enc.finish()]);
                 self.stamp = 1;
@@ -497,12 +519,16 @@ impl GpuDropletJob {
             let mut step = 0u32;
             while step < steps {
                 let upto = (step + STEPS_PER_SUBMIT).min(steps);
-                let mut enc = ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("droplets") });
+                let mut enc =
+                    ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("droplets") });
                 if step == 0 {
                     enc.clear_buffer(&dev.drops, 0, Some(count as u64 * DROP_BYTES));
                 }
                 {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("droplet steps"), timestamp_writes: None });
+                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
+                        label: Some("droplet steps"),
+                        timestamp_writes: None,
+                    });
                     for _ in step..upto {
                         pass.set_pipeline(&dev.walk);
                         pass.set_bind_group(0, &dev.walk_bind, &[]);
@@ -596,7 +622,8 @@ impl GpuDropletJob {
     fn fall_back(&mut self, err: GpuError) {
         let hm = self.read_heights().unwrap_or_else(|_| self.last.clone());
         let readable = self.read_books().is_ok();
-        let base_ledger = if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
+        let base_ledger =
+            if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
         let maps = self.gpu_maps().to_vec();
         let base_done = self.done;
         eprintln!("talus: {err}; droplets continue on the CPU from droplet {base_done}");
@@ -695,7 +722,10 @@ impl Simulation for GpuDropletJob {
             return fb.merged_maps.get_or_init(|| {
                 let c = fb.job.maps();
                 let add = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x + y).collect();
-                ErosionMaps { eroded: add(&fb.base_maps.eroded, &c.eroded), deposited: add(&fb.base_maps.deposited, &c.deposited) }
+                ErosionMaps {
+                    eroded: add(&fb.base_maps.eroded, &c.eroded),
+                    deposited: add(&fb.base_maps.deposited, &c.deposited),
+                }
             });
         }
         self.cache.erosion_maps.get_or_init(|| {
@@ -708,7 +738,11 @@ impl Simulation for GpuDropletJob {
         if let Some(fb) = &self.fallback {
             let c = fb.job.fields();
             let add = |a: &[f32], b: Option<Vec<f32>>| b.map(|b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
-            return Fields { flow: add(&fb.base_flow, c.flow), flow_volume: add(&fb.base_fvol, c.flow_volume), ..Fields::default() };
+            return Fields {
+                flow: add(&fb.base_flow, c.flow),
+                flow_volume: add(&fb.base_fvol, c.flow_volume),
+                ..Fields::default()
+            };
         }
         let m = self.gpu_maps();
         Fields {

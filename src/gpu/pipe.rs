@@ -281,7 +281,12 @@ impl std::fmt::Debug for GpuErosionJob {
 
 impl GpuErosionJob {
     /// The pipe model on the GPU. Validates exactly like [`crate::core::erosion::pipe::PipeJob::new`].
-    pub fn pipe(ctx: Arc<GpuContext>, terrain: Heightmap, params: PipeParams, inputs: JobInputs) -> Result<Self, GpuJobError> {
+    pub fn pipe(
+        ctx: Arc<GpuContext>,
+        terrain: Heightmap,
+        params: PipeParams,
+        inputs: JobInputs,
+    ) -> Result<Self, GpuJobError> {
         let (w, h) = (terrain.width, terrain.height);
         check_terrain(&terrain)?;
         params.validate(w, h)?;
@@ -298,7 +303,12 @@ impl GpuErosionJob {
 
     /// Thermal erosion alone on the GPU. Validates exactly like
     /// [`crate::core::erosion::thermal::ThermalJob::new`].
-    pub fn thermal(ctx: Arc<GpuContext>, terrain: Heightmap, params: ThermalParams, inputs: JobInputs) -> Result<Self, GpuJobError> {
+    pub fn thermal(
+        ctx: Arc<GpuContext>,
+        terrain: Heightmap,
+        params: ThermalParams,
+        inputs: JobInputs,
+    ) -> Result<Self, GpuJobError> {
         check_terrain(&terrain)?;
         params.validate()?;
         check_param("cell_size", terrain.cell_size as f64, 1.0e-9, 1.0e9, "(0, 1e9] metres")?;
@@ -309,7 +319,13 @@ impl GpuErosionJob {
         Self::build(ctx, terrain, Model::Thermal(params), inputs, cell)
     }
 
-    fn build(ctx: Arc<GpuContext>, terrain: Heightmap, model: Model, inputs: JobInputs, lx: f32) -> Result<Self, GpuJobError> {
+    fn build(
+        ctx: Arc<GpuContext>,
+        terrain: Heightmap,
+        model: Model,
+        inputs: JobInputs,
+        lx: f32,
+    ) -> Result<Self, GpuJobError> {
         let (w, h) = (terrain.width, terrain.height);
         let n = w * h;
         let (gx, gy) = (groups(w as u32, WG), groups(h as u32, WG));
@@ -419,9 +435,8 @@ impl GpuErosionJob {
         let flux = ctx.storage_buffer("flux", sz(pipe, 16))?;
         let uv = ctx.storage_buffer("velocity", sz(pipe, 8))?;
         let inputs_buf = if hardness.is_some() || water_in.is_some() {
-            let v: Vec<[f32; 2]> = (0..n)
-                .map(|i| [hardness.map_or(1.0, |hd| hd[i]), water_in.as_ref().map_or(0.0, |r| r[i])])
-                .collect();
+            let v: Vec<[f32; 2]> =
+                (0..n).map(|i| [hardness.map_or(1.0, |hd| hd[i]), water_in.as_ref().map_or(0.0, |r| r[i])]).collect();
             ctx.storage_buffer_init("inputs", &v)?
         } else {
             ctx.storage_buffer("inputs", small)?
@@ -432,14 +447,19 @@ impl GpuErosionJob {
         let bufs = Buffers { params, b: [b0, b1], d, s, s1, s2, flux, uv, inputs: inputs_buf, maps, books, sq };
 
         // Pipelines and bind groups.
-        let bg = |pl: &wgpu::ComputePipeline, label: &str, entries: &[&wgpu::Buffer]| -> Result<wgpu::BindGroup, GpuError> {
+        let bg = |pl: &wgpu::ComputePipeline,
+                  label: &str,
+                  entries: &[&wgpu::Buffer]|
+         -> Result<wgpu::BindGroup, GpuError> {
             let layout = pl.get_bind_group_layout(0);
             let e: Vec<wgpu::BindGroupEntry> = entries
                 .iter()
                 .enumerate()
                 .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
                 .collect();
-            ctx.scoped(label, |dev| dev.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout: &layout, entries: &e }))
+            ctx.scoped(label, |dev| {
+                dev.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout: &layout, entries: &e })
+            })
         };
         let module = |label: &str, src: &str| ctx.shader(label, &format!("{COMMON}\n{src}"));
         let bb = &bufs;
@@ -448,11 +468,28 @@ impl GpuErosionJob {
         if let Model::Pipe(p) = &model {
             let m = module("pipe_flux", FLUX)?;
             let pl = ctx.compute_pipeline("pipe_flux", &m, "main")?;
-            let g = [bg(&pl, "flux 0", &[&bb.params, &bb.b[0], &bb.d, &bb.flux])?, bg(&pl, "flux 1", &[&bb.params, &bb.b[1], &bb.d, &bb.flux])?];
+            let g = [
+                bg(&pl, "flux 0", &[&bb.params, &bb.b[0], &bb.d, &bb.flux])?,
+                bg(&pl, "flux 1", &[&bb.params, &bb.b[1], &bb.d, &bb.flux])?,
+            ];
             flux_p = Some(Pass { pipeline: pl, groups: g });
             let m = module("pipe_water", WATER)?;
             let pl = ctx.compute_pipeline("pipe_water", &m, "main")?;
-            let wb = |c: usize| [&bb.params, &bb.b[c], &bb.b[1 - c], &bb.d, &bb.s, &bb.flux, &bb.uv, &bb.s1, &bb.inputs, &bb.maps, &bb.books];
+            let wb = |c: usize| {
+                [
+                    &bb.params,
+                    &bb.b[c],
+                    &bb.b[1 - c],
+                    &bb.d,
+                    &bb.s,
+                    &bb.flux,
+                    &bb.uv,
+                    &bb.s1,
+                    &bb.inputs,
+                    &bb.maps,
+                    &bb.books,
+                ]
+            };
             let g = [bg(&pl, "water 0", &wb(0))?, bg(&pl, "water 1", &wb(1))?];
             water_p = Some(Pass { pipeline: pl, groups: g });
             match p.advection {
@@ -465,7 +502,12 @@ impl GpuErosionJob {
                 }
                 Advection::MacCormack => {
                     let m = module("pipe_advect", ADVECT)?;
-                    let pl = ctx.compute_pipeline_with("pipe_advect (MacCormack backward)", &m, "main", &[("BOOK_SUM", 0.0)])?;
+                    let pl = ctx.compute_pipeline_with(
+                        "pipe_advect (MacCormack backward)",
+                        &m,
+                        "main",
+                        &[("BOOK_SUM", 0.0)],
+                    )?;
                     let e = [&bb.params, &bb.s1, &bb.uv, &bb.s2, &bb.books];
                     let g = [bg(&pl, "advect back", &e)?, bg(&pl, "advect back", &e)?];
                     transport.push(Pass { pipeline: pl, groups: g });
@@ -487,7 +529,10 @@ impl GpuErosionJob {
         if thermal_p.is_some() {
             let m = module("thermal_pass1", THERMAL1)?;
             let pl = ctx.compute_pipeline("thermal_pass1", &m, "main")?;
-            let g = [bg(&pl, "thermal1 0", &[&bb.params, &bb.b[0], &bb.inputs, &bb.sq])?, bg(&pl, "thermal1 1", &[&bb.params, &bb.b[1], &bb.inputs, &bb.sq])?];
+            let g = [
+                bg(&pl, "thermal1 0", &[&bb.params, &bb.b[0], &bb.inputs, &bb.sq])?,
+                bg(&pl, "thermal1 1", &[&bb.params, &bb.b[1], &bb.inputs, &bb.sq])?,
+            ];
             th1 = Some(Pass { pipeline: pl, groups: g });
             let m = module("thermal_pass2", THERMAL2)?;
             let pl = ctx.compute_pipeline("thermal_pass2", &m, "main")?;
@@ -573,9 +618,11 @@ impl GpuErosionJob {
     /// Records `k` time steps into one command buffer and submits it.
     fn run_steps(&mut self, k: u32) -> Result<(), GpuError> {
         let (gx, gy) = self.grid;
-        let mut enc = self.ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("erosion steps") });
+        let mut enc =
+            self.ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("erosion steps") });
         {
-            let mut cp = enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("erosion"), timestamp_writes: None });
+            let mut cp =
+                enc.begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("erosion"), timestamp_writes: None });
             let mut dispatch = |p: &Pass, parity: usize| {
                 cp.set_pipeline(&p.pipeline);
                 cp.set_bind_group(0, &p.groups[parity], &[]);
@@ -624,10 +671,17 @@ impl GpuErosionJob {
         let data = ctx.read_f32(&self.bufs.b[self.cur], 0, n)?;
         let hm = Heightmap { width: self.w, height: self.h, cell_size: self.cell_size, data };
         let m = ctx.read_f32(&self.bufs.maps, 0, 2 * n)?;
-        let maps = ErosionMaps { eroded: m.iter().step_by(2).copied().collect(), deposited: m.iter().skip(1).step_by(2).copied().collect() };
+        let maps = ErosionMaps {
+            eroded: m.iter().step_by(2).copied().collect(),
+            deposited: m.iter().skip(1).step_by(2).copied().collect(),
+        };
         let (d, uv, s) = if matches!(self.model, Model::Pipe(_)) {
             let uvf = ctx.read_f32(&self.bufs.uv, 0, 2 * n)?;
-            (ctx.read_f32(&self.bufs.d, 0, n)?, uvf.chunks_exact(2).map(|c| [c[0], c[1]]).collect(), ctx.read_f32(&self.bufs.s, 0, n)?)
+            (
+                ctx.read_f32(&self.bufs.d, 0, n)?,
+                uvf.chunks_exact(2).map(|c| [c[0], c[1]]).collect(),
+                ctx.read_f32(&self.bufs.s, 0, n)?,
+            )
         } else {
             (Vec::new(), Vec::new(), Vec::new())
         };
@@ -679,7 +733,11 @@ impl GpuErosionJob {
 
 fn check_terrain(t: &Heightmap) -> Result<(), JobError> {
     if t.width == 0 || t.height == 0 || t.data.len() != t.width * t.height {
-        return Err(JobError::BadParam { name: "heightmap data", value: t.data.len() as f64, range: "width × height values" });
+        return Err(JobError::BadParam {
+            name: "heightmap data",
+            value: t.data.len() as f64,
+            range: "width × height values",
+        });
     }
     if !t.all_finite() {
         return Err(JobError::NonFinite);

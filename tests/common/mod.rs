@@ -31,7 +31,15 @@ pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
     }
     let n = 140 + (std::process::id() % 100) * 4 + slot;
     let child = Command::new("Xvfb")
-        .args([format!(":{n}"), "-screen".into(), "0".into(), format!("{w}x{h}x24"), "-nolisten".into(), "tcp".into(), "-noreset".into()])
+        .args([
+            format!(":{n}"),
+            "-screen".into(),
+            "0".into(),
+            format!("{w}x{h}x24"),
+            "-nolisten".into(),
+            "tcp".into(),
+            "-noreset".into(),
+        ])
         .stdout(Stdio::null())
         .stderr(Stdio::null())
         .spawn()
@@ -60,7 +68,11 @@ pub fn park_pointer(display: &str, x: i32, y: i32) {
         if out.status.success() {
             // Read it back in a new connection: the pointer must still be there (see `display`
             // on server resets).
-            let at = Command::new("xdotool").args(["getmouselocation", "--shell"]).env("DISPLAY", display).output().expect("xdotool");
+            let at = Command::new("xdotool")
+                .args(["getmouselocation", "--shell"])
+                .env("DISPLAY", display)
+                .output()
+                .expect("xdotool");
             let text = String::from_utf8_lossy(&at.stdout);
             let want = format!("X={x}\nY={y}\n");
             assert!(text.starts_with(&want), "the pointer parked at ({x}, {y}) on {display} is elsewhere: {text}");

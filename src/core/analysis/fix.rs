@@ -131,7 +131,10 @@ mod tests {
         let mut r = SplitMix64::new(seed);
         let c = (w / 2) as f32;
         let noise: Vec<f32> = (0..w * w).map(|_| r.range_f32(-3.0, 3.0)).collect();
-        Heightmap::from_fn(w, w, 2.0, |x, y| 40.0 - 0.5 * ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() + noise[y * w + x]).unwrap()
+        Heightmap::from_fn(w, w, 2.0, |x, y| {
+            40.0 - 0.5 * ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() + noise[y * w + x]
+        })
+        .unwrap()
     }
 
     /// Every non-outlet node has a strictly lower neighbour (so every land node drains).
@@ -189,7 +192,10 @@ mod tests {
         let before = hm.clone();
         let rep = remove_spikes(&mut hm, 0.0, 0.5);
         assert_eq!(rep.changed, 1);
-        let hi = [(2, 2), (3, 2), (4, 2), (2, 3), (4, 3), (2, 4), (3, 4), (4, 4)].iter().map(|&(x, y)| before.get(x, y)).fold(f32::MIN, f32::max);
+        let hi = [(2, 2), (3, 2), (4, 2), (2, 3), (4, 3), (2, 4), (3, 4), (4, 4)]
+            .iter()
+            .map(|&(x, y)| before.get(x, y))
+            .fold(f32::MIN, f32::max);
         assert_eq!(hm.get(3, 3), hi);
         let rep = raise_pits(&mut hm, 0.0, 0.5);
         assert_eq!(rep.changed, 1);

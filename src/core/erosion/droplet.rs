@@ -100,8 +100,8 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{check_param, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
-use crate::core::filter::{gaussian_blur_with, BlurEdge, BlurOptions};
+use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
+use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
 
@@ -334,7 +334,12 @@ impl Brush {
                             weights[(dx - first) as usize] = w;
                         }
                     }
-                    chunks.push(BrushChunk { offset: dy as isize * width as isize + first as isize, dx: first, dy, weights });
+                    chunks.push(BrushChunk {
+                        offset: dy as isize * width as isize + first as isize,
+                        dx: first,
+                        dy,
+                        weights,
+                    });
                 }
                 lo = lo.min(start as isize);
                 hi = hi.max((start + (n * CHUNK) as i32 - 1) as isize);
@@ -375,7 +380,18 @@ impl Walker for Drop {
 impl Drop {
     /// A dead droplet at node 0 (an empty lane).
     fn parked() -> Self {
-        Drop { x: 0.0, y: 0.0, dx: 0.0, dy: 0.0, speed: 0.0, water: 0.0, sediment: 0.0, life: 0, alive: false, rng: SplitMix64::new(0) }
+        Drop {
+            x: 0.0,
+            y: 0.0,
+            dx: 0.0,
+            dy: 0.0,
+            speed: 0.0,
+            water: 0.0,
+            sediment: 0.0,
+            life: 0,
+            alive: false,
+            rng: SplitMix64::new(0),
+        }
     }
 }
 
@@ -570,7 +586,12 @@ impl Ctx<'_> {
     /// # Safety
     /// As [`Ctx::step`].
     #[inline(always)]
-    unsafe fn walk_lanes<const HARD: bool, const GUARD: bool>(&self, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) {
+    unsafe fn walk_lanes<const HARD: bool, const GUARD: bool>(
+        &self,
+        ds: &mut [Drop],
+        rect: Option<Rect>,
+        b: &mut Books,
+    ) {
         // The tile as a position range: a plain step ends in the tile iff its position does.
         let area = match rect {
             Some(t) => [t.x0 as f32, t.x1 as f32, t.y0 as f32, t.y1 as f32],
@@ -620,7 +641,15 @@ impl Ctx<'_> {
     ///
     /// # Safety
     /// As [`Ctx::step`].
-    unsafe fn fill(&self, s: &mut Lanes, l: usize, ds: &mut [Drop], next: &mut usize, rect: Option<Rect>, b: &mut Books) -> bool {
+    unsafe fn fill(
+        &self,
+        s: &mut Lanes,
+        l: usize,
+        ds: &mut [Drop],
+        next: &mut usize,
+        rect: Option<Rect>,
+        b: &mut Books,
+    ) -> bool {
         while *next < ds.len() {
             let i = *next;
             *next += 1;
@@ -713,7 +742,10 @@ impl Ctx<'_> {
         let (mut attention, mut fits) = ([false; LANES], [false; LANES]);
         for l in 0..LANES {
             let (u1, v1) = (un[l], vn[l]);
-            let h_new = n00[l] * (1.0 - u1) * (1.0 - v1) + n10[l] * u1 * (1.0 - v1) + n01[l] * (1.0 - u1) * v1 + n11[l] * u1 * v1;
+            let h_new = n00[l] * (1.0 - u1) * (1.0 - v1)
+                + n10[l] * u1 * (1.0 - v1)
+                + n01[l] * (1.0 - u1) * v1
+                + n11[l] * u1 * v1;
             let dh = h_new - h_old[l];
             // At sea (never with sea = −∞): the scalar step takes over.
             plain[l] &= (h_old[l] > self.sea) as u32;
@@ -806,7 +838,9 @@ impl Ctx<'_> {
         let i = p.cell[l] as usize;
         if p.deposit[l] > 0.0 {
             let put = if self.spread {
-                unsafe { particles::deposit_disc(raw, &self.geom, s.x[l], s.y[l], p.deposit[l], LAND_SPREAD, f32::INFINITY) }
+                unsafe {
+                    particles::deposit_disc(raw, &self.geom, s.x[l], s.y[l], p.deposit[l], LAND_SPREAD, f32::INFINITY)
+                }
             } else {
                 let ws = [p.wts[0][l], p.wts[1][l], p.wts[2][l], p.wts[3][l]];
                 unsafe { deposit_cell(raw, i, self.geom.pitch, ws, p.deposit[l]) }
@@ -1011,7 +1045,8 @@ impl Ctx<'_> {
             && by >= self.brush.reach
             && bx + self.brush.reach + 1 < g.w
             && by + self.brush.reach + 1 < g.h;
-        let sum = if inside { 1.0 } else { var.taps.iter().filter(|t| node(t.0, t.1).is_some()).map(|t| t.2).sum::<f32>() };
+        let sum =
+            if inside { 1.0 } else { var.taps.iter().filter(|t| node(t.0, t.1).is_some()).map(|t| t.2).sum::<f32>() };
         if sum <= 0.0 {
             return 0.0;
         }
@@ -1159,7 +1194,13 @@ impl Ctx<'_> {
     ///
     /// # Safety
     /// As [`Ctx::walk`]; `(bx, by)` is a node of the map.
-    unsafe fn brush_clipped<const HARD: bool, const GUARD: bool>(&self, var: &BrushVariant, bx: usize, by: usize, amount: f32) -> f64 {
+    unsafe fn brush_clipped<const HARD: bool, const GUARD: bool>(
+        &self,
+        var: &BrushVariant,
+        bx: usize,
+        by: usize,
+        amount: f32,
+    ) -> f64 {
         let g = &self.geom;
         let (w, h) = (g.w as isize, g.h as isize);
         let (bx, by) = (bx as isize, by as isize);
@@ -1203,7 +1244,13 @@ impl Ctx<'_> {
 /// # Safety
 /// The nodes are in the map and the caller may write them.
 #[inline(always)]
-unsafe fn erode_chunk<const HARD: bool, const GUARD: bool>(raw: &Raw, start: usize, ws: &[f32; CHUNK], a: f32, floor: f32) -> f32 {
+unsafe fn erode_chunk<const HARD: bool, const GUARD: bool>(
+    raw: &Raw,
+    start: usize,
+    ws: &[f32; CHUNK],
+    a: f32,
+    floor: f32,
+) -> f32 {
     let mut got = 0.0;
     for (j, &wt) in ws.iter().enumerate() {
         // SAFETY: as this function.
@@ -1261,7 +1308,13 @@ fn take(h: &mut f32, e: &mut f32, want: f32, floor: f32) -> f64 {
 /// # Safety
 /// Every chunk of `var` placed at `base` lies in the map, and the caller may write those nodes.
 #[inline(always)]
-unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(raw: &Raw, var: &BrushVariant, base: usize, a: f32, floor: f32) -> f32 {
+unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(
+    raw: &Raw,
+    var: &BrushVariant,
+    base: usize,
+    a: f32,
+    floor: f32,
+) -> f32 {
     #[cfg(target_arch = "x86_64")]
     {
         // SSE2 is part of x86_64. The same operations as the portable loop below, lane by lane
@@ -1391,7 +1444,11 @@ impl Planes {
 
     /// Start of plane `k` (null when there is no such plane).
     fn ptr(&mut self, k: usize) -> *mut f32 {
-        if (k + 1) * self.stride <= self.data.len() { self.data[k * self.stride..].as_mut_ptr() } else { std::ptr::null_mut() }
+        if (k + 1) * self.stride <= self.data.len() {
+            self.data[k * self.stride..].as_mut_ptr()
+        } else {
+            std::ptr::null_mut()
+        }
     }
 
     /// Copies a `w × h` row-major map into plane `k`.
@@ -1459,7 +1516,13 @@ impl DropletJob {
         let degenerate = w < 2 || h < 2;
         let blur = params.blur_changes.is_some_and(|s| s > 0.0);
         // Hardness, then the blur mode's scratch books, after the five planes every job has.
-        let count = if blur { P_SCRATCH + 2 } else if inputs.hardness.is_some() { P_HARD + 1 } else { P_HARD };
+        let count = if blur {
+            P_SCRATCH + 2
+        } else if inputs.hardness.is_some() {
+            P_HARD + 1
+        } else {
+            P_HARD
+        };
         let mut planes = Planes::new(w, h, count);
         planes.import(P_H, &terrain.data);
         if let Some(hard) = &inputs.hardness {
@@ -1702,11 +1765,16 @@ impl Simulation for DropletJob {
     }
 
     fn maps(&self) -> &ErosionMaps {
-        self.maps.get_or_init(|| ErosionMaps { eroded: self.planes.export(P_ERO), deposited: self.planes.export(P_DEP) })
+        self.maps
+            .get_or_init(|| ErosionMaps { eroded: self.planes.export(P_ERO), deposited: self.planes.export(P_DEP) })
     }
 
     fn fields(&self) -> Fields {
-        Fields { flow: Some(self.planes.export(P_FLOW)), flow_volume: Some(self.planes.export(P_FVOL)), ..Fields::default() }
+        Fields {
+            flow: Some(self.planes.export(P_FLOW)),
+            flow_volume: Some(self.planes.export(P_FVOL)),
+            ..Fields::default()
+        }
     }
 
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
@@ -1790,7 +1858,8 @@ pub(crate) mod particles {
         // Only `taps[..k]` is read, and every one of those was written.
         let mut taps = [std::mem::MaybeUninit::<(usize, f32)>::uninit(); 64];
         let (mut k, mut sum) = (0usize, 0.0f32);
-        if (0..=3).contains(&rc) && bxi >= rc && byi >= rc && bxi + rc + 1 < g.w as isize && byi + rc + 1 < g.h as isize {
+        if (0..=3).contains(&rc) && bxi >= rc && byi >= rc && bxi + rc + 1 < g.w as isize && byi + rc + 1 < g.h as isize
+        {
             // Every candidate node lies in the map (at most 8 × 8 of them): the general loop
             // below without its node look-ups, branch-free, and without the rows and columns
             // that lie wholly outside the disc (`√(ex² + ey²) ≥ √ex² ≥ r`). The same distances,
@@ -1866,7 +1935,12 @@ pub(crate) mod particles {
     /// the map is not blurred. Up to four sweeps in row order (a relaxed node's neighbours are
     /// looked at again). `record(i, dh)` gets every node change (exact f32 differences);
     /// returns (eroded, deposited) in metre·nodes, equal up to f32 rounding.
-    pub(crate) fn relax_extremes(hm: &mut crate::core::heightmap::Heightmap, sea: f32, tol: f32, record: &mut dyn FnMut(usize, f32)) -> (f64, f64) {
+    pub(crate) fn relax_extremes(
+        hm: &mut crate::core::heightmap::Heightmap,
+        sea: f32,
+        tol: f32,
+        record: &mut dyn FnMut(usize, f32),
+    ) -> (f64, f64) {
         let (w, h) = (hm.width, hm.height);
         let (mut ero, mut dep) = (0.0f64, 0.0f64);
         if w < 3 || h < 3 {
@@ -2050,8 +2124,20 @@ pub(crate) mod particles {
         /// Node `(x, y)` by signed coordinates: wrapped on wrapped axes, `None` outside otherwise.
         #[inline(always)]
         pub(crate) fn node(&self, x: isize, y: isize) -> Option<usize> {
-            let x = if self.wrap_x { x.rem_euclid(self.w as isize) } else if x < 0 || x >= self.w as isize { return None } else { x };
-            let y = if self.wrap_y { y.rem_euclid(self.h as isize) } else if y < 0 || y >= self.h as isize { return None } else { y };
+            let x = if self.wrap_x {
+                x.rem_euclid(self.w as isize)
+            } else if x < 0 || x >= self.w as isize {
+                return None;
+            } else {
+                x
+            };
+            let y = if self.wrap_y {
+                y.rem_euclid(self.h as isize)
+            } else if y < 0 || y >= self.h as isize {
+                return None;
+            } else {
+                y
+            };
             Some(y as usize * self.pitch + x as usize)
         }
 
@@ -2116,11 +2202,7 @@ pub(crate) mod particles {
         if p.is_nan() {
             return 0.0;
         }
-        if wrap {
-            wrap_into(p, span)
-        } else {
-            p.clamp(0.0, span)
-        }
+        if wrap { wrap_into(p, span) } else { p.clamp(0.0, span) }
     }
 
     /// `p mod span` in `[0, span)`.
@@ -2421,7 +2503,9 @@ pub(crate) mod particles {
 
         #[test]
         fn tiles_cover_the_map_and_same_colours_are_apart() {
-            for &(w, h, m, wrap) in &[(100usize, 100usize, 16usize, false), (97, 45, 10, true), (30, 30, 40, false), (64, 8, 8, true)] {
+            for &(w, h, m, wrap) in
+                &[(100usize, 100usize, 16usize, false), (97, 45, 10, true), (30, 30, 40, false), (64, 8, 8, true)]
+            {
                 let g = TileGrid::new(w, h, m, wrap, wrap);
                 let mut seen = vec![0u32; w * h];
                 for t in 0..g.len() {
@@ -2501,7 +2585,7 @@ pub(crate) mod particles {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::erosion::{EdgeMode, Boundary};
+    use crate::core::erosion::{Boundary, EdgeMode};
     use std::sync::atomic::Ordering;
 
     #[test]
@@ -2553,7 +2637,12 @@ mod tests {
         for parallel in [false, true] {
             // Drain edges: a walled 64² sea fills to the brim and the droplets' last loads
             // (dropped whole at the end of their life) then pile up above it.
-            let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Drain), seed: 3, sea_level: Some(0.0), ..Default::default() };
+            let inputs = JobInputs {
+                boundary: Boundary::all(EdgeMode::Drain),
+                seed: 3,
+                sea_level: Some(0.0),
+                ..Default::default()
+            };
             let mut j = DropletJob::new(hm.clone(), DropletParams { parallel, ..p.clone() }, inputs).unwrap();
             run(&mut j);
             let l = j.ledger();
@@ -2855,10 +2944,16 @@ mod tests {
             DropletParams { droplets: u64::MAX, ..Default::default() },
         ];
         for p in bad {
-            assert!(matches!(DropletJob::new(hm.clone(), p.clone(), JobInputs::default()), Err(JobError::BadParam { .. })), "{p:?}");
+            assert!(
+                matches!(DropletJob::new(hm.clone(), p.clone(), JobInputs::default()), Err(JobError::BadParam { .. })),
+                "{p:?}"
+            );
         }
         let hard = Some(vec![f32::NAN; 64]);
-        assert!(DropletJob::new(hm.clone(), DropletParams::default(), JobInputs { hardness: hard, ..Default::default() }).is_err());
+        assert!(
+            DropletJob::new(hm.clone(), DropletParams::default(), JobInputs { hardness: hard, ..Default::default() })
+                .is_err()
+        );
         let hard = Some(vec![1.0; 3]);
         assert!(matches!(
             DropletJob::new(hm.clone(), DropletParams::default(), JobInputs { hardness: hard, ..Default::default() }),
@@ -2866,7 +2961,10 @@ mod tests {
         ));
         let mut nan = hm.clone();
         nan.data[3] = f32::INFINITY;
-        assert!(matches!(DropletJob::new(nan, DropletParams::default(), JobInputs::default()), Err(JobError::NonFinite)));
+        assert!(matches!(
+            DropletJob::new(nan, DropletParams::default(), JobInputs::default()),
+            Err(JobError::NonFinite)
+        ));
         // Degenerate maps run to completion without doing anything.
         let line = Heightmap::from_fn(7, 1, 1.0, |x, _| x as f32).unwrap();
         let mut j = job(line.clone(), DropletParams { droplets: 10, ..Default::default() }, Boundary::default());
@@ -2877,7 +2975,11 @@ mod tests {
 
     #[test]
     fn edits_rebase_the_books_and_bad_edits_are_undone() {
-        let mut j = job(bowl(32), DropletParams { droplets: 200, batch: 100, radius: 2.0, ..Default::default() }, Boundary::default());
+        let mut j = job(
+            bowl(32),
+            DropletParams { droplets: 200, batch: 100, radius: 2.0, ..Default::default() },
+            Boundary::default(),
+        );
         j.step();
         j.edit_terrain(&mut |hm: &mut Heightmap| hm.data[100] += 5.0);
         j.edit_terrain(&mut |hm: &mut Heightmap| hm.data.push(1.0));

@@ -240,7 +240,13 @@ mod tests {
         for (x, h) in [1.0, 31.0, 20.0, 50.0].into_iter().enumerate() {
             hm.set(x, 0, h);
         }
-        let p = HardnessParams { mode: HardnessMode::Strata, warp: 0.0, edge_softness: 0.0, contrast: 1.0, ..Default::default() };
+        let p = HardnessParams {
+            mode: HardnessMode::Strata,
+            warp: 0.0,
+            edge_softness: 0.0,
+            contrast: 1.0,
+            ..Default::default()
+        };
         let k = hardness_map(&hm, &p).unwrap();
         assert_eq!(k[0], k[1], "one thickness apart: the same layer");
         assert_eq!(k[0], 0.0, "phase 1/30 is inside the hard part");

@@ -21,11 +21,7 @@ pub fn river_mask(flow: &[f32], threshold: f32) -> Vec<bool> {
 
 /// Standing water: `water[i] > min_depth` and `|velocity[i]| < max_speed`.
 pub fn standing_water_mask(water: &[f32], velocity: &[[f32; 2]], min_depth: f32, max_speed: f32) -> Vec<bool> {
-    water
-        .iter()
-        .zip(velocity)
-        .map(|(&d, v)| d > min_depth && (v[0] * v[0] + v[1] * v[1]).sqrt() < max_speed)
-        .collect()
+    water.iter().zip(velocity).map(|(&d, v)| d > min_depth && (v[0] * v[0] + v[1] * v[1]).sqrt() < max_speed).collect()
 }
 
 #[derive(PartialEq)]

@@ -24,10 +24,10 @@ use super::heightmap::Heightmap;
 pub mod droplet;
 pub mod hardness;
 pub mod masks;
-pub mod snowball;
 pub mod pipe;
-pub mod thermal;
+pub mod snowball;
 pub mod stream_power;
+pub mod thermal;
 
 /// What happens at one edge of the map.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]

@@ -198,8 +198,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::thermal::{
-    Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, book_row, check_hardness, fmax, fmin,
-    pos, simd_dispatch,
+    Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, book_row, check_hardness, fmax, fmin, pos, simd_dispatch,
 };
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::heightmap::Heightmap;
@@ -322,20 +321,8 @@ impl PipeParams {
     /// Checks every field against its documented range for a `width × height` map.
     pub fn validate(&self, width: usize, height: usize) -> Result<(), JobError> {
         check_param("dt", self.dt as f64, 1.0e-6, 10.0, "[1e-6, 10] s")?;
-        check_param(
-            "pipe_area",
-            self.pipe_area as f64,
-            1.0e-6,
-            1.0e4,
-            "[1e-6, 1e4] m²",
-        )?;
-        check_param(
-            "pipe_length",
-            self.pipe_length as f64,
-            1.0e-6,
-            1.0e4,
-            "[1e-6, 1e4] m",
-        )?;
+        check_param("pipe_area", self.pipe_area as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m²")?;
+        check_param("pipe_length", self.pipe_length as f64, 1.0e-6, 1.0e4, "[1e-6, 1e4] m")?;
         check_param("gravity", self.gravity as f64, 0.0, 1.0e3, "[0, 1e3] m/s²")?;
         if let Some(c) = self.cell_size {
             check_param("cell_size", c as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
@@ -349,79 +336,24 @@ impl PipeParams {
                     range: "one value per node",
                 });
             }
-            if let Some(&bad) = r
-                .iter()
-                .find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1.0e3))
-            {
-                return Err(JobError::BadParam {
-                    name: "rain_map",
-                    value: bad as f64,
-                    range: "[0, 1e3] m/s",
-                });
+            if let Some(&bad) = r.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1.0e3)) {
+                return Err(JobError::BadParam { name: "rain_map", value: bad as f64, range: "[0, 1e3] m/s" });
             }
         }
         for s in &self.sources {
-            check_param(
-                "source.x",
-                s.x as f64,
-                0.0,
-                (width - 1) as f64,
-                "[0, width−1]",
-            )?;
-            check_param(
-                "source.y",
-                s.y as f64,
-                0.0,
-                (height - 1) as f64,
-                "[0, height−1]",
-            )?;
-            check_param(
-                "source.radius",
-                s.radius as f64,
-                0.0,
-                1.0e5,
-                "[0, 1e5] nodes",
-            )?;
-            check_param(
-                "source.intensity",
-                s.intensity as f64,
-                0.0,
-                1.0e3,
-                "[0, 1e3] m/s",
-            )?;
+            check_param("source.x", s.x as f64, 0.0, (width - 1) as f64, "[0, width−1]")?;
+            check_param("source.y", s.y as f64, 0.0, (height - 1) as f64, "[0, height−1]")?;
+            check_param("source.radius", s.radius as f64, 0.0, 1.0e5, "[0, 1e5] nodes")?;
+            check_param("source.intensity", s.intensity as f64, 0.0, 1.0e3, "[0, 1e3] m/s")?;
         }
         check_param("capacity", self.capacity as f64, 0.0, 1.0e3, "[0, 1e3]")?;
         check_param("erosion", self.erosion as f64, 0.0, 1.0, "[0, 1]")?;
         check_param("deposition", self.deposition as f64, 0.0, 1.0, "[0, 1]")?;
-        check_param(
-            "evaporation",
-            self.evaporation as f64,
-            0.0,
-            1.0e3,
-            "[0, 1e3] 1/s",
-        )?;
-        check_param(
-            "evaporation·dt",
-            self.evaporation as f64 * self.dt as f64,
-            0.0,
-            1.0,
-            "Ke·dt ≤ 1",
-        )?;
+        check_param("evaporation", self.evaporation as f64, 0.0, 1.0e3, "[0, 1e3] 1/s")?;
+        check_param("evaporation·dt", self.evaporation as f64 * self.dt as f64, 0.0, 1.0, "Ke·dt ≤ 1")?;
         check_param("min_tilt", self.min_tilt as f64, 0.0, 1.0, "[0, 1]")?;
-        check_param(
-            "max_depth",
-            self.max_depth as f64,
-            0.0,
-            1.0e4,
-            "[0, 1e4] m (0 = off)",
-        )?;
-        check_param(
-            "thermal_every",
-            self.thermal_every as f64,
-            1.0,
-            u32::MAX as f64,
-            "[1, 2^32−1]",
-        )?;
+        check_param("max_depth", self.max_depth as f64, 0.0, 1.0e4, "[0, 1e4] m (0 = off)")?;
+        check_param("thermal_every", self.thermal_every as f64, 1.0, u32::MAX as f64, "[1, 2^32−1]")?;
         if let Some(t) = &self.thermal {
             t.validate()?;
         }
@@ -540,11 +472,7 @@ pub struct PipeJob {
 
 impl PipeJob {
     /// Validates everything and prepares the job (applies the first water increment).
-    pub fn new(
-        terrain: Heightmap,
-        params: PipeParams,
-        inputs: JobInputs,
-    ) -> Result<Self, JobError> {
+    pub fn new(terrain: Heightmap, params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
         let (w, h) = (terrain.width, terrain.height);
         if w == 0 || h == 0 || terrain.data.len() != w * h {
             return Err(JobError::BadParam {
@@ -578,11 +506,7 @@ impl PipeJob {
             kd: params.deposition,
             min_tilt: params.min_tilt,
             depth_on: params.max_depth > 0.0,
-            inv_max_depth: if params.max_depth > 0.0 {
-                1.0 / params.max_depth
-            } else {
-                0.0
-            },
+            inv_max_depth: if params.max_depth > 0.0 { 1.0 / params.max_depth } else { 0.0 },
             keep: (1.0 - params.evaporation * dt).max(0.0),
             rain_dt: dt * params.rain,
             sea: sea_floor(inputs.sea_level),
@@ -621,20 +545,12 @@ impl PipeJob {
             None => None,
         };
         let volume_before = terrain.sum();
-        let s2 = if params.advection == Advection::MacCormack {
-            vec![0.0; n]
-        } else {
-            Vec::new()
-        };
+        let s2 = if params.advection == Advection::MacCormack { vec![0.0; n] } else { Vec::new() };
         Ok(Self {
             hm: terrain,
             params,
             c,
-            water: WaterBudget {
-                rain: water_in_sum,
-                sea: sea_fill,
-                ..Default::default()
-            },
+            water: WaterBudget { rain: water_in_sum, sea: sea_fill, ..Default::default() },
             d,
             s: vec![0.0; n],
             fl: vec![0.0; n],
@@ -683,10 +599,7 @@ impl PipeJob {
 
     /// The water books so far.
     pub fn water_budget(&self) -> WaterBudget {
-        WaterBudget {
-            stored: sum_f64(&self.d),
-            ..self.water
-        }
+        WaterBudget { stored: sum_f64(&self.d), ..self.water }
     }
 
     /// One full time step (sweeps A, B, C and the optional thermal pass).
@@ -814,12 +727,8 @@ impl PipeJob {
         let w = c.w;
         let (s1, u, v) = (&self.s1[..], &self.u[..], &self.v[..]);
         // Backward pass into s2 (the drain loss is booked from this pass).
-        let lost: Vec<f64> = self
-            .s2
-            .par_chunks_mut(w)
-            .enumerate()
-            .map(|(y, out)| advect_row_fast(&c, y, s1, u, v, out))
-            .collect();
+        let lost: Vec<f64> =
+            self.s2.par_chunks_mut(w).enumerate().map(|(y, out)| advect_row_fast(&c, y, s1, u, v, out)).collect();
         let s2 = &self.s2[..];
         let sums: Vec<f64> = self
             .s
@@ -936,10 +845,7 @@ pub(crate) fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
         }
     }
     if !any {
-        let (x, y) = (
-            (cx.round() as usize).min(w - 1),
-            (cy.round() as usize).min(h - 1),
-        );
+        let (x, y) = ((cx.round() as usize).min(w - 1), (cy.round() as usize).min(h - 1));
         r[y * w + x] += src.intensity;
     }
 }
@@ -1009,11 +915,7 @@ fn water_cell<const SEA: bool>(
     let dbar = 0.5 * (d1 + d2);
     let wx = 0.5 * (fin[0] - f[0] + f[1] - fin[1]);
     let wy = 0.5 * (fin[2] - f[2] + f[3] - fin[3]);
-    let inv = if dbar > DEPTH_EPS {
-        c.inv_l / dbar
-    } else {
-        0.0
-    };
+    let inv = if dbar > DEPTH_EPS { c.inv_l / dbar } else { 0.0 };
     let u = fmin(fmax(wx * inv, -c.vmax), c.vmax);
     let v = fmin(fmax(wy * inv, -c.vmax), c.vmax);
     // Isotropic upwind (Godunov) tilt, see the module doc.
@@ -1026,11 +928,7 @@ fn water_cell<const SEA: bool>(
     let (ul, ur) = (face(fin[0] - f[0]), face(f[1] - fin[1]));
     let (vt, vb) = (face(fin[2] - f[2]), face(f[3] - fin[3]));
     let speed = (0.5 * (ul * ul + ur * ur + vt * vt + vb * vb)).sqrt();
-    let lim = if c.depth_on {
-        fmin(d2 * c.inv_max_depth, 1.0)
-    } else {
-        1.0
-    };
+    let lim = if c.depth_on { fmin(d2 * c.inv_max_depth, 1.0) } else { 1.0 };
     let cap = c.kc * sin_t * speed * lim;
     let diff = cap - s;
     // Never below the sea (the base level), nothing from under water (0 at a sea node).
@@ -1041,25 +939,14 @@ fn water_cell<const SEA: bool>(
     // node (bed at the sea level) neither erodes nor rises: what it carries moves on.
     let sea = SEA && c.sea_on & (b < c.sea);
     let wet = SEA && c.sea_on & (b <= c.sea);
-    let dep = if sea {
-        fmin(s, pos(c.sea - b))
-    } else {
-        dep_land
-    };
+    let dep = if sea { fmin(s, pos(c.sea - b)) } else { dep_land };
     let bl = b - ero + dep;
     let bn = if wet { fmin(bl, c.sea) } else { bl };
     let s1 = pos(s + (b - bn));
     let d_land = d2 * c.keep + rain;
     let d_sea = c.sea - bn;
     let took = (d1 - d_sea) + c.dt_area * (fsum_in - fout) + rain;
-    WaterCell {
-        b: bn,
-        d: if sea { d_sea } else { d_land },
-        u,
-        v,
-        s1,
-        d2: if sea { took } else { d2 },
-    }
+    WaterCell { b: bn, d: if sea { d_sea } else { d_land }, u, v, s1, d2: if sea { took } else { d2 } }
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -1086,32 +973,14 @@ fn flux_row<const GENERIC: bool>(
         let (bc0, bc1, bc2) = tri(b, y, w);
         let (dc0, dc1, dc2) = tri(d, y, w);
         let (bu1, du1, bd1, dd1) = (mid(b, yu, w), mid(d, yu, w), mid(b, yd, w), mid(d, yd, w));
-        let (fl1, fr1, ft1, fb1) = (
-            &mut fl[1..m + 1],
-            &mut fr[1..m + 1],
-            &mut ft[1..m + 1],
-            &mut fb[1..m + 1],
-        );
+        let (fl1, fr1, ft1, fb1) = (&mut fl[1..m + 1], &mut fr[1..m + 1], &mut ft[1..m + 1], &mut fb[1..m + 1]);
         // Monomorphic loops with and without a sea.
         macro_rules! body {
             ($sea:literal) => {
                 for k in 0..m {
                     let hc = bc1[k] + dc1[k];
-                    let hn = [
-                        bc0[k] + dc0[k],
-                        bc2[k] + dc2[k],
-                        bu1[k] + du1[k],
-                        bd1[k] + dd1[k],
-                    ];
-                    let o = flux_cell::<$sea>(
-                        c,
-                        bc1[k],
-                        hc,
-                        dc1[k],
-                        hn,
-                        [fl1[k], fr1[k], ft1[k], fb1[k]],
-                        [true; 4],
-                    );
+                    let hn = [bc0[k] + dc0[k], bc2[k] + dc2[k], bu1[k] + du1[k], bd1[k] + dd1[k]];
+                    let o = flux_cell::<$sea>(c, bc1[k], hc, dc1[k], hn, [fl1[k], fr1[k], ft1[k], fb1[k]], [true; 4]);
                     fl1[k] = o[0];
                     fr1[k] = o[1];
                     ft1[k] = o[2];
@@ -1205,10 +1074,7 @@ fn upwind_tilt2(c: &Consts, b: f32, nb: [f32; 8]) -> f32 {
     // Along the diagonals the differences span √2·l: their squares count half.
     let gp = fmax(fmax(b - nb[4], b - nb[7]), 0.0) * c.inv_l;
     let gq = fmax(fmax(b - nb[5], b - nb[6]), 0.0) * c.inv_l;
-    fmin(
-        0.5 * (gx * gx + gy * gy) + 0.25 * (gp * gp + gq * gq),
-        1.0e30,
-    )
+    fmin(0.5 * (gx * gx + gy * gy) + 0.25 * (gp * gp + gq * gq), 1.0e30)
 }
 
 /// The erosion floor of a job: the sea level, or `f32::MIN` (no floor) without a finite one.
@@ -1275,11 +1141,7 @@ fn water_row<const GENERIC: bool>(
         // loops.
         macro_rules! body {
             ($hard:ident, $rain:ident) => {
-                if c.sea_on {
-                    body!(true, $hard, $rain)
-                } else {
-                    body!(false, $hard, $rain)
-                }
+                if c.sea_on { body!(true, $hard, $rain) } else { body!(false, $hard, $rain) }
             };
             ($sea:literal, $hard:ident, $rain:ident) => {
                 for k in 0..m {
@@ -1319,33 +1181,13 @@ fn water_row<const GENERIC: bool>(
             }
         }
         for x in [0, w - 1] {
-            rb.drained += water_generic(
-                c,
-                x,
-                y,
-                inp,
-                &mut *out.b,
-                &mut *out.d,
-                &mut *out.u,
-                &mut *out.v,
-                &mut *out.s1,
-                d2,
-            );
+            rb.drained +=
+                water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
         }
     } else {
         for x in 0..w {
-            rb.drained += water_generic(
-                c,
-                x,
-                y,
-                inp,
-                &mut *out.b,
-                &mut *out.d,
-                &mut *out.u,
-                &mut *out.v,
-                &mut *out.s1,
-                d2,
-            );
+            rb.drained +=
+                water_generic(c, x, y, inp, &mut *out.b, &mut *out.d, &mut *out.u, &mut *out.v, &mut *out.s1, d2);
         }
     }
     let (e, dp) = book_row(&inp.b[r0..r0 + w], out.b, Some((er, dep)));
@@ -1577,11 +1419,7 @@ fn advect_row<const GENERIC: bool>(
         let o = &mut out[1..m + 1];
         for i in 0..m {
             let (ax, ay) = (uu[i] * k, vv[i] * k);
-            let r = [
-                [u0[i], u1[i], u2[i]],
-                [c0[i], c1[i], c2[i]],
-                [d0[i], d1[i], d2[i]],
-            ];
+            let r = [[u0[i], u1[i], u2[i]], [c0[i], c1[i], c2[i]], [d0[i], d1[i], d2[i]]];
             o[i] = filter3(r, taps(ax), taps(ay));
         }
         for x in [0, w - 1] {
@@ -1613,11 +1451,7 @@ fn advect_generic(
     let (cols, rows) = stencil(c, x, y);
     let r = gather(src, c.w, cols, rows);
     out[x] = filter3(r, taps(ax), taps(ay));
-    if sign > 0.0 {
-        drain_loss(c, x, y, src[i], ax, ay)
-    } else {
-        0.0
-    }
+    if sign > 0.0 { drain_loss(c, x, y, src[i], ax, ay) } else { 0.0 }
 }
 
 /// MacCormack correction for row `y`: `ŝ` = `s2` (backward pass of `s1`), forward-trace `ŝ`,
@@ -1649,16 +1483,8 @@ fn maccormack_row<const GENERIC: bool>(
         let o = &mut out[1..m + 1];
         for i in 0..m {
             let (ax, ay) = (uu[i] * k, vv[i] * k);
-            let rs = [
-                [a0[i], a1[i], a2[i]],
-                [b0[i], b1[i], b2[i]],
-                [e0[i], e1[i], e2[i]],
-            ];
-            let rh = [
-                [p0[i], p1[i], p2[i]],
-                [q0[i], q1[i], q2[i]],
-                [r0_[i], r1_[i], r2_[i]],
-            ];
+            let rs = [[a0[i], a1[i], a2[i]], [b0[i], b1[i], b2[i]], [e0[i], e1[i], e2[i]]];
+            let rh = [[p0[i], p1[i], p2[i]], [q0[i], q1[i], q2[i]], [r0_[i], r1_[i], r2_[i]]];
             o[i] = maccormack_cell(rs, rh, ax, ay);
         }
         for x in [0, w - 1] {
@@ -1680,24 +1506,11 @@ fn maccormack_cell(rs: [[f32; 3]; 3], rh: [[f32; 3]; 3], ax: f32, ay: f32) -> f3
     fmin(fmax(corrected, lo), hi)
 }
 
-fn maccormack_generic(
-    c: &Consts,
-    x: usize,
-    y: usize,
-    s1: &[f32],
-    s2: &[f32],
-    u: &[f32],
-    v: &[f32],
-) -> f32 {
+fn maccormack_generic(c: &Consts, x: usize, y: usize, s1: &[f32], s2: &[f32], u: &[f32], v: &[f32]) -> f32 {
     let i = y * c.w + x;
     let (ax, ay) = (u[i] * c.courant, v[i] * c.courant);
     let (cols, rows) = stencil(c, x, y);
-    maccormack_cell(
-        gather(s1, c.w, cols, rows),
-        gather(s2, c.w, cols, rows),
-        ax,
-        ay,
-    )
+    maccormack_cell(gather(s1, c.w, cols, rows), gather(s2, c.w, cols, rows), ax, ay)
 }
 
 // Conservative forward remap. A node with displacement `a` (cells, |a| ≤ 1) sends the shares
@@ -1726,14 +1539,7 @@ fn remap_cell(s: [[f32; 3]; 3], wx: [[f32; 3]; 3], wy: [[f32; 3]; 3]) -> f32 {
 }
 
 #[inline(always)]
-fn remap_row<const GENERIC: bool>(
-    c: &Consts,
-    y: usize,
-    src: &[f32],
-    u: &[f32],
-    v: &[f32],
-    out: &mut [f32],
-) -> f64 {
+fn remap_row<const GENERIC: bool>(c: &Consts, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
     let w = c.w;
     let (up, dn) = (c.edges.row(y, -1, c.h), c.edges.row(y, 1, c.h));
     let k = c.courant;
@@ -1741,55 +1547,24 @@ fn remap_row<const GENERIC: bool>(
     let fast = matches!((up, dn), (Nb::In(_), Nb::In(_))) && w >= 3 && !GENERIC;
     if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, fast) {
         let m = w - 2;
-        let ((sa, sb, sc), (sd, se, sf), (sg, sh, si)) =
-            (tri(src, yu, w), tri(src, y, w), tri(src, yd, w));
-        let ((ua, ub, uc), (ud, ue, uf), (ug, uh, ui)) =
-            (tri(u, yu, w), tri(u, y, w), tri(u, yd, w));
-        let ((va, vb, vc), (vd, ve, vf), (vg, vh, vi)) =
-            (tri(v, yu, w), tri(v, y, w), tri(v, yd, w));
+        let ((sa, sb, sc), (sd, se, sf), (sg, sh, si)) = (tri(src, yu, w), tri(src, y, w), tri(src, yd, w));
+        let ((ua, ub, uc), (ud, ue, uf), (ug, uh, ui)) = (tri(u, yu, w), tri(u, y, w), tri(u, yd, w));
+        let ((va, vb, vc), (vd, ve, vf), (vg, vh, vi)) = (tri(v, yu, w), tri(v, y, w), tri(v, yd, w));
         let o = &mut out[1..m + 1];
         for i in 0..m {
-            let s = [
-                [sa[i], sb[i], sc[i]],
-                [sd[i], se[i], sf[i]],
-                [sg[i], sh[i], si[i]],
-            ];
+            let s = [[sa[i], sb[i], sc[i]], [sd[i], se[i], sf[i]], [sg[i], sh[i], si[i]]];
             // The share each neighbour sends towards the centre: the left column its share for
             // +1, the middle column its share for 0, the right column its share for −1; rows
             // likewise.
             let wx = [
-                [
-                    shares(ua[i] * k)[2],
-                    shares(ub[i] * k)[1],
-                    shares(uc[i] * k)[0],
-                ],
-                [
-                    shares(ud[i] * k)[2],
-                    shares(ue[i] * k)[1],
-                    shares(uf[i] * k)[0],
-                ],
-                [
-                    shares(ug[i] * k)[2],
-                    shares(uh[i] * k)[1],
-                    shares(ui[i] * k)[0],
-                ],
+                [shares(ua[i] * k)[2], shares(ub[i] * k)[1], shares(uc[i] * k)[0]],
+                [shares(ud[i] * k)[2], shares(ue[i] * k)[1], shares(uf[i] * k)[0]],
+                [shares(ug[i] * k)[2], shares(uh[i] * k)[1], shares(ui[i] * k)[0]],
             ];
             let wy = [
-                [
-                    shares(va[i] * k)[2],
-                    shares(vb[i] * k)[2],
-                    shares(vc[i] * k)[2],
-                ],
-                [
-                    shares(vd[i] * k)[1],
-                    shares(ve[i] * k)[1],
-                    shares(vf[i] * k)[1],
-                ],
-                [
-                    shares(vg[i] * k)[0],
-                    shares(vh[i] * k)[0],
-                    shares(vi[i] * k)[0],
-                ],
+                [shares(va[i] * k)[2], shares(vb[i] * k)[2], shares(vc[i] * k)[2]],
+                [shares(vd[i] * k)[1], shares(ve[i] * k)[1], shares(vf[i] * k)[1]],
+                [shares(vg[i] * k)[0], shares(vh[i] * k)[0], shares(vi[i] * k)[0]],
             ];
             o[i] = remap_cell(s, wx, wy);
         }
@@ -1822,23 +1597,10 @@ fn shares_at(a: f32, pos: usize, n: usize, lo_wall: bool, hi_wall: bool) -> [f32
 
 /// Forward remap at one node with full boundary handling. Returns the sediment this node sends
 /// across drain edges.
-fn remap_generic(
-    c: &Consts,
-    x: usize,
-    y: usize,
-    src: &[f32],
-    u: &[f32],
-    v: &[f32],
-    out: &mut [f32],
-) -> f64 {
+fn remap_generic(c: &Consts, x: usize, y: usize, src: &[f32], u: &[f32], v: &[f32], out: &mut [f32]) -> f64 {
     use super::EdgeMode::Wall;
     let (w, h, k, e) = (c.w, c.h, c.courant, &c.edges);
-    let (lw, rw, tw, bw) = (
-        e.left == Wall,
-        e.right == Wall,
-        e.top == Wall,
-        e.bottom == Wall,
-    );
+    let (lw, rw, tw, bw) = (e.left == Wall, e.right == Wall, e.top == Wall, e.bottom == Wall);
     let mut s = [[0.0f32; 3]; 3];
     let mut wx = [[0.0f32; 3]; 3];
     let mut wy = [[0.0f32; 3]; 3];
@@ -1856,10 +1618,7 @@ fn remap_generic(
     out[x] = remap_cell(s, wx, wy);
     // This node's own shares that cross a drain edge leave the map.
     let i = y * w + x;
-    let (sx, sy) = (
-        shares_at(u[i] * k, x, w, lw, rw),
-        shares_at(v[i] * k, y, h, tw, bw),
-    );
+    let (sx, sy) = (shares_at(u[i] * k, x, w, lw, rw), shares_at(v[i] * k, y, h, tw, bw));
     let gone = |sh: [f32; 3], lo: Nb, hi: Nb| {
         let mut g = 0.0f64;
         if lo == Nb::Out {
@@ -1885,10 +1644,7 @@ impl Simulation for PipeJob {
     }
 
     fn progress(&self) -> Progress {
-        Progress {
-            done: self.done,
-            total: self.params.steps as u64,
-        }
+        Progress { done: self.done, total: self.params.steps as u64 }
     }
 
     fn heightmap(&self) -> &Heightmap {
@@ -1944,102 +1700,38 @@ mod tests {
     }
 
     fn job(hm: Heightmap, p: PipeParams, b: Boundary) -> PipeJob {
-        PipeJob::new(
-            hm,
-            p,
-            JobInputs {
-                boundary: b,
-                ..Default::default()
-            },
-        )
-        .unwrap()
+        PipeJob::new(hm, p, JobInputs { boundary: b, ..Default::default() }).unwrap()
     }
 
     #[test]
     fn bad_parameters_are_refused() {
         let hm = Heightmap::new(8, 8, 1.0).unwrap();
         let bad = [
+            PipeParams { dt: 0.0, ..Default::default() },
+            PipeParams { dt: f32::NAN, ..Default::default() },
+            PipeParams { pipe_area: -1.0, ..Default::default() },
+            PipeParams { pipe_length: f32::INFINITY, ..Default::default() },
+            PipeParams { cell_size: Some(0.0), ..Default::default() },
+            PipeParams { rain: -0.1, ..Default::default() },
+            PipeParams { rain_map: Some(vec![0.0; 3]), ..Default::default() },
+            PipeParams { rain_map: Some(vec![f32::NAN; 64]), ..Default::default() },
+            PipeParams { erosion: 2.0, ..Default::default() },
+            PipeParams { evaporation: 20.0, dt: 0.1, ..Default::default() },
+            PipeParams { thermal_every: 0, ..Default::default() },
+            PipeParams { thermal: Some(ThermalParams { rate: 9.0, ..Default::default() }), ..Default::default() },
             PipeParams {
-                dt: 0.0,
+                sources: vec![RiverSource { x: 8.5, y: 1.0, radius: 1.0, intensity: 1.0 }],
                 ..Default::default()
             },
             PipeParams {
-                dt: f32::NAN,
-                ..Default::default()
-            },
-            PipeParams {
-                pipe_area: -1.0,
-                ..Default::default()
-            },
-            PipeParams {
-                pipe_length: f32::INFINITY,
-                ..Default::default()
-            },
-            PipeParams {
-                cell_size: Some(0.0),
-                ..Default::default()
-            },
-            PipeParams {
-                rain: -0.1,
-                ..Default::default()
-            },
-            PipeParams {
-                rain_map: Some(vec![0.0; 3]),
-                ..Default::default()
-            },
-            PipeParams {
-                rain_map: Some(vec![f32::NAN; 64]),
-                ..Default::default()
-            },
-            PipeParams {
-                erosion: 2.0,
-                ..Default::default()
-            },
-            PipeParams {
-                evaporation: 20.0,
-                dt: 0.1,
-                ..Default::default()
-            },
-            PipeParams {
-                thermal_every: 0,
-                ..Default::default()
-            },
-            PipeParams {
-                thermal: Some(ThermalParams {
-                    rate: 9.0,
-                    ..Default::default()
-                }),
-                ..Default::default()
-            },
-            PipeParams {
-                sources: vec![RiverSource {
-                    x: 8.5,
-                    y: 1.0,
-                    radius: 1.0,
-                    intensity: 1.0,
-                }],
-                ..Default::default()
-            },
-            PipeParams {
-                sources: vec![RiverSource {
-                    x: 1.0,
-                    y: 1.0,
-                    radius: 1.0,
-                    intensity: -1.0,
-                }],
+                sources: vec![RiverSource { x: 1.0, y: 1.0, radius: 1.0, intensity: -1.0 }],
                 ..Default::default()
             },
         ];
         for p in bad {
-            assert!(
-                PipeJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(),
-                "{p:?}"
-            );
+            assert!(PipeJob::new(hm.clone(), p.clone(), JobInputs::default()).is_err(), "{p:?}");
         }
-        let hard = JobInputs {
-            hardness: Some(vec![-1.0; 64]),
-            ..Default::default()
-        };
+        let hard = JobInputs { hardness: Some(vec![-1.0; 64]), ..Default::default() };
         assert!(PipeJob::new(hm.clone(), PipeParams::default(), hard).is_err());
         assert!(PipeJob::new(hm, PipeParams::default(), JobInputs::default()).is_ok());
     }
@@ -2047,23 +1739,12 @@ mod tests {
     #[test]
     fn still_water_on_flat_ground_stays_still() {
         let hm = Heightmap::filled(12, 10, 1.0, 5.0).unwrap();
-        let p = PipeParams {
-            rain: 0.0,
-            evaporation: 0.0,
-            rain_map: Some(vec![0.1; 120]),
-            ..Default::default()
-        };
+        let p = PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(vec![0.1; 120]), ..Default::default() };
         let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
         for _ in 0..20 {
             j.step();
         }
-        assert!(
-            j.fl.iter()
-                .chain(&j.fr)
-                .chain(&j.ft)
-                .chain(&j.fb)
-                .all(|&f| f == 0.0)
-        );
+        assert!(j.fl.iter().chain(&j.fr).chain(&j.ft).chain(&j.fb).all(|&f| f == 0.0));
         assert!(j.u.iter().chain(&j.v).all(|&v| v == 0.0));
         // Min tilt erodes nothing without motion.
         assert!(j.hm.data.iter().all(|&b| b == 5.0));
@@ -2077,14 +1758,8 @@ mod tests {
         let hm = Heightmap::filled(9, 9, 1.0, 0.0).unwrap();
         let mut rain = vec![0.0; 81];
         rain[40] = 500.0;
-        let p = PipeParams {
-            rain: 0.0,
-            evaporation: 0.0,
-            rain_map: Some(rain),
-            steps: 1,
-            dt: 0.5,
-            ..Default::default()
-        };
+        let p =
+            PipeParams { rain: 0.0, evaporation: 0.0, rain_map: Some(rain), steps: 1, dt: 0.5, ..Default::default() };
         let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
         j.params.rain_map = None;
         j.water_in = None;
@@ -2103,25 +1778,14 @@ mod tests {
     #[test]
     fn water_books_close_with_drains_and_walls() {
         for mode in [EdgeMode::Drain, EdgeMode::Wall, EdgeMode::Wrap] {
-            let mut j = job(
-                bumpy(24, 20),
-                PipeParams {
-                    rain: 0.05,
-                    ..Default::default()
-                },
-                Boundary::all(mode),
-            );
+            let mut j = job(bumpy(24, 20), PipeParams { rain: 0.05, ..Default::default() }, Boundary::all(mode));
             for _ in 0..60 {
                 j.step();
             }
             let wb = j.water_budget();
             assert!(wb.error().abs() < 1e-4 * wb.rain, "{mode:?}: {wb:?}");
             assert!(wb.evaporated > 0.0);
-            assert_eq!(
-                wb.drained > 0.0,
-                mode == EdgeMode::Drain,
-                "{mode:?}: {wb:?}"
-            );
+            assert_eq!(wb.drained > 0.0, mode == EdgeMode::Drain, "{mode:?}: {wb:?}");
         }
     }
 
@@ -2139,32 +1803,14 @@ mod tests {
     /// One step through the fast interior loops and through the boundary-aware path everywhere,
     /// from the same state: the same bits.
     fn fast_paths_match(sea_level: Option<f32>) {
-        for adv in [
-            Advection::SemiLagrangian,
-            Advection::MacCormack,
-            Advection::Conservative,
-        ] {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
             for b in [
                 Boundary::all(EdgeMode::Drain),
                 Boundary::all(EdgeMode::Wrap),
-                Boundary {
-                    left: EdgeMode::Wall,
-                    right: EdgeMode::Drain,
-                    top: EdgeMode::Wrap,
-                    bottom: EdgeMode::Wrap,
-                },
+                Boundary { left: EdgeMode::Wall, right: EdgeMode::Drain, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
             ] {
-                let p = PipeParams {
-                    rain: 0.05,
-                    advection: adv,
-                    max_depth: 0.05,
-                    ..Default::default()
-                };
-                let inputs = JobInputs {
-                    boundary: b,
-                    sea_level,
-                    ..Default::default()
-                };
+                let p = PipeParams { rain: 0.05, advection: adv, max_depth: 0.05, ..Default::default() };
+                let inputs = JobInputs { boundary: b, sea_level, ..Default::default() };
                 let mut j = PipeJob::new(bumpy(17, 13), p, inputs).unwrap();
                 for _ in 0..15 {
                     j.step();
@@ -2172,8 +1818,7 @@ mod tests {
                 // One more step both ways from the same state.
                 let c = j.c;
                 let w = c.w;
-                let (mut fl, mut fr, mut ft, mut fb) =
-                    (j.fl.clone(), j.fr.clone(), j.ft.clone(), j.fb.clone());
+                let (mut fl, mut fr, mut ft, mut fb) = (j.fl.clone(), j.fr.clone(), j.ft.clone(), j.fb.clone());
                 for y in 0..c.h {
                     let r = y * w..(y + 1) * w;
                     flux_row::<true>(
@@ -2190,13 +1835,8 @@ mod tests {
                 j.sweep_flux();
                 assert_eq!((&fl, &fr, &ft, &fb), (&j.fl, &j.fr, &j.ft, &j.fb));
                 let n = c.w * c.h;
-                let (mut bn, mut d, mut u, mut v, mut s1) = (
-                    vec![0.0; n],
-                    j.d.clone(),
-                    vec![0.0; n],
-                    vec![0.0; n],
-                    vec![0.0; n],
-                );
+                let (mut bn, mut d, mut u, mut v, mut s1) =
+                    (vec![0.0; n], j.d.clone(), vec![0.0; n], vec![0.0; n], vec![0.0; n]);
                 let (mut er, mut dep, mut tmp) = (vec![0.0; n], vec![0.0; n], vec![0.0; w]);
                 {
                     let inp = BIn {
@@ -2218,15 +1858,7 @@ mod tests {
                             v: &mut v[r.clone()],
                             s1: &mut s1[r.clone()],
                         };
-                        water_row::<true>(
-                            &c,
-                            y,
-                            &inp,
-                            out,
-                            &mut tmp,
-                            &mut er[r.clone()],
-                            &mut dep[r],
-                        );
+                        water_row::<true>(&c, y, &inp, out, &mut tmp, &mut er[r.clone()], &mut dep[r]);
                     }
                 }
                 j.sweep_water_erosion();
@@ -2253,33 +1885,16 @@ mod tests {
                     s_ref = s2_ref;
                     j.sweep_semi_lagrangian();
                 }
-                assert!(
-                    s_ref
-                        .iter()
-                        .zip(&j.s)
-                        .all(|(a, b)| a.to_bits() == b.to_bits()),
-                    "{adv:?} {b:?}"
-                );
+                assert!(s_ref.iter().zip(&j.s).all(|(a, b)| a.to_bits() == b.to_bits()), "{adv:?} {b:?}");
             }
         }
     }
 
     #[test]
     fn transport_at_courant_one_shifts_by_exactly_one_cell() {
-        for adv in [
-            Advection::SemiLagrangian,
-            Advection::MacCormack,
-            Advection::Conservative,
-        ] {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
             let hm = Heightmap::new(16, 8, 1.0).unwrap();
-            let mut j = job(
-                hm,
-                PipeParams {
-                    advection: adv,
-                    ..Default::default()
-                },
-                Boundary::all(EdgeMode::Wrap),
-            );
+            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
             for (i, s) in j.s1.iter_mut().enumerate() {
                 *s = ((i % 16) * 3 % 7) as f32;
             }
@@ -2293,11 +1908,7 @@ mod tests {
             };
             for y in 0..8 {
                 for x in 0..16 {
-                    assert_eq!(
-                        j.s[y * 16 + x],
-                        j.s1[y * 16 + (x + 15) % 16],
-                        "{adv:?} ({x},{y})"
-                    );
+                    assert_eq!(j.s[y * 16 + x], j.s1[y * 16 + (x + 15) % 16], "{adv:?} ({x},{y})");
                 }
             }
         }
@@ -2309,14 +1920,7 @@ mod tests {
         let mut spread = Vec::new();
         for adv in [Advection::SemiLagrangian, Advection::MacCormack] {
             let hm = Heightmap::new(32, 4, 1.0).unwrap();
-            let mut j = job(
-                hm,
-                PipeParams {
-                    advection: adv,
-                    ..Default::default()
-                },
-                Boundary::all(EdgeMode::Wrap),
-            );
+            let mut j = job(hm, PipeParams { advection: adv, ..Default::default() }, Boundary::all(EdgeMode::Wrap));
             for (i, s) in j.s.iter_mut().enumerate() {
                 *s = if (i % 32) < 8 { 1.0 } else { 0.0 };
             }
@@ -2334,33 +1938,18 @@ mod tests {
             // Width of the transition zone (values strictly between 0.05 and 0.95).
             spread.push(j.s[..32].iter().filter(|&&v| v > 0.05 && v < 0.95).count());
         }
-        assert!(
-            spread[1] < spread[0],
-            "MacCormack {} vs semi-Lagrangian {}",
-            spread[1],
-            spread[0]
-        );
+        assert!(spread[1] < spread[0], "MacCormack {} vs semi-Lagrangian {}", spread[1], spread[0]);
     }
 
     #[test]
     fn rain_on_a_slope_erodes_and_books_close() {
-        let hm = Heightmap::from_fn(32, 24, 1.0, |x, y| {
-            20.0 - 0.4 * x as f32 + 0.3 * ((y as f32) * 0.7).sin()
-        })
-        .unwrap();
-        for adv in [
-            Advection::SemiLagrangian,
-            Advection::MacCormack,
-            Advection::Conservative,
-        ] {
+        let hm =
+            Heightmap::from_fn(32, 24, 1.0, |x, y| 20.0 - 0.4 * x as f32 + 0.3 * ((y as f32) * 0.7).sin()).unwrap();
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
             for mode in [EdgeMode::Drain, EdgeMode::Wall] {
                 let mut j = job(
                     hm.clone(),
-                    PipeParams {
-                        advection: adv,
-                        rain: 0.05,
-                        ..Default::default()
-                    },
+                    PipeParams { advection: adv, rain: 0.05, ..Default::default() },
                     Boundary::all(mode),
                 );
                 for _ in 0..100 {
@@ -2386,20 +1975,12 @@ mod tests {
         for t in [2u8, 1, 0] {
             tier.store(t, Ordering::Relaxed);
             let mut out = Vec::new();
-            for adv in [
-                Advection::SemiLagrangian,
-                Advection::MacCormack,
-                Advection::Conservative,
-            ] {
+            for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
                 let p = PipeParams {
                     advection: adv,
                     rain_map: Some(rain.clone()),
                     max_depth: 0.02,
-                    thermal: Some(ThermalParams {
-                        iterations: 2,
-                        talus_angle: 20.0,
-                        ..Default::default()
-                    }),
+                    thermal: Some(ThermalParams { iterations: 2, talus_angle: 20.0, ..Default::default() }),
                     ..Default::default()
                 };
                 let inputs = JobInputs {
@@ -2413,14 +1994,7 @@ mod tests {
                     j.step();
                 }
                 let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-                out.push((
-                    bits(&j.hm.data),
-                    bits(&j.d),
-                    bits(&j.s),
-                    bits(&j.u),
-                    bits(&j.maps.eroded),
-                    j.ledger(),
-                ));
+                out.push((bits(&j.hm.data), bits(&j.d), bits(&j.s), bits(&j.u), bits(&j.maps.eroded), j.ledger()));
             }
             results.push(out);
         }
@@ -2435,26 +2009,12 @@ mod tests {
             Boundary::all(EdgeMode::Wall),
             Boundary::all(EdgeMode::Wrap),
             Boundary::all(EdgeMode::Drain),
-            Boundary {
-                left: EdgeMode::Drain,
-                right: EdgeMode::Wall,
-                top: EdgeMode::Wrap,
-                bottom: EdgeMode::Wrap,
-            },
+            Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap },
         ] {
             for (w, h) in [(23, 19), (1, 7), (2, 2)] {
                 let hm = Heightmap::new(w, h, 1.0).unwrap();
-                let mut j = job(
-                    hm,
-                    PipeParams {
-                        advection: Advection::Conservative,
-                        ..Default::default()
-                    },
-                    b,
-                );
-                let r = |i: usize, k: u64| {
-                    crate::core::rng::unit_f32(crate::core::rng::hash2(i as i64, 0, k))
-                };
+                let mut j = job(hm, PipeParams { advection: Advection::Conservative, ..Default::default() }, b);
+                let r = |i: usize, k: u64| crate::core::rng::unit_f32(crate::core::rng::hash2(i as i64, 0, k));
                 let vmax = j.c.vmax;
                 for i in 0..w * h {
                     j.s1[i] = r(i, 1);
@@ -2463,10 +2023,7 @@ mod tests {
                 }
                 let before = sum_f64(&j.s1);
                 let (after, lost) = j.sweep_conservative();
-                assert!(
-                    (before - after - lost).abs() < 1e-5 * before,
-                    "{b:?} {w}x{h}: {before} → {after} + {lost}"
-                );
+                assert!((before - after - lost).abs() < 1e-5 * before, "{b:?} {w}x{h}: {before} → {after} + {lost}");
                 if b.left != EdgeMode::Drain && b.top != EdgeMode::Drain {
                     assert_eq!(lost, 0.0, "{b:?}");
                 } else if w > 2 {
@@ -2480,30 +2037,10 @@ mod tests {
     #[test]
     fn sources_cover_their_disc_or_the_nearest_node() {
         let mut r = vec![0.0; 100];
-        add_source(
-            &mut r,
-            10,
-            10,
-            &RiverSource {
-                x: 4.0,
-                y: 5.0,
-                radius: 1.0,
-                intensity: 2.0,
-            },
-        );
+        add_source(&mut r, 10, 10, &RiverSource { x: 4.0, y: 5.0, radius: 1.0, intensity: 2.0 });
         assert_eq!(r.iter().filter(|&&v| v == 2.0).count(), 5);
         let mut r = vec![0.0; 100];
-        add_source(
-            &mut r,
-            10,
-            10,
-            &RiverSource {
-                x: 4.4,
-                y: 5.6,
-                radius: 0.1,
-                intensity: 3.0,
-            },
-        );
+        add_source(&mut r, 10, 10, &RiverSource { x: 4.4, y: 5.6, radius: 0.1, intensity: 3.0 });
         assert_eq!(r[6 * 10 + 4], 3.0);
         assert_eq!(r.iter().filter(|&&v| v > 0.0).count(), 1);
     }
@@ -2540,10 +2077,7 @@ mod tests {
             for adv in [Advection::SemiLagrangian, Advection::MacCormack] {
                 let mut j = job(
                     hm.clone(),
-                    PipeParams {
-                        advection: adv,
-                        ..Default::default()
-                    },
+                    PipeParams { advection: adv, ..Default::default() },
                     Boundary::all(EdgeMode::Drain),
                 );
                 for _ in 0..800 {
@@ -2553,9 +2087,7 @@ mod tests {
                 let depth = db[..].iter().map(|v| v.abs() as f64).sum::<f64>() / db.len() as f64;
                 let r1 = laplacian_roughness(&j.hm.data, w, h);
                 let ratio = laplacian_roughness(&db, w, h) / depth;
-                println!(
-                    "slope {slope} {adv:?}: roughness {r0:.4} → {r1:.4}, change {depth:.3} m, ratio {ratio:.3}"
-                );
+                println!("slope {slope} {adv:?}: roughness {r0:.4} → {r1:.4}, change {depth:.3} m, ratio {ratio:.3}");
                 // It did erode a lot, and smoothly.
                 assert!(depth > 1.0, "{slope} {adv:?}: {depth}");
                 assert!(ratio < 0.3, "{slope} {adv:?}: rill ratio {ratio}");
@@ -2616,13 +2148,8 @@ mod tests {
     /// same fine texture whichever way the slope faces (0.049–0.061).
     #[test]
     fn slopes_grow_the_same_rills_whichever_way_they_face() {
-        let r: Vec<f64> = [0.0f32, 22.5, 45.0, 90.0, 135.0, 180.0]
-            .iter()
-            .map(|&a| rill_roughness(a))
-            .collect();
-        let (lo, hi) = r
-            .iter()
-            .fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
+        let r: Vec<f64> = [0.0f32, 22.5, 45.0, 90.0, 135.0, 180.0].iter().map(|&a| rill_roughness(a)).collect();
+        let (lo, hi) = r.iter().fold((f64::MAX, 0.0f64), |(l, h), &v| (l.min(v), h.max(v)));
         assert!(hi <= 1.5 * lo, "roughness by direction {r:.3?}");
         assert!(hi < 0.1, "roughness by direction {r:.3?}");
     }
@@ -2632,18 +2159,11 @@ mod tests {
         // A ramp from +6 m down to −6 m along x, the sea at 0.
         let hm = Heightmap::from_fn(40, 12, 1.0, |x, _| 6.0 - 0.3 * x as f32).unwrap();
         let before = hm.data.clone();
-        let p = PipeParams {
-            rain: 0.05,
-            ..Default::default()
-        };
+        let p = PipeParams { rain: 0.05, ..Default::default() };
         let mut j = PipeJob::new(
             hm,
             p,
-            JobInputs {
-                boundary: Boundary::all(EdgeMode::Drain),
-                sea_level: Some(0.0),
-                ..Default::default()
-            },
+            JobInputs { boundary: Boundary::all(EdgeMode::Drain), sea_level: Some(0.0), ..Default::default() },
         )
         .unwrap();
         for _ in 0..300 {
@@ -2659,23 +2179,11 @@ mod tests {
         }
         // Without a sea the same run cuts the shore below 0.
         let hm = Heightmap::from_data(40, 12, 1.0, before.clone()).unwrap();
-        let mut k = job(
-            hm,
-            PipeParams {
-                rain: 0.05,
-                ..Default::default()
-            },
-            Boundary::all(EdgeMode::Drain),
-        );
+        let mut k = job(hm, PipeParams { rain: 0.05, ..Default::default() }, Boundary::all(EdgeMode::Drain));
         for _ in 0..300 {
             k.step();
         }
-        assert!(
-            k.hm.data
-                .iter()
-                .zip(&before)
-                .any(|(&a, &b)| b > 0.0 && a < 0.0)
-        );
+        assert!(k.hm.data.iter().zip(&before).any(|(&a, &b)| b > 0.0 && a < 0.0));
     }
 
     /// A ramp from +6 m (x = 0) down to −5.7 m (x = 39) along x, 1 m cells.
@@ -2684,11 +2192,7 @@ mod tests {
     }
 
     fn sea_job(hm: Heightmap, p: PipeParams, sea: f32) -> PipeJob {
-        let inputs = JobInputs {
-            boundary: Boundary::all(EdgeMode::Drain),
-            sea_level: Some(sea),
-            ..Default::default()
-        };
+        let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Drain), sea_level: Some(sea), ..Default::default() };
         PipeJob::new(hm, p, inputs).unwrap()
     }
 
@@ -2698,10 +2202,7 @@ mod tests {
     #[test]
     fn the_sea_holds_its_level_and_never_climbs_onto_the_land() {
         // No rain: a full sea beside dry land; the land stays dry to the last bit.
-        let p = PipeParams {
-            rain: 0.0,
-            ..Default::default()
-        };
+        let p = PipeParams { rain: 0.0, ..Default::default() };
         let mut j = sea_job(ramp_into_the_sea(), p, 0.0);
         for _ in 0..200 {
             j.step();
@@ -2716,22 +2217,13 @@ mod tests {
             }
         }
         assert!(sea_nodes >= 19 * 12, "{sea_nodes}");
-        assert!(
-            j.fl.iter()
-                .chain(&j.fr)
-                .chain(&j.ft)
-                .chain(&j.fb)
-                .all(|&f| f == 0.0)
-        );
+        assert!(j.fl.iter().chain(&j.fr).chain(&j.ft).chain(&j.fb).all(|&f| f == 0.0));
         assert_eq!(j.ledger().eroded, 0.0);
 
         // Rain: the land's water runs into the sea, whose surface stays at its level (to the
         // rounding of b + (sea − b)) and whose nodes send nothing out, every step.
         let sea = -1.3f32;
-        let p = PipeParams {
-            rain: 0.05,
-            ..Default::default()
-        };
+        let p = PipeParams { rain: 0.05, ..Default::default() };
         let mut j = sea_job(ramp_into_the_sea(), p, sea);
         let sea0 = j.water_budget().sea;
         // The rain on the nodes that are sea at the start (the land cannot erode below the sea,
@@ -2756,18 +2248,10 @@ mod tests {
         let rain_on_sea = wet0 as f64 * 0.05 * 0.1 * steps as f64;
         let rain_on_land = (480 - wet0) as f64 * 0.05 * 0.1 * steps as f64;
         let took = wb.sea - sea0;
-        assert!(
-            took > rain_on_sea + 0.5 * rain_on_land,
-            "{took} vs {rain_on_sea} + {rain_on_land}: {wb:?}"
-        );
+        assert!(took > rain_on_sea + 0.5 * rain_on_land, "{took} vs {rain_on_sea} + {rain_on_land}: {wb:?}");
         // The land, and the delta grown at the foot of the ramp (its top at the sea level, where
         // the water flows on as on land), carry only a thin sheet of rain water.
-        let land_max =
-            j.hm.data
-                .iter()
-                .zip(&j.d)
-                .filter(|&(&b, _)| b > sea)
-                .fold(0.0f32, |m, (_, &d)| m.max(d));
+        let land_max = j.hm.data.iter().zip(&j.d).filter(|&(&b, _)| b > sea).fold(0.0f32, |m, (_, &d)| m.max(d));
         assert!(land_max < 0.2, "{land_max} m of water on land");
         assert!(j.ledger().closes(1e-4), "{:?}", j.ledger());
     }
@@ -2777,11 +2261,7 @@ mod tests {
     fn valley_into_the_sea() -> Heightmap {
         Heightmap::from_fn(48, 33, 1.0, |x, y| {
             let across = 0.12 * (y as f32 - 16.0).abs();
-            if x < 24 {
-                4.8 - 0.2 * x as f32 + across
-            } else {
-                -0.05 * (x as f32 - 23.0) + 0.2 * across
-            }
+            if x < 24 { 4.8 - 0.2 * x as f32 + across } else { -0.05 * (x as f32 - 23.0) + 0.2 * across }
         })
         .unwrap()
     }
@@ -2790,21 +2270,12 @@ mod tests {
     /// mouth first, and never builds the bed above the sea level.
     #[test]
     fn a_river_builds_a_delta_at_its_mouth_but_never_above_the_sea() {
-        for adv in [
-            Advection::SemiLagrangian,
-            Advection::MacCormack,
-            Advection::Conservative,
-        ] {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
             let hm = valley_into_the_sea();
             let before = hm.data.clone();
             let p = PipeParams {
                 rain: 0.0,
-                sources: vec![RiverSource {
-                    x: 1.0,
-                    y: 16.0,
-                    radius: 1.5,
-                    intensity: 0.3,
-                }],
+                sources: vec![RiverSource { x: 1.0, y: 16.0, radius: 1.5, intensity: 0.3 }],
                 advection: adv,
                 ..Default::default()
             };
@@ -2820,10 +2291,7 @@ mod tests {
                     continue;
                 }
                 assert!(a <= 0.0, "{adv:?} ({x},{y}): the sea floor {b} rose to {a}");
-                assert_eq!(
-                    j.maps.eroded[i], 0.0,
-                    "{adv:?} ({x},{y}) eroded under the sea"
-                );
+                assert_eq!(j.maps.eroded[i], 0.0, "{adv:?} ({x},{y}) eroded under the sea");
                 let rise = (a - b) as f64;
                 if y.abs_diff(16) <= 4 {
                     near += rise;
@@ -2832,9 +2300,7 @@ mod tests {
                 }
             }
             // How far the delta's top (at the sea level) reaches out along the valley's axis.
-            let reach = (24..w)
-                .take_while(|&x| j.hm.data[16 * w + x] == 0.0)
-                .count();
+            let reach = (24..w).take_while(|&x| j.hm.data[16 * w + x] == 0.0).count();
             let l = j.ledger();
             println!(
                 "{adv:?}: delta {near:.3} m·nodes in front of the mouth, {far:.4} to the sides; top {reach} nodes long; eroded {:.3}",
@@ -2845,10 +2311,7 @@ mod tests {
             // delta grew seawards over it, in front of the mouth rather than along the coast.
             assert!(reach >= 4, "{adv:?}: the delta's top is {reach} nodes long");
             assert!(near > 1.0, "{adv:?}: delta {near}");
-            assert!(
-                far < 0.25 * near,
-                "{adv:?}: delta {near}, to the sides {far}"
-            );
+            assert!(far < 0.25 * near, "{adv:?}: delta {near}, to the sides {far}");
             let wb = j.water_budget();
             assert!(wb.error().abs() < 1e-4 * wb.rain, "{adv:?}: {wb:?}");
         }
@@ -2858,27 +2321,15 @@ mod tests {
     /// erosion and drains, walls or wrap.
     #[test]
     fn books_close_with_a_sea() {
-        for adv in [
-            Advection::SemiLagrangian,
-            Advection::MacCormack,
-            Advection::Conservative,
-        ] {
+        for adv in [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative] {
             for mode in [EdgeMode::Drain, EdgeMode::Wall, EdgeMode::Wrap] {
                 let p = PipeParams {
                     rain: 0.05,
                     advection: adv,
-                    thermal: Some(ThermalParams {
-                        iterations: 2,
-                        talus_angle: 25.0,
-                        ..Default::default()
-                    }),
+                    thermal: Some(ThermalParams { iterations: 2, talus_angle: 25.0, ..Default::default() }),
                     ..Default::default()
                 };
-                let inputs = JobInputs {
-                    boundary: Boundary::all(mode),
-                    sea_level: Some(9.0),
-                    ..Default::default()
-                };
+                let inputs = JobInputs { boundary: Boundary::all(mode), sea_level: Some(9.0), ..Default::default() };
                 let mut j = PipeJob::new(bumpy(36, 30), p, inputs).unwrap();
                 for _ in 0..150 {
                     j.step();
@@ -2886,10 +2337,7 @@ mod tests {
                 let l = j.ledger();
                 assert!(l.eroded > 0.0 && l.closes(1e-4), "{adv:?} {mode:?}: {l:?}");
                 let wb = j.water_budget();
-                assert!(
-                    wb.error().abs() < 1e-4 * wb.rain,
-                    "{adv:?} {mode:?}: {wb:?}"
-                );
+                assert!(wb.error().abs() < 1e-4 * wb.rain, "{adv:?} {mode:?}: {wb:?}");
                 assert!(wb.sea != 0.0 && wb.stored > 0.0, "{adv:?} {mode:?}: {wb:?}");
                 assert!(j.s.iter().all(|&s| s >= 0.0) && j.d.iter().all(|&d| d >= 0.0));
             }
@@ -2900,23 +2348,13 @@ mod tests {
     #[test]
     fn a_non_finite_sea_level_is_no_sea() {
         let run = |sea_level: Option<f32>| {
-            let inputs = JobInputs {
-                boundary: Boundary::all(EdgeMode::Drain),
-                sea_level,
-                ..Default::default()
-            };
+            let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Drain), sea_level, ..Default::default() };
             let mut j = PipeJob::new(bumpy(24, 20), PipeParams::default(), inputs).unwrap();
             for _ in 0..40 {
                 j.step();
             }
             let bits = |v: &[f32]| v.iter().map(|x| x.to_bits()).collect::<Vec<u32>>();
-            (
-                bits(&j.hm.data),
-                bits(&j.d),
-                bits(&j.s),
-                j.ledger(),
-                j.water_budget(),
-            )
+            (bits(&j.hm.data), bits(&j.d), bits(&j.s), j.ledger(), j.water_budget())
         };
         let none = run(None);
         assert_eq!(none.4.sea, 0.0);

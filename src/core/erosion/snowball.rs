@@ -45,10 +45,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
 use super::droplet::check_hardness;
-use super::{check_param, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
-use crate::core::filter::{gaussian_blur_with, BlurEdge, BlurOptions};
+use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
+use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
+use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
 
@@ -236,7 +236,8 @@ impl Ctx {
             if SEA && unsafe { g.sample(raw, s.x, s.y) } <= self.sea {
                 // At sea: no erosion; drop what fits below the water line, roll on with the rest.
                 if s.sediment > 0.0 {
-                    let put = unsafe { particles::deposit_disc(raw, g, s.x, s.y, s.sediment as f32, SEA_SPREAD, self.sea) };
+                    let put =
+                        unsafe { particles::deposit_disc(raw, g, s.x, s.y, s.sediment as f32, SEA_SPREAD, self.sea) };
                     b.deposited += put;
                     s.sediment -= put;
                 }
@@ -329,7 +330,9 @@ impl Ctx {
     unsafe fn settle(&self, s: &mut Ball, b: &mut Books) {
         let mut put = 0.0f64;
         if s.sediment > 0.0 && self.spread {
-            put = unsafe { particles::deposit_disc(&self.raw, &self.geom, s.x, s.y, s.sediment as f32, SEA_SPREAD, f32::INFINITY) };
+            put = unsafe {
+                particles::deposit_disc(&self.raw, &self.geom, s.x, s.y, s.sediment as f32, SEA_SPREAD, f32::INFINITY)
+            };
             b.deposited += put;
         } else if s.sediment > 0.0 {
             let (idx, u, v) = self.geom.cell(s.x, s.y);
@@ -502,7 +505,8 @@ impl SnowballJob {
             .enumerate()
             .map(|(y, (((hs, bs), es), ds))| {
                 let (mut ero, mut dep) = (0.0f64, 0.0f64);
-                for (x, (((hv, &bv), e), d)) in hs.iter_mut().zip(bs).zip(es.iter_mut()).zip(ds.iter_mut()).enumerate() {
+                for (x, (((hv, &bv), e), d)) in hs.iter_mut().zip(bs).zip(es.iter_mut()).zip(ds.iter_mut()).enumerate()
+                {
                     let old = *hv;
                     let k = hard.map_or(1.0, |k| k[y * w + x].min(1.0));
                     let new = if k >= 1.0 { bv } else { old + (bv - old) * k };
@@ -572,7 +576,10 @@ impl Simulation for SnowballJob {
             self.dirty = false;
             if let (Some(sea), false) = (self.sea, self.degenerate) {
                 let maps = &mut self.maps;
-                let (e, d) = particles::relax_extremes(&mut self.hm, sea, super::droplet::EXTREME_TOLERANCE, &mut |i, dh| maps.record(i, dh));
+                let (e, d) =
+                    particles::relax_extremes(&mut self.hm, sea, super::droplet::EXTREME_TOLERANCE, &mut |i, dh| {
+                        maps.record(i, dh)
+                    });
                 self.ledger.eroded += e;
                 self.ledger.deposited += d;
                 self.ledger.clamped += d - e;
@@ -609,9 +616,20 @@ mod tests {
             (1.0 - d) * 14.0 - 3.0 + 0.6 * (x as f32 * 0.37).sin() * (y as f32 * 0.29).cos()
         })
         .unwrap();
-        let p = SnowballParams { snowballs: 6000, erosion_rate: 0.2, blur_sigma: 0.0, batch: 2000, ..SnowballParams::default() };
+        let p = SnowballParams {
+            snowballs: 6000,
+            erosion_rate: 0.2,
+            blur_sigma: 0.0,
+            batch: 2000,
+            ..SnowballParams::default()
+        };
         for parallel in [false, true] {
-            let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), seed: 5, sea_level: Some(0.0), ..Default::default() };
+            let inputs = JobInputs {
+                boundary: Boundary::all(EdgeMode::Wall),
+                seed: 5,
+                sea_level: Some(0.0),
+                ..Default::default()
+            };
             let mut j = SnowballJob::new(hm.clone(), SnowballParams { parallel, ..p.clone() }, inputs).unwrap();
             while !j.is_done() {
                 j.step();
@@ -676,7 +694,13 @@ mod tests {
         // On a plane h = −a·x (downhill towards +x) the normal is (a, 1, 0)/√(1+a²).
         let a = 0.5f32;
         let hm = Heightmap::from_fn(64, 16, 1.0, |x, _| 5.0 - a * x as f32).unwrap();
-        let p = SnowballParams { snowballs: 1, offset_radius: 0.0, max_iterations: 3, blur_sigma: 0.0, ..Default::default() };
+        let p = SnowballParams {
+            snowballs: 1,
+            offset_radius: 0.0,
+            max_iterations: 3,
+            blur_sigma: 0.0,
+            ..Default::default()
+        };
         let mut j = job(hm, p.clone(), Boundary::all(EdgeMode::Wall));
         let mut s = j.spawn(0);
         s.x = 10.0;
@@ -751,7 +775,8 @@ mod tests {
         let hm = island(40);
         let hard: Vec<f32> = (0..hm.len()).map(|i| if i % 40 < 20 { 0.0 } else { 1.0 }).collect();
         let p = SnowballParams { snowballs: 800, ..Default::default() };
-        let mut j = SnowballJob::new(hm.clone(), p, JobInputs { hardness: Some(hard), seed: 1, ..Default::default() }).unwrap();
+        let mut j =
+            SnowballJob::new(hm.clone(), p, JobInputs { hardness: Some(hard), seed: 1, ..Default::default() }).unwrap();
         run(&mut j);
         for y in 0..40 {
             for x in 0..20 {

@@ -56,8 +56,7 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side,
-    Simulation, check_param,
+    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, check_param,
 };
 use crate::core::heightmap::Heightmap;
 
@@ -91,37 +90,19 @@ pub struct ThermalParams {
 
 impl Default for ThermalParams {
     fn default() -> Self {
-        Self {
-            talus_angle: 30.0,
-            talus_tan: None,
-            rate: 0.5,
-            iterations: 50,
-            underwater_angle: 20.0,
-        }
+        Self { talus_angle: 30.0, talus_tan: None, rate: 0.5, iterations: 50, underwater_angle: 20.0 }
     }
 }
 
 impl ThermalParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), JobError> {
-        check_param(
-            "talus_angle",
-            self.talus_angle as f64,
-            0.0,
-            89.9,
-            "[0, 89.9] degrees",
-        )?;
+        check_param("talus_angle", self.talus_angle as f64, 0.0, 89.9, "[0, 89.9] degrees")?;
         if let Some(t) = self.talus_tan {
             check_param("talus_tan", t as f64, 0.0, 1.0e4, "[0, 1e4]")?;
         }
         check_param("rate", self.rate as f64, 0.0, 1.0, "[0, 1]")?;
-        check_param(
-            "underwater_angle",
-            self.underwater_angle as f64,
-            0.0,
-            89.9,
-            "[0, 89.9] degrees",
-        )?;
+        check_param("underwater_angle", self.underwater_angle as f64, 0.0, 89.9, "[0, 89.9] degrees")?;
         Ok(())
     }
 
@@ -294,33 +275,17 @@ pub(crate) use simd_dispatch;
 /// Checks a hardness map: right length, every value finite and ≥ 0.
 pub(crate) fn check_hardness(h: &[f32], n: usize) -> Result<(), JobError> {
     if h.len() != n {
-        return Err(JobError::HardnessSize {
-            expected: n,
-            got: h.len(),
-        });
+        return Err(JobError::HardnessSize { expected: n, got: h.len() });
     }
     if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-        return Err(JobError::BadParam {
-            name: "hardness",
-            value: bad as f64,
-            range: "finite, >= 0",
-        });
+        return Err(JobError::BadParam { name: "hardness", value: bad as f64, range: "finite, >= 0" });
     }
     Ok(())
 }
 
 /// Directions in the order every loop visits them: W, E, N, S, NW, NE, SW, SE (first 4 cardinal).
 /// The pipe model's tilt reads its neighbours in the same order.
-pub(crate) const DIRS: [(isize, isize); 8] = [
-    (-1, 0),
-    (1, 0),
-    (0, -1),
-    (0, 1),
-    (-1, -1),
-    (1, -1),
-    (-1, 1),
-    (1, 1),
-];
+pub(crate) const DIRS: [(isize, isize); 8] = [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)];
 
 // ---------------------------------------------------------------------------------------------
 // The kernel.
@@ -362,19 +327,9 @@ impl ThermalKernel {
         hardness: Option<Vec<f32>>,
     ) -> Result<Self, JobError> {
         params.validate()?;
-        check_param(
-            "cell_size",
-            cell_size as f64,
-            1.0e-9,
-            1.0e9,
-            "(0, 1e9] metres",
-        )?;
+        check_param("cell_size", cell_size as f64, 1.0e-9, 1.0e9, "(0, 1e9] metres")?;
         if width == 0 || height == 0 {
-            return Err(JobError::BadParam {
-                name: "size",
-                value: 0.0,
-                range: ">= 1 node per side",
-            });
+            return Err(JobError::BadParam { name: "size", value: 0.0, range: ">= 1 node per side" });
         }
         if let Some(hd) = &hardness {
             check_hardness(hd, width * height)?;
@@ -383,9 +338,7 @@ impl ThermalKernel {
         let t_card = (tan * cell_size as f64) as f32;
         let t_diag = (tan * cell_size as f64 * std::f64::consts::SQRT_2) as f32;
         let amax = match &hardness {
-            Some(hd) => hd
-                .iter()
-                .fold(0.0f32, |m, &v| m.max((params.rate * v).min(1.0))),
+            Some(hd) => hd.iter().fold(0.0f32, |m, &v| m.max((params.rate * v).min(1.0))),
             None => params.rate.min(1.0),
         };
         let inv_amax = if amax > 0.0 { 1.0 / amax } else { 0.0 };
@@ -423,11 +376,7 @@ impl ThermalKernel {
     /// both are at or below the sea.
     #[inline(always)]
     fn talus_pair(&self, j: usize, c: f32, n: f32) -> f32 {
-        if fmax(c, n) <= self.sea {
-            if j < 4 { self.w_card } else { self.w_diag }
-        } else {
-            self.talus(j)
-        }
+        if fmax(c, n) <= self.sea { if j < 4 { self.w_card } else { self.w_diag } } else { self.talus(j) }
     }
 
     /// The hardness map the kernel was built with.
@@ -452,18 +401,9 @@ impl ThermalKernel {
     /// (resized as needed; the buffers are swapped). Records per-node changes in `maps` when
     /// given. If `h` (or `maps`) does not have `w·h` values, nothing happens and zero books are
     /// returned.
-    pub fn step(
-        &self,
-        h: &mut Vec<f32>,
-        scratch: &mut Vec<f32>,
-        maps: Option<&mut ErosionMaps>,
-    ) -> ThermalBooks {
+    pub fn step(&self, h: &mut Vec<f32>, scratch: &mut Vec<f32>, maps: Option<&mut ErosionMaps>) -> ThermalBooks {
         let (w, n) = (self.w, self.w * self.h);
-        if h.len() != n
-            || maps
-                .as_ref()
-                .is_some_and(|m| m.eroded.len() != n || m.deposited.len() != n)
-        {
+        if h.len() != n || maps.as_ref().is_some_and(|m| m.eroded.len() != n || m.deposited.len() != n) {
             return ThermalBooks::default();
         }
         scratch.resize(n, 0.0);
@@ -482,9 +422,7 @@ impl ThermalKernel {
             None => scratch
                 .par_chunks_mut(band)
                 .enumerate()
-                .map_init(BandBuf::default, |buf, (bi, out)| {
-                    band_fast(self, src, bi * BAND_ROWS, out, None, buf)
-                })
+                .map_init(BandBuf::default, |buf, (bi, out)| band_fast(self, src, bi * BAND_ROWS, out, None, buf))
                 .collect(),
         };
         std::mem::swap(h, scratch);
@@ -519,10 +457,7 @@ impl ThermalKernel {
                 Nb::In(y0 + r - 1)
             };
             if let Nb::In(yy) = yy {
-                let (s, q) = (
-                    &mut buf.s[r * w..(r + 1) * w],
-                    &mut buf.q[r * w..(r + 1) * w],
-                );
+                let (s, q) = (&mut buf.s[r * w..(r + 1) * w], &mut buf.q[r * w..(r + 1) * w]);
                 self.pass1_row(h, yy, s, q);
             }
         }
@@ -534,11 +469,9 @@ impl ThermalKernel {
             books.lost += self.pass2_row(h, y, r + 1, buf, orow);
             let old = &h[y * w..(y + 1) * w];
             let rb = match maps.as_mut() {
-                Some((er, dep)) => book_row(
-                    old,
-                    orow,
-                    Some((&mut er[r * w..(r + 1) * w], &mut dep[r * w..(r + 1) * w])),
-                ),
+                Some((er, dep)) => {
+                    book_row(old, orow, Some((&mut er[r * w..(r + 1) * w], &mut dep[r * w..(r + 1) * w])))
+                }
                 None => book_row(old, orow, None),
             };
             books.eroded += rb.0;
@@ -565,11 +498,7 @@ impl ThermalKernel {
         let (up, dn) = (self.edges.row(y, -1, self.h), self.edges.row(y, 1, self.h));
         if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, w >= 3) {
             let m = w - 2;
-            let (hu, hc, hd) = (
-                &h[yu * w..(yu + 1) * w],
-                &h[y * w..(y + 1) * w],
-                &h[yd * w..(yd + 1) * w],
-            );
+            let (hu, hc, hd) = (&h[yu * w..(yu + 1) * w], &h[y * w..(y + 1) * w], &h[yd * w..(yd + 1) * w]);
             let (u0, u1, u2) = (&hu[..m], &hu[1..m + 1], &hu[2..m + 2]);
             let (c0, c1, c2) = (&hc[..m], &hc[1..m + 1], &hc[2..m + 2]);
             let (d0, d1, d2) = (&hd[..m], &hd[1..m + 1], &hd[2..m + 2]);
@@ -665,24 +594,13 @@ impl ThermalKernel {
 
     /// [`ThermalKernel::pass2_row`] with or without the underwater talus (`SEA`).
     #[inline(always)]
-    fn pass2_row_in<const SEA: bool>(
-        &self,
-        h: &[f32],
-        y: usize,
-        slot: usize,
-        buf: &BandBuf,
-        out: &mut [f32],
-    ) -> f64 {
+    fn pass2_row_in<const SEA: bool>(&self, h: &[f32], y: usize, slot: usize, buf: &BandBuf, out: &mut [f32]) -> f64 {
         let w = self.w;
         let (up, dn) = (self.edges.row(y, -1, self.h), self.edges.row(y, 1, self.h));
         let mut lost = 0.0f64;
         if let (Nb::In(yu), Nb::In(yd), true) = (up, dn, w >= 3) {
             let m = w - 2;
-            let (hu, hc, hd) = (
-                &h[yu * w..(yu + 1) * w],
-                &h[y * w..(y + 1) * w],
-                &h[yd * w..(yd + 1) * w],
-            );
+            let (hu, hc, hd) = (&h[yu * w..(yu + 1) * w], &h[y * w..(y + 1) * w], &h[yd * w..(yd + 1) * w]);
             let (u0, u1, u2) = (&hu[..m], &hu[1..m + 1], &hu[2..m + 2]);
             let (c0, c1, c2) = (&hc[..m], &hc[1..m + 1], &hc[2..m + 2]);
             let (d0, d1, d2) = (&hd[..m], &hd[1..m + 1], &hd[2..m + 2]);
@@ -699,12 +617,8 @@ impl ThermalKernel {
             let sw = (self.sea, self.w_card, self.w_diag);
             for k in 0..m {
                 let nb = [c0[k], c2[k], u1[k], d1[k], u0[k], u2[k], d0[k], d2[k]];
-                let sn = [
-                    sc0[k], sc2[k], su1[k], sd1[k], su0[k], su2[k], sd0[k], sd2[k],
-                ];
-                let qn = [
-                    qc0[k], qc2[k], qu1[k], qd1[k], qu0[k], qu2[k], qd0[k], qd2[k],
-                ];
+                let sn = [sc0[k], sc2[k], su1[k], sd1[k], su0[k], su2[k], sd0[k], sd2[k]];
+                let qn = [qc0[k], qc2[k], qu1[k], qd1[k], qu0[k], qu2[k], qd0[k], qd2[k]];
                 o[k] = p2_cell::<SEA>(c1[k], nb, sn, qn, sc1[k], qc1[k], tc, td, sw);
             }
             for x in [0, w - 1] {
@@ -783,16 +697,20 @@ fn pair_talus<const SEA: bool>(j: usize, c: f32, n: f32, tc: f32, td: f32, sw: (
 #[inline(always)]
 fn finish_p1(es: f32, em: f32, is: f32, im: f32, a: f32, inv_amax: f32) -> (f32, f32) {
     let s = if es > 0.0 { a * em / (2.0 * es) } else { 0.0 };
-    let q = if is > 0.0 {
-        fmin(im * inv_amax / is, 1.0)
-    } else {
-        1.0
-    };
+    let q = if is > 0.0 { fmin(im * inv_amax / is, 1.0) } else { 1.0 };
     (s, q)
 }
 
 #[inline(always)]
-fn p1_cell<const SEA: bool>(c: f32, nb: [f32; 8], a: f32, tc: f32, td: f32, inv_amax: f32, sw: (f32, f32, f32)) -> (f32, f32) {
+fn p1_cell<const SEA: bool>(
+    c: f32,
+    nb: [f32; 8],
+    a: f32,
+    tc: f32,
+    td: f32,
+    inv_amax: f32,
+    sw: (f32, f32, f32),
+) -> (f32, f32) {
     let (mut es, mut em, mut is, mut im) = (0.0f32, 0.0f32, 0.0f32, 0.0f32);
     for (j, &n) in nb.iter().enumerate() {
         let t = pair_talus::<SEA>(j, c, n, tc, td, sw);
@@ -835,11 +753,7 @@ fn p2_cell<const SEA: bool>(
 /// Books one row's change `old → new` (exact f64 differences, 8 fixed lanes so the sum is
 /// vectorisable yet deterministic) and records it in the maps. Returns (eroded, deposited).
 #[inline(always)]
-pub(crate) fn book_row(
-    old: &[f32],
-    new: &[f32],
-    maps: Option<(&mut [f32], &mut [f32])>,
-) -> (f64, f64) {
+pub(crate) fn book_row(old: &[f32], new: &[f32], maps: Option<(&mut [f32], &mut [f32])>) -> (f64, f64) {
     let n = old.len().min(new.len());
     let (old, new) = (&old[..n], &new[..n]);
     let mut er = [0.0f64; 8];
@@ -889,20 +803,9 @@ pub fn thermal_step(
     if let Some(m) = &maps
         && (m.eroded.len() != hm.data.len() || m.deposited.len() != hm.data.len())
     {
-        return Err(JobError::BadParam {
-            name: "maps",
-            value: m.eroded.len() as f64,
-            range: "one value per node",
-        });
+        return Err(JobError::BadParam { name: "maps", value: m.eroded.len() as f64, range: "one value per node" });
     }
-    let k = ThermalKernel::new(
-        params,
-        hm.width,
-        hm.height,
-        hm.cell_size,
-        boundary,
-        hardness.map(|h| h.to_vec()),
-    )?;
+    let k = ThermalKernel::new(params, hm.width, hm.height, hm.cell_size, boundary, hardness.map(|h| h.to_vec()))?;
     let mut scratch = Vec::new();
     Ok(k.step(&mut hm.data, &mut scratch, maps))
 }
@@ -924,11 +827,7 @@ pub struct ThermalJob {
 
 impl ThermalJob {
     /// Validates everything and prepares the job.
-    pub fn new(
-        terrain: Heightmap,
-        params: ThermalParams,
-        inputs: JobInputs,
-    ) -> Result<Self, JobError> {
+    pub fn new(terrain: Heightmap, params: ThermalParams, inputs: JobInputs) -> Result<Self, JobError> {
         if terrain.data.len() != terrain.width * terrain.height {
             return Err(JobError::BadParam {
                 name: "heightmap data",
@@ -973,18 +872,13 @@ impl Simulation for ThermalJob {
         if self.done >= self.params.iterations as u64 {
             return;
         }
-        let b = self
-            .kernel
-            .step(&mut self.hm.data, &mut self.scratch, Some(&mut self.maps));
+        let b = self.kernel.step(&mut self.hm.data, &mut self.scratch, Some(&mut self.maps));
         self.books.add(&b);
         self.done += 1;
     }
 
     fn progress(&self) -> Progress {
-        Progress {
-            done: self.done,
-            total: self.params.iterations as u64,
-        }
+        Progress { done: self.done, total: self.params.iterations as u64 }
     }
 
     fn heightmap(&self) -> &Heightmap {
@@ -1039,10 +933,7 @@ mod tests {
     /// band, sequentially.
     fn reference_step(k: &ThermalKernel, h: &[f32]) -> Vec<f32> {
         let (w, hh) = (k.w, k.h);
-        let mut buf = BandBuf {
-            s: vec![0.0; (hh + 2) * w],
-            q: vec![0.0; (hh + 2) * w],
-        };
+        let mut buf = BandBuf { s: vec![0.0; (hh + 2) * w], q: vec![0.0; (hh + 2) * w] };
         // Slot r+1 holds row r; slots 0 and hh+1 hold the wrapped halo rows when they exist.
         for r in 0..hh + 2 {
             let yy = if r == 0 {
@@ -1075,7 +966,13 @@ mod tests {
         // (10°), without one to the talus angle (40°); both conserve material.
         let mut hm = spike(41, 30.0);
         hm.data.iter_mut().for_each(|h| *h -= 50.0);
-        let p = ThermalParams { talus_angle: 40.0, underwater_angle: 10.0, rate: 0.8, iterations: 400, ..Default::default() };
+        let p = ThermalParams {
+            talus_angle: 40.0,
+            underwater_angle: 10.0,
+            rate: 0.8,
+            iterations: 400,
+            ..Default::default()
+        };
         let sum = hm.sum();
         let mut slopes = Vec::new();
         for sea in [Some(0.0), None] {
@@ -1113,11 +1010,7 @@ mod tests {
                     if nx < 0 || ny < 0 || nx >= hm.width as isize || ny >= hm.height as isize {
                         continue;
                     }
-                    let d = if dx != 0 && dy != 0 {
-                        std::f32::consts::SQRT_2
-                    } else {
-                        1.0
-                    };
+                    let d = if dx != 0 && dy != 0 { std::f32::consts::SQRT_2 } else { 1.0 };
                     let s = (hm.get(x, y) - hm.get(nx as usize, ny as usize)) / (d * hm.cell_size);
                     m = m.max(s);
                 }
@@ -1130,90 +1023,35 @@ mod tests {
     fn defaults_validate_and_bad_values_are_refused() {
         assert!(ThermalParams::default().validate().is_ok());
         for bad in [
-            ThermalParams {
-                rate: f32::NAN,
-                ..Default::default()
-            },
-            ThermalParams {
-                rate: 1.5,
-                ..Default::default()
-            },
-            ThermalParams {
-                rate: -0.1,
-                ..Default::default()
-            },
-            ThermalParams {
-                talus_angle: 90.0,
-                ..Default::default()
-            },
-            ThermalParams {
-                talus_angle: f32::INFINITY,
-                ..Default::default()
-            },
-            ThermalParams {
-                talus_tan: Some(-1.0),
-                ..Default::default()
-            },
+            ThermalParams { rate: f32::NAN, ..Default::default() },
+            ThermalParams { rate: 1.5, ..Default::default() },
+            ThermalParams { rate: -0.1, ..Default::default() },
+            ThermalParams { talus_angle: 90.0, ..Default::default() },
+            ThermalParams { talus_angle: f32::INFINITY, ..Default::default() },
+            ThermalParams { talus_tan: Some(-1.0), ..Default::default() },
         ] {
-            assert!(
-                matches!(bad.validate(), Err(JobError::BadParam { .. })),
-                "{bad:?}"
-            );
+            assert!(matches!(bad.validate(), Err(JobError::BadParam { .. })), "{bad:?}");
         }
         let hm = Heightmap::new(4, 4, 1.0).unwrap();
-        let e = ThermalKernel::new(
-            &ThermalParams::default(),
-            4,
-            4,
-            1.0,
-            Boundary::default(),
-            Some(vec![1.0; 3]),
-        );
+        let e = ThermalKernel::new(&ThermalParams::default(), 4, 4, 1.0, Boundary::default(), Some(vec![1.0; 3]));
         assert!(matches!(e, Err(JobError::HardnessSize { .. })));
-        let e = ThermalKernel::new(
-            &ThermalParams::default(),
-            4,
-            4,
-            1.0,
-            Boundary::default(),
-            Some(vec![f32::NAN; 16]),
-        );
+        let e = ThermalKernel::new(&ThermalParams::default(), 4, 4, 1.0, Boundary::default(), Some(vec![f32::NAN; 16]));
         assert!(matches!(e, Err(JobError::BadParam { .. })));
-        assert!(
-            ThermalJob::new(
-                hm,
-                ThermalParams {
-                    rate: 2.0,
-                    ..Default::default()
-                },
-                JobInputs::default()
-            )
-            .is_err()
-        );
+        assert!(ThermalJob::new(hm, ThermalParams { rate: 2.0, ..Default::default() }, JobInputs::default()).is_err());
     }
 
     #[test]
     fn talus_slope_from_degrees() {
-        let p = ThermalParams {
-            talus_angle: 45.0,
-            ..Default::default()
-        };
+        let p = ThermalParams { talus_angle: 45.0, ..Default::default() };
         assert!((p.talus_slope() - 1.0).abs() < 1e-6);
-        let p = ThermalParams {
-            talus_tan: Some(0.25),
-            ..Default::default()
-        };
+        let p = ThermalParams { talus_tan: Some(0.25), ..Default::default() };
         assert_eq!(p.talus_slope(), 0.25);
     }
 
     #[test]
     fn flat_and_gentle_terrain_does_not_move() {
         let hm = Heightmap::from_fn(20, 17, 1.0, |x, y| 0.1 * x as f32 + 0.05 * y as f32).unwrap();
-        let k = kernel(
-            &hm,
-            &ThermalParams::default(),
-            Boundary::all(EdgeMode::Wall),
-        );
+        let k = kernel(&hm, &ThermalParams::default(), Boundary::all(EdgeMode::Wall));
         let mut h = hm.data.clone();
         let b = k.step(&mut h, &mut Vec::new(), None);
         assert_eq!(h, hm.data);
@@ -1232,41 +1070,20 @@ mod tests {
             Boundary::all(EdgeMode::Wall),
             Boundary::all(EdgeMode::Drain),
             Boundary::all(EdgeMode::Wrap),
-            Boundary {
-                left: EdgeMode::Wrap,
-                right: EdgeMode::Wrap,
-                top: EdgeMode::Drain,
-                bottom: EdgeMode::Wall,
-            },
+            Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall },
         ] {
-            let k = kernel(
-                &hm,
-                &ThermalParams {
-                    rate: 1.0,
-                    ..Default::default()
-                },
-                b,
-            );
+            let k = kernel(&hm, &ThermalParams { rate: 1.0, ..Default::default() }, b);
             let expect = reference_step(&k, &hm.data);
             let mut h = hm.data.clone();
             k.step(&mut h, &mut Vec::new(), None);
-            assert!(
-                h.iter()
-                    .zip(&expect)
-                    .all(|(a, e)| a.to_bits() == e.to_bits()),
-                "{b:?}"
-            );
+            assert!(h.iter().zip(&expect).all(|(a, e)| a.to_bits() == e.to_bits()), "{b:?}");
         }
     }
 
     #[test]
     fn spike_relaxes_to_the_talus_angle_and_never_moves_material_uphill() {
         let hm = spike(33, 12.0);
-        let p = ThermalParams {
-            talus_angle: 30.0,
-            rate: 1.0,
-            ..Default::default()
-        };
+        let p = ThermalParams { talus_angle: 30.0, rate: 1.0, ..Default::default() };
         let k = kernel(&hm, &p, Boundary::all(EdgeMode::Wall));
         let t = p.talus_slope();
         let mut h = hm.data.clone();
@@ -1290,10 +1107,7 @@ mod tests {
                         }
                     }
                     let v = h[y * 33 + x];
-                    assert!(
-                        v >= lo - 1e-5 && v <= hi + 1e-5,
-                        "node ({x},{y}) left its neighbourhood range"
-                    );
+                    assert!(v >= lo - 1e-5 && v <= hi + 1e-5, "node ({x},{y}) left its neighbourhood range");
                     // Material only arrives from higher neighbours: a node that rose has a
                     // neighbour that was higher than it.
                     if v > old[y * 33 + x] {
@@ -1307,10 +1121,7 @@ mod tests {
         assert!(s <= t * 1.02 + 1e-3, "max slope {s} > talus {t}");
         assert!(out.get(16, 16) < 12.0 && out.get(16, 16) > 1.0);
         let total1: f64 = h.iter().map(|&v| v as f64).sum();
-        assert!(
-            (total1 - total0).abs() < 1e-3,
-            "walls must conserve: {total0} -> {total1}"
-        );
+        assert!((total1 - total0).abs() < 1e-3, "walls must conserve: {total0} -> {total1}");
     }
 
     #[test]
@@ -1319,11 +1130,7 @@ mod tests {
         hm.set(4, 4, 0.0);
         let k = kernel(
             &hm,
-            &ThermalParams {
-                talus_tan: Some(0.0),
-                rate: 1.0,
-                ..Default::default()
-            },
+            &ThermalParams { talus_tan: Some(0.0), rate: 1.0, ..Default::default() },
             Boundary::all(EdgeMode::Wall),
         );
         let mut h = hm.data.clone();
@@ -1338,25 +1145,14 @@ mod tests {
         let hm = spike(15, 8.0);
         let mut hard = vec![1.0; hm.len()];
         hard[7 * 15 + 7] = 0.0;
-        let k = ThermalKernel::new(
-            &ThermalParams::default(),
-            15,
-            15,
-            1.0,
-            Boundary::all(EdgeMode::Wall),
-            Some(hard),
-        )
-        .unwrap();
+        let k = ThermalKernel::new(&ThermalParams::default(), 15, 15, 1.0, Boundary::all(EdgeMode::Wall), Some(hard))
+            .unwrap();
         let mut h = hm.data.clone();
         for _ in 0..20 {
             k.step(&mut h, &mut Vec::new(), None);
         }
         assert_eq!(h[7 * 15 + 7], 8.0);
-        assert!(
-            h.iter()
-                .enumerate()
-                .all(|(i, &v)| i == 7 * 15 + 7 || v == 0.0)
-        );
+        assert!(h.iter().enumerate().all(|(i, &v)| i == 7 * 15 + 7 || v == 0.0));
     }
 
     #[test]
@@ -1393,10 +1189,7 @@ mod tests {
         a.set(0, 0, 9.0);
         let mut b = Heightmap::new(16, 12, 1.0).unwrap();
         b.set(5, 7, 9.0);
-        let p = ThermalParams {
-            rate: 1.0,
-            ..Default::default()
-        };
+        let p = ThermalParams { rate: 1.0, ..Default::default() };
         let ka = kernel(&a, &p, Boundary::all(EdgeMode::Wrap));
         let (mut ha, mut hb) = (a.data.clone(), b.data.clone());
         for _ in 0..10 {
@@ -1405,11 +1198,7 @@ mod tests {
         }
         for y in 0..12 {
             for x in 0..16 {
-                assert_eq!(
-                    ha[y * 16 + x],
-                    hb[((y + 7) % 12) * 16 + (x + 5) % 16],
-                    "({x},{y})"
-                );
+                assert_eq!(ha[y * 16 + x], hb[((y + 7) % 12) * 16 + (x + 5) % 16], "({x},{y})");
             }
         }
     }
@@ -1417,19 +1206,10 @@ mod tests {
     #[test]
     fn job_runs_its_iterations_and_rebases_edits() {
         let hm = spike(21, 10.0);
-        let p = ThermalParams {
-            iterations: 7,
-            ..Default::default()
-        };
-        let mut job = ThermalJob::new(
-            hm,
-            p,
-            JobInputs {
-                boundary: Boundary::all(EdgeMode::Drain),
-                ..Default::default()
-            },
-        )
-        .unwrap();
+        let p = ThermalParams { iterations: 7, ..Default::default() };
+        let mut job =
+            ThermalJob::new(hm, p, JobInputs { boundary: Boundary::all(EdgeMode::Drain), ..Default::default() })
+                .unwrap();
         job.step();
         job.edit_terrain(&mut |h| h.data[0] += 5.0);
         job.edit_terrain(&mut |h| h.width = 3); // refused: undone
@@ -1447,14 +1227,7 @@ mod tests {
         for (w, h) in [(1, 1), (1, 5), (5, 1), (2, 2), (2, 3)] {
             for mode in [EdgeMode::Wall, EdgeMode::Drain, EdgeMode::Wrap] {
                 let hm = Heightmap::from_fn(w, h, 1.0, |x, y| (x * 7 + y * 3) as f32).unwrap();
-                let k = kernel(
-                    &hm,
-                    &ThermalParams {
-                        rate: 1.0,
-                        ..Default::default()
-                    },
-                    Boundary::all(mode),
-                );
+                let k = kernel(&hm, &ThermalParams { rate: 1.0, ..Default::default() }, Boundary::all(mode));
                 let mut d = hm.data.clone();
                 k.step(&mut d, &mut Vec::new(), None);
                 assert!(d.iter().all(|v| v.is_finite()));

@@ -87,13 +87,7 @@ pub struct DiamondSquareParams {
 
 impl Default for DiamondSquareParams {
     fn default() -> Self {
-        Self {
-            roughness: 0.5,
-            edge: DsEdge::default(),
-            square: false,
-            height_scale: 100.0,
-            normalize: true,
-        }
+        Self { roughness: 0.5, edge: DsEdge::default(), square: false, height_scale: 100.0, normalize: true }
     }
 }
 
@@ -117,7 +111,13 @@ pub fn side_log2_for(side: usize) -> u32 {
 
 /// Diamond-square map of `width × height` nodes: the top-left crop of the `2^n + 1` square that
 /// covers both sides (see the module docs).
-pub fn generate(width: usize, height: usize, cell_size: f32, p: &DiamondSquareParams, seed: u64) -> Result<Heightmap, GenError> {
+pub fn generate(
+    width: usize,
+    height: usize,
+    cell_size: f32,
+    p: &DiamondSquareParams,
+    seed: u64,
+) -> Result<Heightmap, GenError> {
     // Size and cell checks first (cheap, no allocation).
     Heightmap::new(1, 1, cell_size)?;
     crate::core::heightmap::check_size(width, height)?;
@@ -176,7 +176,13 @@ type ReadRows<'a> = Vec<Option<&'a [f32]>>;
 /// Splits the rows of `data` into the rows written by a pass (`y % period == phase`, `y < rows`)
 /// and shared views of all the others, so a pass can write its rows in parallel while reading
 /// its neighbours' rows (safe Rust, no copies).
-fn split_rows<'a>(data: &'a mut [f32], side: usize, rows: usize, period: usize, phase: usize) -> (WriteRows<'a>, ReadRows<'a>) {
+fn split_rows<'a>(
+    data: &'a mut [f32],
+    side: usize,
+    rows: usize,
+    period: usize,
+    phase: usize,
+) -> (WriteRows<'a>, ReadRows<'a>) {
     let mut writes = Vec::with_capacity(side / period + 1);
     let mut reads: Vec<Option<&'a [f32]>> = vec![None; side];
     for (y, row) in data.chunks_mut(side).enumerate() {
@@ -260,11 +266,7 @@ fn raw_field(n: u32, roughness: f32, edge: DsEdge, seed: u64, data: &mut [f32]) 
                     x += 2 * b;
                 }
             };
-            if parallel {
-                writes.par_iter_mut().for_each(work)
-            } else {
-                writes.iter_mut().for_each(work)
-            }
+            if parallel { writes.par_iter_mut().for_each(work) } else { writes.iter_mut().for_each(work) }
         }
         // Diamond step, in two passes by row parity. Rows y ≡ 0 (mod 2b) hold diamonds at odd
         // multiples of b and read rows y ± b (square-centre rows, untouched by this pass);
@@ -288,11 +290,7 @@ fn raw_field(n: u32, roughness: f32, edge: DsEdge, seed: u64, data: &mut [f32]) 
                     x += 2 * b;
                 }
             };
-            if parallel {
-                writes.par_iter_mut().for_each(work)
-            } else {
-                writes.iter_mut().for_each(work)
-            }
+            if parallel { writes.par_iter_mut().for_each(work) } else { writes.iter_mut().for_each(work) }
         }
         b /= 2;
     }
@@ -310,13 +308,7 @@ mod tests {
     use super::*;
 
     fn raw(edge: DsEdge) -> DiamondSquareParams {
-        DiamondSquareParams {
-            roughness: 0.7,
-            edge,
-            square: false,
-            height_scale: 1.0,
-            normalize: false,
-        }
+        DiamondSquareParams { roughness: 0.7, edge, square: false, height_scale: 1.0, normalize: false }
     }
 
     #[test]
@@ -366,7 +358,8 @@ mod tests {
         // First square step.
         let b = s / 2;
         let amp = p.roughness;
-        let centre = (((h(0, 0) + h(s, 0)) + h(0, s)) + h(s, s)) * 0.25 + amp * signed_f32(hash2(b as i64, b as i64, seed));
+        let centre =
+            (((h(0, 0) + h(s, 0)) + h(0, s)) + h(s, s)) * 0.25 + amp * signed_f32(hash2(b as i64, b as i64, seed));
         assert_eq!(h(b, b), centre);
         // A top-edge diamond point uses the constant for its outside neighbour.
         let top = (((h(0, 0) + h(s, 0)) + c) + h(b, b)) * 0.25 + amp * signed_f32(hash2(b as i64, 0, seed));
@@ -375,7 +368,8 @@ mod tests {
         let q = 1usize;
         let amp1 = p.roughness * (2.0 / s as f32);
         let y = 3usize;
-        let right = (((h(s - q, y) + c) + h(s, y - q)) + h(s, y + q)) * 0.25 + amp1 * signed_f32(hash2(s as i64, y as i64, seed));
+        let right = (((h(s - q, y) + c) + h(s, y - q)) + h(s, y + q)) * 0.25
+            + amp1 * signed_f32(hash2(s as i64, y as i64, seed));
         assert_eq!(h(s, y), right);
         // An interior square point of the last layer: the mean of its corners plus displacement.
         let (x, y) = (5usize, 7usize);
@@ -411,7 +405,8 @@ mod tests {
         // Finest layer, top edge: the upper neighbour is row s-1.
         let x = 3usize;
         let amp1 = p.roughness * (2.0 / s as f32);
-        let v = (((h(x - 1, 0) + h(x + 1, 0)) + h(x, s - 1)) + h(x, 1)) * 0.25 + amp1 * signed_f32(hash2(x as i64, 0, seed));
+        let v = (((h(x - 1, 0) + h(x + 1, 0)) + h(x, s - 1)) + h(x, 1)) * 0.25
+            + amp1 * signed_f32(hash2(x as i64, 0, seed));
         assert_eq!(h(x, 0), v);
     }
 
@@ -457,10 +452,7 @@ mod tests {
 
     #[test]
     fn zero_roughness_is_smooth_blend_of_corners() {
-        let p = DiamondSquareParams {
-            roughness: 0.0,
-            ..raw(DsEdge::Wrap)
-        };
+        let p = DiamondSquareParams { roughness: 0.0, ..raw(DsEdge::Wrap) };
         let hm = generate_side(4, 1.0, &p, 77).unwrap();
         let c = hm.get(0, 0);
         assert!(hm.data.iter().all(|&h| h == c));
@@ -470,22 +462,13 @@ mod tests {
     fn bad_parameters_are_errors() {
         let ok = DiamondSquareParams::default();
         for bad in [f32::NAN, f32::INFINITY, -1.0, 1e9] {
-            let p = DiamondSquareParams {
-                roughness: bad,
-                ..ok.clone()
-            };
+            let p = DiamondSquareParams { roughness: bad, ..ok.clone() };
             assert!(matches!(generate(9, 9, 1.0, &p, 0), Err(GenError::BadParam { .. })));
-            let p = DiamondSquareParams {
-                height_scale: bad,
-                ..ok.clone()
-            };
+            let p = DiamondSquareParams { height_scale: bad, ..ok.clone() };
             assert!(generate(9, 9, 1.0, &p, 0).is_err());
         }
         for bad in [f32::NAN, f32::NEG_INFINITY, -1e9, 101.0] {
-            let p = DiamondSquareParams {
-                edge: DsEdge::Constant(bad),
-                ..ok.clone()
-            };
+            let p = DiamondSquareParams { edge: DsEdge::Constant(bad), ..ok.clone() };
             assert!(generate(9, 9, 1.0, &p, 0).is_err());
         }
         assert!(generate(0, 9, 1.0, &ok, 0).is_err());
@@ -499,21 +482,11 @@ mod tests {
 
     #[test]
     fn params_round_trip_through_serde() {
-        let p = DiamondSquareParams {
-            edge: DsEdge::Wrap,
-            square: true,
-            ..Default::default()
-        };
+        let p = DiamondSquareParams { edge: DsEdge::Wrap, square: true, ..Default::default() };
         let s = serde_json::to_string(&p).unwrap();
         assert_eq!(serde_json::from_str::<DiamondSquareParams>(&s).unwrap(), p);
         // Missing fields take the defaults.
         let d: DiamondSquareParams = serde_json::from_str("{\"roughness\": 1.5}").unwrap();
-        assert_eq!(
-            d,
-            DiamondSquareParams {
-                roughness: 1.5,
-                ..Default::default()
-            }
-        );
+        assert_eq!(d, DiamondSquareParams { roughness: 1.5, ..Default::default() });
     }
 }

@@ -500,7 +500,14 @@ pub fn generate(width: usize, height: usize, cell_size: f32, p: &FbmParams, seed
 }
 
 /// [`generate`] that stops early with [`GenError::Cancelled`] once `cancel` is set.
-pub fn generate_until(width: usize, height: usize, cell_size: f32, p: &FbmParams, seed: u64, cancel: &AtomicBool) -> Result<Heightmap, GenError> {
+pub fn generate_until(
+    width: usize,
+    height: usize,
+    cell_size: f32,
+    p: &FbmParams,
+    seed: u64,
+    cancel: &AtomicBool,
+) -> Result<Heightmap, GenError> {
     let sampler = FbmSampler::new(p, seed)?;
     let mut hm = Heightmap::new(width, height, cell_size)?;
     sampler.fill_until(&mut hm, cancel);

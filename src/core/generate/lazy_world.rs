@@ -73,12 +73,7 @@ pub struct LazyWorldParams {
 
 impl Default for LazyWorldParams {
     fn default() -> Self {
-        Self {
-            side_log2: 24,
-            roughness: 0.5,
-            height_scale: 100.0,
-            origin: [0, 0],
-        }
+        Self { side_log2: 24, roughness: 0.5, height_scale: 100.0, origin: [0, 0] }
     }
 }
 
@@ -152,12 +147,7 @@ impl Rect {
     fn grow_align_clip(self, m: i64, a: i64, side: i64) -> Rect {
         let lo = |v: i64| (v - m).div_euclid(a) * a;
         let hi = |v: i64| -((-(v + m)).div_euclid(a) * a);
-        Rect {
-            x0: lo(self.x0).max(0),
-            x1: hi(self.x1).min(side),
-            y0: lo(self.y0).max(0),
-            y1: hi(self.y1).min(side),
-        }
+        Rect { x0: lo(self.x0).max(0), x1: hi(self.x1).min(side), y0: lo(self.y0).max(0), y1: hi(self.y1).min(side) }
     }
 }
 
@@ -173,12 +163,7 @@ impl Level {
     fn new(b: i64, r: Rect) -> Self {
         let nx = ((r.x1 - r.x0) / b + 1) as usize;
         let ny = ((r.y1 - r.y0) / b + 1) as usize;
-        Level {
-            b,
-            r,
-            nx,
-            v: vec![f64::NAN; nx * ny],
-        }
+        Level { b, r, nx, v: vec![f64::NAN; nx * ny] }
     }
     #[inline]
     fn idx(&self, x: i64, y: i64) -> usize {
@@ -334,12 +319,7 @@ impl LazyWorld {
         if cx0 > cx1 || cy0 > cy1 {
             return Ok(hm);
         }
-        let t1 = Rect {
-            x0: cx0 as i64,
-            x1: cx1 as i64,
-            y0: cy0 as i64,
-            y1: cy1 as i64,
-        };
+        let t1 = Rect { x0: cx0 as i64, x1: cx1 as i64, y0: cy0 as i64, y1: cy1 as i64 };
         // Room for the nodes this window will memoise (≈ 4/3 of it plus a few per level), so the
         // map grows once instead of rehashing repeatedly.
         let nodes = ((cx1 - cx0 + 3) * (cy1 - cy0 + 3)) as usize;
@@ -370,15 +350,7 @@ impl LazyWorld {
             b *= 2;
         }
         // Top: the corners.
-        let mut parent = Level::new(
-            side,
-            Rect {
-                x0: 0,
-                x1: side,
-                y0: 0,
-                y1: side,
-            },
-        );
+        let mut parent = Level::new(side, Rect { x0: 0, x1: side, y0: 0, y1: side });
         for (x, y) in [(0, 0), (side, 0), (0, side), (side, side)] {
             let i = parent.idx(x, y);
             parent.v[i] = self.corner(x, y);
@@ -402,11 +374,7 @@ impl LazyWorld {
                         cur.v[i] = parent.v[parent.idx(x, y)];
                     } else if xodd && yodd {
                         let get = |qx: i64, qy: i64| {
-                            if qx < 0 || qy < 0 || qx > side || qy > side {
-                                0.0
-                            } else {
-                                parent.v[parent.idx(qx, qy)]
-                            }
+                            if qx < 0 || qy < 0 || qx > side || qy > side { 0.0 } else { parent.v[parent.idx(qx, qy)] }
                         };
                         let ps = [get(x - b, y - b), get(x + b, y - b), get(x - b, y + b), get(x + b, y + b)];
                         cur.v[i] = self.memo_or(memoise, x, y, || combine(ps, amp, x, y, seed));
@@ -426,11 +394,7 @@ impl LazyWorld {
                 };
                 while x <= t.x1 {
                     let get = |qx: i64, qy: i64| {
-                        if qx < 0 || qy < 0 || qx > side || qy > side {
-                            0.0
-                        } else {
-                            cur.v[cur.idx(qx, qy)]
-                        }
+                        if qx < 0 || qy < 0 || qx > side || qy > side { 0.0 } else { cur.v[cur.idx(qx, qy)] }
                     };
                     let ps = [get(x - b, y), get(x + b, y), get(x, y - b), get(x, y + b)];
                     let v = self.memo_or(memoise, x, y, || combine(ps, amp, x, y, seed));
@@ -465,7 +429,13 @@ impl LazyWorld {
 }
 
 /// The `width × height` window of the world at `p.origin`, with a fresh memo.
-pub fn generate(width: usize, height: usize, cell_size: f32, p: &LazyWorldParams, seed: u64) -> Result<Heightmap, GenError> {
+pub fn generate(
+    width: usize,
+    height: usize,
+    cell_size: f32,
+    p: &LazyWorldParams,
+    seed: u64,
+) -> Result<Heightmap, GenError> {
     crate::core::heightmap::check_size(width, height)?;
     let mut world = LazyWorld::new(p, seed)?;
     world.window(p.origin[0], p.origin[1], width, height, cell_size)
@@ -477,12 +447,7 @@ mod tests {
     use crate::core::generate::diamond_square::{self, DiamondSquareParams, DsEdge};
 
     fn params(k: u32) -> LazyWorldParams {
-        LazyWorldParams {
-            side_log2: k,
-            roughness: 0.8,
-            height_scale: 1.0,
-            origin: [0, 0],
-        }
+        LazyWorldParams { side_log2: k, roughness: 0.8, height_scale: 1.0, origin: [0, 0] }
     }
 
     #[test]
@@ -636,12 +601,7 @@ mod tests {
         let mut huge = LazyWorld::new(&params(24), 2).unwrap();
         huge.window(5_000_037, 9_000_041, 32, 32, 1.0).unwrap();
         // ≈ 4/3·32² plus a few dozen nodes per level.
-        assert!(
-            huge.cache_len() < small.cache_len() + 24 * 64,
-            "{} vs {}",
-            huge.cache_len(),
-            small.cache_len()
-        );
+        assert!(huge.cache_len() < small.cache_len() + 24 * 64, "{} vs {}", huge.cache_len(), small.cache_len());
         let mut single = LazyWorld::new(&params(24), 2).unwrap();
         single.height(5_000_037, 9_000_041);
         assert!(single.cache_len() < 24 * 16, "{}", single.cache_len());
@@ -665,19 +625,11 @@ mod tests {
 
     #[test]
     fn generate_uses_origin_and_scale() {
-        let p = LazyWorldParams {
-            side_log2: 10,
-            roughness: 1.0,
-            height_scale: 250.0,
-            origin: [200, 300],
-        };
+        let p = LazyWorldParams { side_log2: 10, roughness: 1.0, height_scale: 250.0, origin: [200, 300] };
         let g = generate(16, 8, 2.0, &p, 3).unwrap();
         let mut w = LazyWorld::new(&p, 3).unwrap();
         assert_eq!(g, w.window(200, 300, 16, 8, 2.0).unwrap());
-        let unit = LazyWorldParams {
-            height_scale: 1.0,
-            ..p.clone()
-        };
+        let unit = LazyWorldParams { height_scale: 1.0, ..p.clone() };
         let g1 = generate(16, 8, 2.0, &unit, 3).unwrap();
         for (a, b) in g.data.iter().zip(&g1.data) {
             assert!((a - 250.0 * b).abs() <= 1e-3 * a.abs().max(1.0));
@@ -689,50 +641,17 @@ mod tests {
     fn bad_parameters_are_errors() {
         let ok = LazyWorldParams::default();
         for k in [0u32, 25, u32::MAX] {
-            assert!(
-                LazyWorld::new(
-                    &LazyWorldParams {
-                        side_log2: k,
-                        ..ok.clone()
-                    },
-                    0
-                )
-                .is_err()
-            );
+            assert!(LazyWorld::new(&LazyWorldParams { side_log2: k, ..ok.clone() }, 0).is_err());
         }
         for bad in [f32::NAN, f32::NEG_INFINITY, -0.5, 1e30] {
-            assert!(
-                LazyWorld::new(
-                    &LazyWorldParams {
-                        roughness: bad,
-                        ..ok.clone()
-                    },
-                    0
-                )
-                .is_err()
-            );
-            assert!(
-                LazyWorld::new(
-                    &LazyWorldParams {
-                        height_scale: bad,
-                        ..ok.clone()
-                    },
-                    0
-                )
-                .is_err()
-            );
+            assert!(LazyWorld::new(&LazyWorldParams { roughness: bad, ..ok.clone() }, 0).is_err());
+            assert!(LazyWorld::new(&LazyWorldParams { height_scale: bad, ..ok.clone() }, 0).is_err());
         }
         let mut w = LazyWorld::new(&ok, 0).unwrap();
         assert!(w.window(0, 0, 0, 5, 1.0).is_err());
         assert!(w.window(0, 0, 5, 5, -1.0).is_err());
         assert!(generate(usize::MAX, 1, 1.0, &ok, 0).is_err());
         let d: LazyWorldParams = serde_json::from_str("{\"side_log2\": 12}").unwrap();
-        assert_eq!(
-            d,
-            LazyWorldParams {
-                side_log2: 12,
-                ..Default::default()
-            }
-        );
+        assert_eq!(d, LazyWorldParams { side_log2: 12, ..Default::default() });
     }
 }

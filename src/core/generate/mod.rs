@@ -220,7 +220,6 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
     Ok(hm)
 }
 
-
 /// The default terrain a newcomer sees (`talus demo`, the editor's start and its Reset): an fBm
 /// island about 1 km across (the cell size follows the resolution) with up to ~100 m of relief,
 /// a radial falloff and a sea covering 40 %.
@@ -289,7 +288,11 @@ mod tests {
 
     #[test]
     fn params_round_trip_through_ron() {
-        let p = GenerateParams { terrace: Some(Default::default()), island: Some(Default::default()), ..Default::default() };
+        let p = GenerateParams {
+            terrace: Some(Default::default()),
+            island: Some(Default::default()),
+            ..Default::default()
+        };
         let s = ron::ser::to_string_pretty(&p, Default::default()).unwrap();
         let back: GenerateParams = ron::from_str(&s).unwrap();
         assert_eq!(p, back);

@@ -281,14 +281,7 @@ impl<'a> SiteGrid<'a> {
             items[fill[b] as usize] = i as u32;
             fill[b] += 1;
         }
-        SiteGrid {
-            sites,
-            cell,
-            gw,
-            gh,
-            start,
-            items,
-        }
+        SiteGrid { sites, cell, gw, gh, start, items }
     }
 
     #[inline]
@@ -396,14 +389,7 @@ impl<'a> Nearest<'a> {
                 start.push(items.len() as u32);
             }
         }
-        Nearest {
-            grid,
-            tile,
-            tw,
-            th,
-            start,
-            items,
-        }
+        Nearest { grid, tile, tw, th, start, items }
     }
 
     /// Appends the candidate sites of tile `(tx, ty)` to `out`.
@@ -465,7 +451,12 @@ impl<'a> Nearest<'a> {
 }
 
 /// Labels every node with its nearest site, optionally at noise-perturbed positions.
-fn label_nodes(sites: &[[f32; 2]], width: usize, height: usize, warp: Option<(f32, ValueNoise, ValueNoise)>) -> Vec<u32> {
+fn label_nodes(
+    sites: &[[f32; 2]],
+    width: usize,
+    height: usize,
+    warp: Option<(f32, ValueNoise, ValueNoise)>,
+) -> Vec<u32> {
     let near = Nearest::new(sites, width, height);
     let plan = warp.as_ref().map(|(_, nx, _)| nx.x_plan(width)).unwrap_or_default();
     let mut labels = vec![0u32; width * height];
@@ -494,9 +485,8 @@ pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) ->
     p.validate()?;
     let n = p.points as usize;
     let mut rng = SplitMix64::stream(seed, SALT_SITES);
-    let mut sites: Vec<[f32; 2]> = (0..n)
-        .map(|_| [rng.next_f32() * width as f32 - 0.5, rng.next_f32() * height as f32 - 0.5])
-        .collect();
+    let mut sites: Vec<[f32; 2]> =
+        (0..n).map(|_| [rng.next_f32() * width as f32 - 0.5, rng.next_f32() * height as f32 - 0.5]).collect();
     for _ in 0..p.lloyd_iterations {
         let labels = label_nodes(&sites, width, height, None);
         let mut sum = vec![(0u64, 0u64, 0u64); n];
@@ -515,14 +505,8 @@ pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) ->
     let freq = p.noise_frequency as f64 / width.max(height) as f64;
     let warp = (p.border_noise > 0.0).then_some((
         p.border_noise,
-        ValueNoise {
-            seed: seed ^ SALT_NOISE_X,
-            freq,
-        },
-        ValueNoise {
-            seed: seed ^ SALT_NOISE_Y,
-            freq,
-        },
+        ValueNoise { seed: seed ^ SALT_NOISE_X, freq },
+        ValueNoise { seed: seed ^ SALT_NOISE_Y, freq },
     ));
     let labels = label_nodes(&sites, width, height, warp);
 
@@ -546,13 +530,7 @@ pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) ->
             water[labels[y * width + width - 1] as usize] = true;
         }
     }
-    Ok(VoronoiCells {
-        width,
-        height,
-        sites,
-        labels,
-        water,
-    })
+    Ok(VoronoiCells { width, height, sites, labels, water })
 }
 
 /// Squared Euclidean distance transform along one line (Felzenszwalb–Huttenlocher). `f` holds
@@ -636,14 +614,11 @@ fn opposite_distance(water: &[bool], width: usize, height: usize) -> Vec<f32> {
     let n = width * height;
     let mut gw = vec![0u32; n];
     let mut gl = vec![0u32; n];
-    gw.par_chunks_mut(width)
-        .zip(gl.par_chunks_mut(width))
-        .enumerate()
-        .for_each(|(y, (rw, rl))| {
-            let m = &water[y * width..(y + 1) * width];
-            row_distance(m, true, rw);
-            row_distance(m, false, rl);
-        });
+    gw.par_chunks_mut(width).zip(gl.par_chunks_mut(width)).enumerate().for_each(|(y, (rw, rl))| {
+        let m = &water[y * width..(y + 1) * width];
+        row_distance(m, true, rw);
+        row_distance(m, false, rl);
+    });
     let sq = |g: u32| if g == u32::MAX { f64::INFINITY } else { g as f64 * g as f64 };
     let blocks: Vec<Vec<f32>> = (0..width.div_ceil(COL_BLOCK))
         .into_par_iter()
@@ -701,7 +676,13 @@ fn opposite_distance(water: &[bool], width: usize, height: usize) -> Vec<f32> {
 }
 
 /// A Voronoi island of `width × height` nodes (see the module docs).
-pub fn generate(width: usize, height: usize, cell_size: f32, p: &VoronoiIslandParams, seed: u64) -> Result<Heightmap, GenError> {
+pub fn generate(
+    width: usize,
+    height: usize,
+    cell_size: f32,
+    p: &VoronoiIslandParams,
+    seed: u64,
+) -> Result<Heightmap, GenError> {
     check_size(width, height)?;
     let mut hm = Heightmap::new(width, height, cell_size)?;
     let c = cells(width, height, p, seed)?;
@@ -717,16 +698,9 @@ pub fn generate(width: usize, height: usize, cell_size: f32, p: &VoronoiIslandPa
     let max_land = max_over(false) as f64;
     let max_water = max_over(true) as f64;
     let freq = p.noise_frequency as f64 / width.max(height) as f64;
-    let noise = ValueNoise {
-        seed: seed ^ SALT_NOISE_H,
-        freq,
-    };
-    let (hs, e, depth, a) = (
-        p.height_scale as f64,
-        p.height_exponent as f64,
-        p.sea_depth as f64,
-        p.height_noise as f64,
-    );
+    let noise = ValueNoise { seed: seed ^ SALT_NOISE_H, freq };
+    let (hs, e, depth, a) =
+        (p.height_scale as f64, p.height_exponent as f64, p.sea_depth as f64, p.height_noise as f64);
     let plan = if a > 0.0 { noise.x_plan(width) } else { Vec::new() };
     let shape = |t: f64| if e == 1.0 { t } else { t.powf(e) };
     hm.data.par_chunks_mut(width).enumerate().for_each_init(
@@ -772,9 +746,8 @@ mod tests {
     fn grid_search_is_exact() {
         let mut rng = SplitMix64::new(3);
         for &(w, h, n) in &[(50usize, 30usize, 1usize), (64, 64, 7), (100, 20, 200), (7, 90, 33)] {
-            let sites: Vec<[f32; 2]> = (0..n)
-                .map(|_| [rng.next_f32() * w as f32 - 0.5, rng.next_f32() * h as f32 - 0.5])
-                .collect();
+            let sites: Vec<[f32; 2]> =
+                (0..n).map(|_| [rng.next_f32() * w as f32 - 0.5, rng.next_f32() * h as f32 - 0.5]).collect();
             let g = SiteGrid::new(&sites, w, h);
             for _ in 0..2000 {
                 // Include positions well outside the map (border noise can push lookups there).
@@ -788,16 +761,9 @@ mod tests {
     #[test]
     fn tile_candidates_are_exact() {
         let mut rng = SplitMix64::new(4);
-        for &(w, h, n) in &[
-            (50usize, 30usize, 1usize),
-            (64, 64, 7),
-            (100, 20, 200),
-            (7, 90, 33),
-            (128, 128, 1000),
-        ] {
-            let sites: Vec<[f32; 2]> = (0..n)
-                .map(|_| [rng.next_f32() * w as f32 - 0.5, rng.next_f32() * h as f32 - 0.5])
-                .collect();
+        for &(w, h, n) in &[(50usize, 30usize, 1usize), (64, 64, 7), (100, 20, 200), (7, 90, 33), (128, 128, 1000)] {
+            let sites: Vec<[f32; 2]> =
+                (0..n).map(|_| [rng.next_f32() * w as f32 - 0.5, rng.next_f32() * h as f32 - 0.5]).collect();
             let near = Nearest::new(&sites, w, h);
             for _ in 0..3000 {
                 let px = rng.next_f32() * (w as f32 + 20.0) - 10.0;
@@ -866,10 +832,7 @@ mod tests {
 
     #[test]
     fn deterministic_seeded_and_thread_independent() {
-        let p = VoronoiIslandParams {
-            points: 40,
-            ..Default::default()
-        };
+        let p = VoronoiIslandParams { points: 40, ..Default::default() };
         let a = generate(96, 64, 1.0, &p, 5).unwrap();
         let one = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         let b = one.install(|| generate(96, 64, 1.0, &p, 5).unwrap());
@@ -880,10 +843,7 @@ mod tests {
 
     #[test]
     fn water_is_below_land_and_border_is_water() {
-        let p = VoronoiIslandParams {
-            points: 60,
-            ..Default::default()
-        };
+        let p = VoronoiIslandParams { points: 60, ..Default::default() };
         let (w, h) = (80usize, 72usize);
         let hm = generate(w, h, 1.0, &p, 12).unwrap();
         let c = cells(w, h, &p, 12).unwrap();
@@ -910,16 +870,7 @@ mod tests {
         assert!(water_max < land_min && land_min > 0.0, "{water_max} vs {land_min}");
         assert!(hm.stats().max <= p.height_scale * (1.0 + p.height_noise) + 1e-3);
         // The water fraction really selects inland polygons: more water with a larger fraction.
-        let more = cells(
-            w,
-            h,
-            &VoronoiIslandParams {
-                water_fraction: 0.6,
-                ..p.clone()
-            },
-            12,
-        )
-        .unwrap();
+        let more = cells(w, h, &VoronoiIslandParams { water_fraction: 0.6, ..p.clone() }, 12).unwrap();
         assert!(more.water.iter().filter(|w| **w).count() > c.water.iter().filter(|w| **w).count());
     }
 
@@ -965,12 +916,8 @@ mod tests {
     #[test]
     fn lloyd_relaxation_evens_out_cell_areas() {
         let variance = |iters: u32| {
-            let p = VoronoiIslandParams {
-                points: 64,
-                lloyd_iterations: iters,
-                border_noise: 0.0,
-                ..Default::default()
-            };
+            let p =
+                VoronoiIslandParams { points: 64, lloyd_iterations: iters, border_noise: 0.0, ..Default::default() };
             let a = cells(128, 128, &p, 77).unwrap().areas();
             let mean = a.iter().sum::<u64>() as f64 / a.len() as f64;
             a.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / a.len() as f64
@@ -983,15 +930,8 @@ mod tests {
 
     #[test]
     fn border_noise_moves_borders_by_at_most_its_amplitude() {
-        let base = VoronoiIslandParams {
-            points: 25,
-            border_noise: 0.0,
-            ..Default::default()
-        };
-        let noisy = VoronoiIslandParams {
-            border_noise: 3.0,
-            ..base.clone()
-        };
+        let base = VoronoiIslandParams { points: 25, border_noise: 0.0, ..Default::default() };
+        let noisy = VoronoiIslandParams { border_noise: 3.0, ..base.clone() };
         let a = cells(64, 64, &base, 8).unwrap();
         let b = cells(64, 64, &noisy, 8).unwrap();
         assert_eq!(a.sites, b.sites);
@@ -1018,46 +958,16 @@ mod tests {
         let ok = VoronoiIslandParams::default();
         let bads: Vec<VoronoiIslandParams> = vec![
             VoronoiIslandParams { points: 0, ..ok.clone() },
-            VoronoiIslandParams {
-                points: 1 << 20,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                lloyd_iterations: 1000,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                water_fraction: f32::NAN,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                water_fraction: 1.5,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                height_scale: -1.0,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                height_exponent: 0.0,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                sea_depth: f32::INFINITY,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                height_noise: 2.0,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                border_noise: -1.0,
-                ..ok.clone()
-            },
-            VoronoiIslandParams {
-                noise_frequency: 0.0,
-                ..ok.clone()
-            },
+            VoronoiIslandParams { points: 1 << 20, ..ok.clone() },
+            VoronoiIslandParams { lloyd_iterations: 1000, ..ok.clone() },
+            VoronoiIslandParams { water_fraction: f32::NAN, ..ok.clone() },
+            VoronoiIslandParams { water_fraction: 1.5, ..ok.clone() },
+            VoronoiIslandParams { height_scale: -1.0, ..ok.clone() },
+            VoronoiIslandParams { height_exponent: 0.0, ..ok.clone() },
+            VoronoiIslandParams { sea_depth: f32::INFINITY, ..ok.clone() },
+            VoronoiIslandParams { height_noise: 2.0, ..ok.clone() },
+            VoronoiIslandParams { border_noise: -1.0, ..ok.clone() },
+            VoronoiIslandParams { noise_frequency: 0.0, ..ok.clone() },
         ];
         for p in bads {
             assert!(matches!(generate(16, 16, 1.0, &p, 0), Err(GenError::BadParam { .. })), "{p:?}");
@@ -1065,19 +975,10 @@ mod tests {
         assert!(generate(0, 16, 1.0, &ok, 0).is_err());
         assert!(generate(16, 16, 0.0, &ok, 0).is_err());
         // Tiny maps and more sites than nodes are fine.
-        let many = VoronoiIslandParams {
-            points: 5000,
-            ..ok.clone()
-        };
+        let many = VoronoiIslandParams { points: 5000, ..ok.clone() };
         assert!(generate(3, 2, 1.0, &many, 0).unwrap().all_finite());
         assert!(generate(1, 1, 1.0, &ok, 0).unwrap().all_finite());
         let d: VoronoiIslandParams = serde_json::from_str("{\"points\": 9}").unwrap();
-        assert_eq!(
-            d,
-            VoronoiIslandParams {
-                points: 9,
-                ..Default::default()
-            }
-        );
+        assert_eq!(d, VoronoiIslandParams { points: 9, ..Default::default() });
     }
 }

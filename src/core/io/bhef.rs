@@ -362,7 +362,6 @@ fn read_full(file: &mut File, buf: &mut [u8]) -> io::Result<usize> {
     Ok(n)
 }
 
-
 /// Writes `hm` to `path` atomically: the bytes go to a fresh temporary file in the same folder,
 /// which is flushed and fsync'ed and then renamed over `path`. On any error the temporary file is
 /// removed and `path` is untouched, so a crash leaves either the old file or the new one, never a

@@ -53,14 +53,24 @@ pub fn metres_per_degree(lat_deg: f64) -> (f64, f64) {
 /// Builds a heightmap with square cells from a `w × h` grid whose nodes are `dx` (x) and `dy`
 /// (y) metres apart (see the module doc), or keeps the grid with `keep_grid`; pushes a note
 /// saying what was done.
-pub fn square_cells(data: Vec<f32>, w: usize, h: usize, dx: f64, dy: f64, keep_grid: bool, notes: &mut Vec<String>) -> Result<Heightmap, InteropError> {
+pub fn square_cells(
+    data: Vec<f32>,
+    w: usize,
+    h: usize,
+    dx: f64,
+    dy: f64,
+    keep_grid: bool,
+    notes: &mut Vec<String>,
+) -> Result<Heightmap, InteropError> {
     let bad = |msg: String| InteropError::Unsupported { format: "geographic grid", msg };
     if !(dx.is_finite() && dy.is_finite() && dx > 0.0 && dy > 0.0) {
         return Err(bad(format!("the spacing {dx} m × {dy} m is not positive")));
     }
     if (dx / dy - 1.0).abs() <= SQUARE_TOLERANCE || w < 2 {
         let cell = if w < 2 { dy } else { 0.5 * (dx + dy) };
-        notes.push(format!("spacings {dx:.2} m (x) and {dy:.2} m (y) differ by under 1 %: kept {w}×{h} nodes, cell {cell:.2} m"));
+        notes.push(format!(
+            "spacings {dx:.2} m (x) and {dy:.2} m (y) differ by under 1 %: kept {w}×{h} nodes, cell {cell:.2} m"
+        ));
         return Ok(Heightmap::from_data(w, h, cell as f32, data)?);
     }
     if keep_grid {

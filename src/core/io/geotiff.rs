@@ -52,10 +52,10 @@
 use std::io::Cursor;
 use std::path::Path;
 
+use tiff::ColorType;
 use tiff::decoder::{Decoder, DecodingResult, Limits};
 use tiff::encoder::{TiffEncoder, colortype::Gray32Float};
 use tiff::tags::Tag;
-use tiff::ColorType;
 
 use super::atomic::write_atomic;
 use super::interop::{InteropError, io_err};
@@ -80,7 +80,8 @@ pub fn encode(hm: &Heightmap) -> Result<Vec<u8>, InteropError> {
         let mut img = tiff.new_image::<Gray32Float>(hm.width as u32, hm.height as u32).map_err(enc)?;
         let e = img.encoder();
         e.write_tag(Tag::ModelPixelScaleTag, &[cell, cell, 0.0][..]).map_err(enc)?;
-        e.write_tag(Tag::ModelTiepointTag, &[0.0, 0.0, 0.0, 0.0, (hm.height - 1) as f64 * cell, 0.0][..]).map_err(enc)?;
+        e.write_tag(Tag::ModelTiepointTag, &[0.0, 0.0, 0.0, 0.0, (hm.height - 1) as f64 * cell, 0.0][..])
+            .map_err(enc)?;
         // Header (version 1, revision 1.0, 4 keys), then (key, location 0 = inline, count 1, value).
         let keys: [u16; 20] = [1, 1, 0, 4, 1024, 0, 1, 1, 1025, 0, 1, 2, 3072, 0, 1, 32767, 3076, 0, 1, 9001];
         e.write_tag(Tag::GeoKeyDirectoryTag, &keys[..]).map_err(enc)?;
@@ -145,9 +146,12 @@ pub fn decode_geo(bytes: &[u8], keep_grid: bool) -> Result<(Heightmap, Vec<Strin
     let ct = d.colortype().map_err(dec)?;
     // SampleFormat: 1 = unsigned integer (the default), 2 = signed integer, 3 = IEEE float.
     if !matches!(ct, ColorType::Gray(_)) {
-        return Err(unsupported(format!("the image is {ct:?}; a heightmap GeoTIFF must have one Float32 sample per pixel")));
+        return Err(unsupported(format!(
+            "the image is {ct:?}; a heightmap GeoTIFF must have one Float32 sample per pixel"
+        )));
     }
-    let sf: u16 = d.find_tag_unsigned_vec::<u16>(Tag::SampleFormat).map_err(dec)?.and_then(|v| v.first().copied()).unwrap_or(1);
+    let sf: u16 =
+        d.find_tag_unsigned_vec::<u16>(Tag::SampleFormat).map_err(dec)?.and_then(|v| v.first().copied()).unwrap_or(1);
     let kind = match (ct, sf) {
         (ColorType::Gray(32), 3) => "Float32",
         (ColorType::Gray(64), 3) => "Float64",
@@ -170,7 +174,8 @@ pub fn decode_geo(bytes: &[u8], keep_grid: bool) -> Result<(Heightmap, Vec<Strin
         Ok(v) if v.first().is_some_and(|c| c.is_finite() && *c > 0.0) => Some(v),
         _ => None,
     };
-    let tie: Option<Vec<f64>> = d.get_tag_f64_vec(Tag::ModelTiepointTag).ok().filter(|t| t.len() >= 6 && t.iter().all(|v| v.is_finite()));
+    let tie: Option<Vec<f64>> =
+        d.get_tag_f64_vec(Tag::ModelTiepointTag).ok().filter(|t| t.len() >= 6 && t.iter().all(|v| v.is_finite()));
     let keys: Option<Vec<u16>> = d.find_tag_unsigned_vec::<u16>(Tag::GeoKeyDirectoryTag).ok().flatten();
     let units = units(keys.as_deref());
     let cell = scale.as_ref().map_or(1.0, |v| v[0] as f32);
@@ -184,10 +189,16 @@ pub fn decode_geo(bytes: &[u8], keep_grid: bool) -> Result<(Heightmap, Vec<Strin
         _ => return Err(unsupported(format!("{kind} decoded to an unexpected sample type"))),
     };
     if data.len() != w * h {
-        return Err(InteropError::Decode { format: FORMAT, msg: format!("{} samples decoded for a {w}×{h} image", data.len()) });
+        return Err(InteropError::Decode {
+            format: FORMAT,
+            msg: format!("{} samples decoded for a {w}×{h} image", data.len()),
+        });
     }
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        return Err(InteropError::NonFinite { format: FORMAT, msg: format!("the height at x={}, y={} is {}", i % w, i / w, data[i]) });
+        return Err(InteropError::NonFinite {
+            format: FORMAT,
+            msg: format!("the height at x={}, y={} is {}", i % w, i / w, data[i]),
+        });
     }
     let mut notes = Vec::new();
     match (units, scale) {
@@ -201,7 +212,8 @@ pub fn decode_geo(bytes: &[u8], keep_grid: bool) -> Result<(Heightmap, Vec<Strin
                 }
             };
             let (mx, my) = super::geodesy::metres_per_degree(lat);
-            let crs = code.map_or("geographic coordinates".to_string(), |c| format!("geographic coordinates (EPSG:{c})"));
+            let crs =
+                code.map_or("geographic coordinates".to_string(), |c| format!("geographic coordinates (EPSG:{c})"));
             let hemi = if lat >= 0.0 { "N" } else { "S" };
             notes.push(format!(
                 "{crs}: pixel {:.7}° × {sy:.7}° is {:.2} m (x) × {:.2} m (y) at the tile's centre latitude {:.4}° {hemi} (WGS84)",
@@ -290,7 +302,11 @@ mod tests {
             img.write_data(&[0.0f32; 16]).unwrap();
         }
         let (eq, notes) = decode_with_notes(&b.into_inner()).unwrap();
-        assert!(notes.iter().any(|n| n.contains("0° assumed")) && (eq.cell_size - 92.5).abs() < 0.5, "{notes:?} {}", eq.cell_size);
+        assert!(
+            notes.iter().any(|n| n.contains("0° assumed")) && (eq.cell_size - 92.5).abs() < 0.5,
+            "{notes:?} {}",
+            eq.cell_size
+        );
     }
 
     #[test]

@@ -35,7 +35,13 @@ fn enc(msg: impl std::fmt::Display) -> InteropError {
 pub fn encode(hm: &Heightmap, decimate: usize) -> Result<Vec<u8>, InteropError> {
     let m = mesh::build(hm, decimate)?;
     let mut bin: Vec<u8> = Vec::with_capacity(m.positions.len() * 32 + m.indices.len() * 4);
-    let mut root = json::Root { asset: json::Asset { generator: Some(concat!("talus ", env!("CARGO_PKG_VERSION")).into()), ..Default::default() }, ..Default::default() };
+    let mut root = json::Root {
+        asset: json::Asset {
+            generator: Some(concat!("talus ", env!("CARGO_PKG_VERSION")).into()),
+            ..Default::default()
+        },
+        ..Default::default()
+    };
     let buffer = json::Index::<json::Buffer>::new(0);
 
     // Appends one array to the BIN chunk and returns its buffer view.
@@ -85,11 +91,24 @@ pub fn encode(hm: &Heightmap, decimate: usize) -> Result<Vec<u8>, InteropError> 
     };
     use json::accessor::{ComponentType as C, Type as T};
     let n = m.positions.len();
-    let pos = root.push(accessor(pos_view, n, T::Vec3, C::F32, Some(json::Value::from(lo.to_vec())), Some(json::Value::from(hi.to_vec()))));
+    let pos = root.push(accessor(
+        pos_view,
+        n,
+        T::Vec3,
+        C::F32,
+        Some(json::Value::from(lo.to_vec())),
+        Some(json::Value::from(hi.to_vec())),
+    ));
     let nrm = root.push(accessor(nrm_view, n, T::Vec3, C::F32, None, None));
     let uv = root.push(accessor(uv_view, n, T::Vec2, C::F32, None, None));
     let idx = root.push(accessor(idx_view, m.indices.len(), T::Scalar, C::U32, None, None));
-    root.push(json::Buffer { byte_length: USize64::from(bin.len()), extensions: Default::default(), extras: Default::default(), name: None, uri: None });
+    root.push(json::Buffer {
+        byte_length: USize64::from(bin.len()),
+        extensions: Default::default(),
+        extras: Default::default(),
+        name: None,
+        uri: None,
+    });
 
     let mut attributes = BTreeMap::new();
     attributes.insert(Valid(json::mesh::Semantic::Positions), pos);
@@ -104,15 +123,31 @@ pub fn encode(hm: &Heightmap, decimate: usize) -> Result<Vec<u8>, InteropError> 
         mode: Valid(json::mesh::Mode::Triangles),
         targets: None,
     };
-    let mesh = root.push(json::Mesh { extensions: Default::default(), extras: Default::default(), name: Some("terrain".into()), primitives: vec![primitive], weights: None });
+    let mesh = root.push(json::Mesh {
+        extensions: Default::default(),
+        extras: Default::default(),
+        name: Some("terrain".into()),
+        primitives: vec![primitive],
+        weights: None,
+    });
     let node = root.push(json::Node { mesh: Some(mesh), name: Some("terrain".into()), ..Default::default() });
-    let scene = root.push(json::Scene { extensions: Default::default(), extras: Default::default(), name: None, nodes: vec![node] });
+    let scene = root.push(json::Scene {
+        extensions: Default::default(),
+        extras: Default::default(),
+        name: None,
+        nodes: vec![node],
+    });
     root.scene = Some(scene);
 
     let text = json::serialize::to_vec(&root).map_err(enc)?;
     let total = 12 + 8 + text.len().next_multiple_of(4) + 8 + bin.len().next_multiple_of(4);
-    let length = u32::try_from(total).map_err(|_| enc(format!("{total} bytes exceed the 4 GiB limit of a .glb; decimate the mesh")))?;
-    let glb = gltf::binary::Glb { header: gltf::binary::Header { magic: *b"glTF", version: 2, length }, json: Cow::Owned(text), bin: Some(Cow::Owned(bin)) };
+    let length = u32::try_from(total)
+        .map_err(|_| enc(format!("{total} bytes exceed the 4 GiB limit of a .glb; decimate the mesh")))?;
+    let glb = gltf::binary::Glb {
+        header: gltf::binary::Header { magic: *b"glTF", version: 2, length },
+        json: Cow::Owned(text),
+        bin: Some(Cow::Owned(bin)),
+    };
     glb.to_vec().map_err(enc)
 }
 

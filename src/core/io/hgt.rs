@@ -49,7 +49,9 @@ pub fn side_from_len(len: u64) -> Result<usize, InteropError> {
     if !len.is_multiple_of(2) || s < 2 || s * s != n {
         return Err(InteropError::Size {
             format: FORMAT,
-            msg: format!("the file is {len} bytes; a tile is 2·n² bytes (2 884 802 for SRTM3 1201², 25 934 402 for SRTM1 3601²)"),
+            msg: format!(
+                "the file is {len} bytes; a tile is 2·n² bytes (2 884 802 for SRTM3 1201², 25 934 402 for SRTM1 3601²)"
+            ),
         });
     }
     let s = usize::try_from(s).unwrap_or(usize::MAX);
@@ -65,7 +67,10 @@ pub fn fill_voids(w: usize, h: usize, data: &mut [f32], known: &mut [bool]) -> O
     }
     let neighbours = |i: usize| {
         let (x, y) = ((i % w) as i64, (i / w) as i64);
-        (-1i64..=1).flat_map(move |dy| (-1i64..=1).map(move |dx| (x + dx, y + dy))).filter(move |&(nx, ny)| (nx, ny) != (x, y) && nx >= 0 && ny >= 0 && nx < w as i64 && ny < h as i64).map(move |(nx, ny)| ny as usize * w + nx as usize)
+        (-1i64..=1)
+            .flat_map(move |dy| (-1i64..=1).map(move |dx| (x + dx, y + dy)))
+            .filter(move |&(nx, ny)| (nx, ny) != (x, y) && nx >= 0 && ny >= 0 && nx < w as i64 && ny < h as i64)
+            .map(move |(nx, ny)| ny as usize * w + nx as usize)
     };
     // First front: voids next to known nodes.
     let mut front: Vec<usize> = (0..data.len()).filter(|&i| !known[i] && neighbours(i).any(|j| known[j])).collect();
@@ -77,7 +82,8 @@ pub fn fill_voids(w: usize, h: usize, data: &mut [f32], known: &mut [bool]) -> O
         let values: Vec<f32> = front
             .iter()
             .map(|&i| {
-                let (s, c) = neighbours(i).filter(|&j| known[j]).fold((0.0f64, 0u32), |(s, c), j| (s + data[j] as f64, c + 1));
+                let (s, c) =
+                    neighbours(i).filter(|&j| known[j]).fold((0.0f64, 0u32), |(s, c), j| (s + data[j] as f64, c + 1));
                 (s / c as f64) as f32
             })
             .collect();
@@ -113,7 +119,8 @@ pub fn latitude_from_name(path: &Path) -> Option<f64> {
         b'S' => -1.0,
         _ => return None,
     };
-    let digits = |b: &[u8]| b.iter().all(u8::is_ascii_digit).then(|| std::str::from_utf8(b).ok()?.parse::<f64>().ok()).flatten();
+    let digits =
+        |b: &[u8]| b.iter().all(u8::is_ascii_digit).then(|| std::str::from_utf8(b).ok()?.parse::<f64>().ok()).flatten();
     let lat = digits(&stem[1..3])?;
     if !matches!(stem[3].to_ascii_uppercase(), b'E' | b'W') || digits(&stem[4..7]).is_none() || lat > 89.0 {
         return None;
@@ -125,7 +132,11 @@ pub fn latitude_from_name(path: &Path) -> Option<f64> {
 /// with square cells in metres (see the module doc; `keep_grid`: no resampling, see
 /// [`super::geodesy`]); returns the map, the number of voids filled and notes saying how the cell
 /// size was obtained.
-pub fn decode_at(bytes: &[u8], lat_sw: Option<f64>, keep_grid: bool) -> Result<(Heightmap, usize, Vec<String>), InteropError> {
+pub fn decode_at(
+    bytes: &[u8],
+    lat_sw: Option<f64>,
+    keep_grid: bool,
+) -> Result<(Heightmap, usize, Vec<String>), InteropError> {
     let (hm, filled) = decode(bytes)?;
     let n = hm.width;
     let mut notes = Vec::new();
@@ -156,7 +167,10 @@ pub fn decode(bytes: &[u8]) -> Result<(Heightmap, usize), InteropError> {
     let raw: Vec<i16> = bytes.chunks_exact(2).map(|b| i16::from_be_bytes([b[0], b[1]])).collect();
     let mut known: Vec<bool> = raw.iter().map(|&v| v != VOID).collect();
     let mut data: Vec<f32> = raw.iter().map(|&v| if v == VOID { 0.0 } else { v as f32 }).collect();
-    let filled = fill_voids(n, n, &mut data, &mut known).ok_or_else(|| InteropError::Unsupported { format: FORMAT, msg: "every sample of the tile is void (−32768)".into() })?;
+    let filled = fill_voids(n, n, &mut data, &mut known).ok_or_else(|| InteropError::Unsupported {
+        format: FORMAT,
+        msg: "every sample of the tile is void (−32768)".into(),
+    })?;
     Ok((Heightmap::from_data(n, n, METRES_PER_DEGREE / (n - 1) as f32, data)?, filled))
 }
 
@@ -169,7 +183,8 @@ pub fn load(path: &Path) -> Result<Heightmap, InteropError> {
 pub fn load_with_notes(path: &Path, keep_grid: bool) -> Result<(Heightmap, Vec<String>), InteropError> {
     let len = std::fs::metadata(path).map_err(io_err("read", path))?.len();
     side_from_len(len)?;
-    let (hm, filled, mut notes) = decode_at(&std::fs::read(path).map_err(io_err("read", path))?, latitude_from_name(path), keep_grid)?;
+    let (hm, filled, mut notes) =
+        decode_at(&std::fs::read(path).map_err(io_err("read", path))?, latitude_from_name(path), keep_grid)?;
     if filled > 0 {
         notes.push(format!("{filled} void samples filled from their neighbours"));
     }

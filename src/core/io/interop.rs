@@ -117,7 +117,13 @@ impl Format {
             "hgt" => Format::Hgt,
             "obj" => Format::Obj,
             "glb" => Format::Glb,
-            _ => return Err(InteropError::UnknownFormat { path: path.display().to_string(), ext, known: KNOWN_EXTENSIONS }),
+            _ => {
+                return Err(InteropError::UnknownFormat {
+                    path: path.display().to_string(),
+                    ext,
+                    known: KNOWN_EXTENSIONS,
+                });
+            }
         })
     }
 
@@ -192,7 +198,10 @@ pub fn export_range(hm: &Heightmap, opts: &ExportOptions) -> Result<([f32; 2], O
         ([s.min, s.max], None)
     };
     if !(range[0].is_finite() && range[1].is_finite() && range[0] <= range[1]) {
-        return Err(InteropError::NonFinite { format: "export", msg: format!("range {}:{} is not a finite MIN:MAX", range[0], range[1]) });
+        return Err(InteropError::NonFinite {
+            format: "export",
+            msg: format!("range {}:{} is not a finite MIN:MAX", range[0], range[1]),
+        });
     }
     Ok((range, z))
 }
@@ -258,7 +267,9 @@ pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, 
     let fmt = Format::from_path(path)?;
     let mut notes = Vec::new();
     let mut hm = match fmt {
-        Format::Bhef => super::bhef::load(path).map_err(|e| InteropError::Decode { format: "BHEF", msg: e.to_string() })?,
+        Format::Bhef => {
+            super::bhef::load(path).map_err(|e| InteropError::Decode { format: "BHEF", msg: e.to_string() })?
+        }
         Format::Png => super::png16::load(path, opts)?,
         Format::R16 => super::r16::load(path, opts)?,
         Format::Exr => super::openexr::load(path)?,
@@ -288,18 +299,25 @@ pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, 
 /// integer formats).
 pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportReport, InteropError> {
     if !hm.all_finite() {
-        return Err(InteropError::NonFinite { format: "export", msg: "the map holds a height that is not finite".into() });
+        return Err(InteropError::NonFinite {
+            format: "export",
+            msg: "the map holds a height that is not finite".into(),
+        });
     }
     match Format::from_path(path)? {
         Format::Bhef => {
-            super::bhef::save_atomic(path, hm).map_err(|e| InteropError::Encode { format: "BHEF", msg: e.to_string() })?;
+            super::bhef::save_atomic(path, hm)
+                .map_err(|e| InteropError::Encode { format: "BHEF", msg: e.to_string() })?;
             Ok(ExportReport::default())
         }
         Format::Png => super::png16::save(path, hm, opts),
         Format::R16 => super::r16::save(path, hm, opts),
         Format::Exr => super::openexr::save(path, hm).map(|_| ExportReport::default()),
         Format::GeoTiff => super::geotiff::save(path, hm).map(|_| ExportReport::default()),
-        Format::Hgt => Err(InteropError::Unsupported { format: "SRTM", msg: ".hgt is an import format; export GeoTIFF for GIS".into() }),
+        Format::Hgt => Err(InteropError::Unsupported {
+            format: "SRTM",
+            msg: ".hgt is an import format; export GeoTIFF for GIS".into(),
+        }),
         Format::Obj => super::obj::save(path, hm, opts.decimate).map(|_| ExportReport::default()),
         Format::Glb => super::glb::save(path, hm, opts.decimate).map(|_| ExportReport::default()),
     }

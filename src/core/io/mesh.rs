@@ -41,7 +41,10 @@ pub fn kept(n: usize, step: usize) -> Vec<usize> {
 /// Builds the grid of `hm`, keeping every `decimate`-th node (0 or 1: all).
 pub fn build(hm: &Heightmap, decimate: usize) -> Result<GridMesh, InteropError> {
     if hm.width < 2 || hm.height < 2 {
-        return Err(InteropError::Size { format: "mesh", msg: format!("a {}×{} map has no cells; a mesh needs at least 2×2 nodes", hm.width, hm.height) });
+        return Err(InteropError::Size {
+            format: "mesh",
+            msg: format!("a {}×{} map has no cells; a mesh needs at least 2×2 nodes", hm.width, hm.height),
+        });
     }
     let xs = kept(hm.width, decimate);
     let ys = kept(hm.height, decimate);

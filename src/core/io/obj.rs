@@ -26,7 +26,11 @@ use crate::core::heightmap::Heightmap;
 pub fn encode(hm: &Heightmap, decimate: usize) -> Result<String, InteropError> {
     let m = mesh::build(hm, decimate)?;
     let mut s = String::with_capacity(m.positions.len() * 80 + m.indices.len() * 12);
-    let _ = writeln!(s, "# talus heightmap {}x{}, cell {} m, {}x{} vertices, Y up", hm.width, hm.height, hm.cell_size, m.cols, m.rows);
+    let _ = writeln!(
+        s,
+        "# talus heightmap {}x{}, cell {} m, {}x{} vertices, Y up",
+        hm.width, hm.height, hm.cell_size, m.cols, m.rows
+    );
     let _ = writeln!(s, "o terrain");
     for p in &m.positions {
         let _ = writeln!(s, "v {} {} {}", p[0], p[1], p[2]);

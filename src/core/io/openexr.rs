@@ -48,9 +48,17 @@ pub fn encode(hm: &Heightmap) -> Result<Vec<u8>, InteropError> {
     let mut attrs = LayerAttributes::named("height");
     attrs.other.insert(Text::from(CELL_SIZE_ATTRIBUTE), AttributeValue::F32(hm.cell_size));
     let channel = AnyChannel::new("Y", FlatSamples::F32(hm.data.clone()));
-    let layer = Layer::new((hm.width, hm.height), attrs, Encoding::SMALL_LOSSLESS, AnyChannels::sort(SmallVec::from_elem(channel, 1)));
+    let layer = Layer::new(
+        (hm.width, hm.height),
+        attrs,
+        Encoding::SMALL_LOSSLESS,
+        AnyChannels::sort(SmallVec::from_elem(channel, 1)),
+    );
     let mut buf = Cursor::new(Vec::new());
-    Image::from_layer(layer).write().to_buffered(&mut buf).map_err(|e| InteropError::Encode { format: FORMAT, msg: e.to_string() })?;
+    Image::from_layer(layer)
+        .write()
+        .to_buffered(&mut buf)
+        .map_err(|e| InteropError::Encode { format: FORMAT, msg: e.to_string() })?;
     Ok(buf.into_inner())
 }
 
@@ -58,12 +66,22 @@ pub fn encode(hm: &Heightmap) -> Result<Vec<u8>, InteropError> {
 pub fn decode(bytes: &[u8]) -> Result<Heightmap, InteropError> {
     // The header first: refuse sizes past the limits before the pixels are allocated.
     let meta = exr::meta::MetaData::read_from_buffered(Cursor::new(bytes), false).map_err(dec)?;
-    let header = meta.headers.first().ok_or_else(|| InteropError::Unsupported { format: FORMAT, msg: "the file has no layer".into() })?;
+    let header = meta
+        .headers
+        .first()
+        .ok_or_else(|| InteropError::Unsupported { format: FORMAT, msg: "the file has no layer".into() })?;
     check_size(header.layer_size.0, header.layer_size.1)?;
     if header.channels.list.is_empty() {
         return Err(InteropError::Unsupported { format: FORMAT, msg: "the file has no channel".into() });
     }
-    let image = read().no_deep_data().largest_resolution_level().all_channels().first_valid_layer().all_attributes().from_buffered(Cursor::new(bytes)).map_err(dec)?;
+    let image = read()
+        .no_deep_data()
+        .largest_resolution_level()
+        .all_channels()
+        .first_valid_layer()
+        .all_attributes()
+        .from_buffered(Cursor::new(bytes))
+        .map_err(dec)?;
     let layer = image.layer_data;
     let (w, h) = (layer.size.0, layer.size.1);
     check_size(w, h)?;
@@ -75,7 +93,11 @@ pub fn decode(bytes: &[u8]) -> Result<Heightmap, InteropError> {
         None => {
             return Err(InteropError::Unsupported {
                 format: FORMAT,
-                msg: if names.is_empty() { "the file has no channel".into() } else { format!("no `Y` height channel and more than one channel to choose from: {names:?}") },
+                msg: if names.is_empty() {
+                    "the file has no channel".into()
+                } else {
+                    format!("no `Y` height channel and more than one channel to choose from: {names:?}")
+                },
             });
         }
     };
@@ -89,7 +111,10 @@ pub fn decode(bytes: &[u8]) -> Result<Heightmap, InteropError> {
         _ => 1.0,
     };
     if let Some(i) = data.iter().position(|v| !v.is_finite()) {
-        return Err(InteropError::NonFinite { format: FORMAT, msg: format!("the height at x={}, y={} is {}", i % w, i / w, data[i]) });
+        return Err(InteropError::NonFinite {
+            format: FORMAT,
+            msg: format!("the height at x={}, y={} is {}", i % w, i / w, data[i]),
+        });
     }
     Ok(Heightmap::from_data(w, h, cell, data)?)
 }

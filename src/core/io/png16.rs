@@ -35,7 +35,9 @@ use image::codecs::png::PngDecoder;
 use image::{ColorType, DynamicImage, ImageBuffer, ImageDecoder, Luma};
 
 use super::atomic::write_atomic;
-use super::interop::{ExportOptions, ExportReport, ImportOptions, InteropError, dequantise, export_range, import_range, io_err, quantise};
+use super::interop::{
+    ExportOptions, ExportReport, ImportOptions, InteropError, dequantise, export_range, import_range, io_err, quantise,
+};
 use super::sidecar;
 use crate::core::heightmap::{Heightmap, check_size};
 
@@ -48,27 +50,38 @@ pub fn encode(hm: &Heightmap, range: [f32; 2]) -> Result<(Vec<u8>, usize), Inter
     let img: ImageBuffer<Luma<u16>, Vec<u16>> = ImageBuffer::from_raw(hm.width as u32, hm.height as u32, px)
         .ok_or_else(|| InteropError::Encode { format: FORMAT, msg: "buffer size mismatch".into() })?;
     let mut buf = Cursor::new(Vec::new());
-    img.write_to(&mut buf, image::ImageFormat::Png).map_err(|e| InteropError::Encode { format: FORMAT, msg: e.to_string() })?;
+    img.write_to(&mut buf, image::ImageFormat::Png)
+        .map_err(|e| InteropError::Encode { format: FORMAT, msg: e.to_string() })?;
     Ok((buf.into_inner(), clipped))
 }
 
 /// Decodes a greyscale PNG (8 or 16 bit, an alpha channel is ignored) into samples and their
 /// full scale, without interpreting them as metres.
 pub fn decode_samples(bytes: &[u8]) -> Result<(usize, usize, Vec<u32>, u32), InteropError> {
-    let dec = PngDecoder::new(Cursor::new(bytes)).map_err(|e| InteropError::Decode { format: FORMAT, msg: e.to_string() })?;
+    let dec =
+        PngDecoder::new(Cursor::new(bytes)).map_err(|e| InteropError::Decode { format: FORMAT, msg: e.to_string() })?;
     let (w, h) = dec.dimensions();
     check_size(w as usize, h as usize)?;
     let ct = dec.color_type();
     if !matches!(ct, ColorType::L8 | ColorType::L16 | ColorType::La8 | ColorType::La16) {
-        return Err(InteropError::Unsupported { format: FORMAT, msg: format!("the image is {ct:?}; a heightmap PNG must be greyscale (8 or 16 bit)") });
+        return Err(InteropError::Unsupported {
+            format: FORMAT,
+            msg: format!("the image is {ct:?}; a heightmap PNG must be greyscale (8 or 16 bit)"),
+        });
     }
-    let img = DynamicImage::from_decoder(dec).map_err(|e| InteropError::Decode { format: FORMAT, msg: e.to_string() })?;
+    let img =
+        DynamicImage::from_decoder(dec).map_err(|e| InteropError::Decode { format: FORMAT, msg: e.to_string() })?;
     let (samples, full) = match img {
         DynamicImage::ImageLuma8(b) => (b.into_raw().into_iter().map(u32::from).collect(), 255),
         DynamicImage::ImageLumaA8(b) => (b.pixels().map(|p| p.0[0] as u32).collect(), 255),
         DynamicImage::ImageLuma16(b) => (b.into_raw().into_iter().map(u32::from).collect(), 65535),
         DynamicImage::ImageLumaA16(b) => (b.pixels().map(|p| p.0[0] as u32).collect(), 65535),
-        other => return Err(InteropError::Unsupported { format: FORMAT, msg: format!("decoded as {:?}, not greyscale", other.color()) }),
+        other => {
+            return Err(InteropError::Unsupported {
+                format: FORMAT,
+                msg: format!("decoded as {:?}, not greyscale", other.color()),
+            });
+        }
     };
     Ok((w as usize, h as usize, samples, full))
 }
@@ -90,7 +103,11 @@ pub fn load(path: &Path, opts: &ImportOptions) -> Result<Heightmap, InteropError
 }
 
 /// A sidecar describing another size than the file is stale: refuse it rather than guess.
-pub(crate) fn check_sidecar_size(path: &Path, sc: Option<&sidecar::Sidecar>, hm: &Heightmap) -> Result<(), InteropError> {
+pub(crate) fn check_sidecar_size(
+    path: &Path,
+    sc: Option<&sidecar::Sidecar>,
+    hm: &Heightmap,
+) -> Result<(), InteropError> {
     match sc {
         Some(s) if (s.width, s.height) != (hm.width, hm.height) => Err(InteropError::Sidecar {
             path: sidecar::path_for(path).display().to_string(),

@@ -31,14 +31,23 @@ pub enum PresetError {
 
 /// Reads a preset of type `T` from RON.
 pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, PresetError> {
-    let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io { op: "read", path: path.display().to_string(), source })?;
+    let text = std::fs::read_to_string(path).map_err(|source| PresetError::Io {
+        op: "read",
+        path: path.display().to_string(),
+        source,
+    })?;
     ron::from_str(&text).map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })
 }
 
 /// Writes `value` as a pretty RON preset, atomically.
 pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), PresetError> {
-    let text = ron::ser::to_string_pretty(value, ron::ser::PrettyConfig::default()).map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })?;
-    write_atomic(path, |w| w.write_all(text.as_bytes())).map_err(|source| PresetError::Io { op: "write", path: path.display().to_string(), source })
+    let text = ron::ser::to_string_pretty(value, ron::ser::PrettyConfig::default())
+        .map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })?;
+    write_atomic(path, |w| w.write_all(text.as_bytes())).map_err(|source| PresetError::Io {
+        op: "write",
+        path: path.display().to_string(),
+        source,
+    })
 }
 
 #[cfg(test)]

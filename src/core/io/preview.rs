@@ -88,7 +88,11 @@ pub fn render_erosion(width: usize, height: usize, net: &[f32]) -> RgbImage {
     ImageBuffer::from_fn(width as u32, height as u32, |x, y| {
         let v = net[y as usize * width + x as usize];
         let t = (v / scale).clamp(-1.0, 1.0);
-        let c = if t < 0.0 { lerp3([0.95, 0.95, 0.95], [0.75, 0.1, 0.05], -t) } else { lerp3([0.95, 0.95, 0.95], [0.05, 0.25, 0.8], t) };
+        let c = if t < 0.0 {
+            lerp3([0.95, 0.95, 0.95], [0.75, 0.1, 0.05], -t)
+        } else {
+            lerp3([0.95, 0.95, 0.95], [0.05, 0.25, 0.8], t)
+        };
         Rgb(c.map(|v| (v * 255.0 + 0.5) as u8))
     })
 }
@@ -108,7 +112,8 @@ mod tests {
 
     #[test]
     fn preview_has_the_map_size_and_shows_relief() {
-        let hm = Heightmap::from_fn(32, 16, 1.0, |x, y| ((x as f32 * 0.4).sin() + (y as f32 * 0.3).cos()) * 10.0).unwrap();
+        let hm =
+            Heightmap::from_fn(32, 16, 1.0, |x, y| ((x as f32 * 0.4).sin() + (y as f32 * 0.3).cos()) * 10.0).unwrap();
         let img = render(&hm, 0.0);
         assert_eq!(img.dimensions(), (32, 16));
         let first = img.get_pixel(0, 0);

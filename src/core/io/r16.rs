@@ -34,7 +34,9 @@
 use std::path::Path;
 
 use super::atomic::write_atomic;
-use super::interop::{ExportOptions, ExportReport, ImportOptions, InteropError, dequantise, export_range, import_range, io_err, quantise};
+use super::interop::{
+    ExportOptions, ExportReport, ImportOptions, InteropError, dequantise, export_range, import_range, io_err, quantise,
+};
 use super::png16::check_sidecar_size;
 use super::sidecar;
 use crate::core::heightmap::{Heightmap, check_size};
@@ -44,7 +46,10 @@ const FORMAT: &str = "R16";
 /// `width × height` from a byte length and an optional width. Allocates nothing.
 pub fn size_from_len(len: u64, width: Option<usize>) -> Result<(usize, usize), InteropError> {
     if len == 0 || !len.is_multiple_of(2) {
-        return Err(InteropError::Size { format: FORMAT, msg: format!("the file is {len} bytes; R16 needs a positive even length (2 bytes per sample)") });
+        return Err(InteropError::Size {
+            format: FORMAT,
+            msg: format!("the file is {len} bytes; R16 needs a positive even length (2 bytes per sample)"),
+        });
     }
     let n = len / 2;
     let (w, h) = match width {
@@ -80,7 +85,8 @@ pub fn size_from_len(len: u64, width: Option<usize>) -> Result<(usize, usize), I
 /// Decodes R16 bytes over `range` metres.
 pub fn decode(bytes: &[u8], width: Option<usize>, range: [f32; 2], cell_size: f32) -> Result<Heightmap, InteropError> {
     let (w, h) = size_from_len(bytes.len() as u64, width)?;
-    let data = bytes.chunks_exact(2).map(|b| dequantise(u16::from_le_bytes([b[0], b[1]]) as u32, range, 65535)).collect();
+    let data =
+        bytes.chunks_exact(2).map(|b| dequantise(u16::from_le_bytes([b[0], b[1]]) as u32, range, 65535)).collect();
     Ok(Heightmap::from_data(w, h, cell_size, data)?)
 }
 

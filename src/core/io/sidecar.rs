@@ -58,7 +58,8 @@ pub fn path_for(file: &Path) -> PathBuf {
 /// Writes the sidecar of `file`, atomically.
 pub fn write(file: &Path, sc: &Sidecar) -> Result<(), InteropError> {
     let p = path_for(file);
-    let text = serde_json::to_string_pretty(sc).map_err(|e| InteropError::Sidecar { path: p.display().to_string(), msg: e.to_string() })?;
+    let text = serde_json::to_string_pretty(sc)
+        .map_err(|e| InteropError::Sidecar { path: p.display().to_string(), msg: e.to_string() })?;
     write_atomic(&p, |w| w.write_all(text.as_bytes())).map_err(io_err("write", &p))
 }
 
@@ -83,7 +84,15 @@ pub fn read(file: &Path) -> Result<Option<Sidecar>, InteropError> {
 }
 
 /// The sidecar of an export.
-pub fn for_export(format: &str, width: usize, height: usize, range: [f32; 2], cell_size: f32, source: &str, unreal_z_scale: Option<f32>) -> Sidecar {
+pub fn for_export(
+    format: &str,
+    width: usize,
+    height: usize,
+    range: [f32; 2],
+    cell_size: f32,
+    source: &str,
+    unreal_z_scale: Option<f32>,
+) -> Sidecar {
     Sidecar {
         format: format.into(),
         width,

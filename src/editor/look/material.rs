@@ -98,11 +98,36 @@ impl Default for MaterialParams {
         Self {
             enabled: true,
             bands: LayerBands::default(),
-            sand: TerrainLayer { color: [0.80, 0.72, 0.52], variation: [0.68, 0.60, 0.44], variation_amount: 0.5, roughness: 0.85 },
-            grass: TerrainLayer { color: [0.33, 0.46, 0.20], variation: [0.42, 0.50, 0.22], variation_amount: 0.6, roughness: 0.9 },
-            dirt: TerrainLayer { color: [0.47, 0.38, 0.28], variation: [0.38, 0.31, 0.24], variation_amount: 0.5, roughness: 0.95 },
-            rock: TerrainLayer { color: [0.43, 0.40, 0.37], variation: [0.29, 0.28, 0.27], variation_amount: 0.7, roughness: 0.8 },
-            snow: TerrainLayer { color: [0.94, 0.95, 0.98], variation: [0.82, 0.87, 0.95], variation_amount: 0.3, roughness: 0.55 },
+            sand: TerrainLayer {
+                color: [0.80, 0.72, 0.52],
+                variation: [0.68, 0.60, 0.44],
+                variation_amount: 0.5,
+                roughness: 0.85,
+            },
+            grass: TerrainLayer {
+                color: [0.33, 0.46, 0.20],
+                variation: [0.42, 0.50, 0.22],
+                variation_amount: 0.6,
+                roughness: 0.9,
+            },
+            dirt: TerrainLayer {
+                color: [0.47, 0.38, 0.28],
+                variation: [0.38, 0.31, 0.24],
+                variation_amount: 0.5,
+                roughness: 0.95,
+            },
+            rock: TerrainLayer {
+                color: [0.43, 0.40, 0.37],
+                variation: [0.29, 0.28, 0.27],
+                variation_amount: 0.7,
+                roughness: 0.8,
+            },
+            snow: TerrainLayer {
+                color: [0.94, 0.95, 0.98],
+                variation: [0.82, 0.87, 0.95],
+                variation_amount: 0.3,
+                roughness: 0.55,
+            },
             sediment: SedimentParams::default(),
             wet: WetParams::default(),
             biome: BiomeParams::default(),
@@ -199,7 +224,12 @@ impl Default for SedimentParams {
             deposit_full: 0.4,
             strength: 0.9,
             erosion_exposes: 0.15,
-            layer: TerrainLayer { color: [0.62, 0.55, 0.42], variation: [0.45, 0.42, 0.38], variation_amount: 0.7, roughness: 0.9 },
+            layer: TerrainLayer {
+                color: [0.62, 0.55, 0.42],
+                variation: [0.45, 0.42, 0.38],
+                variation_amount: 0.7,
+                roughness: 0.9,
+            },
         }
     }
 }
@@ -340,10 +370,14 @@ pub fn layer_weights(p: &MaterialParams, f: f32, slope: f32, deposit: f32, noise
     let dirt_h = smoothstep(b.dirt_height - w, b.dirt_height + w, fh);
     let slope_dirt = smoothstep(b.dirt_slope - v, b.dirt_slope + v, th);
     let rock = smoothstep(b.rock_slope - v, b.rock_slope + v, th);
-    let snow = smoothstep(b.snow_line - w, b.snow_line + w, fh) * (1.0 - smoothstep(b.snow_max_slope - v, b.snow_max_slope + v, slope));
+    let snow = smoothstep(b.snow_line - w, b.snow_line + w, fh)
+        * (1.0 - smoothstep(b.snow_max_slope - v, b.snow_max_slope + v, slope));
     let s = &p.sediment;
     let (sed, exposed) = if s.enabled {
-        (s.strength.clamp(0.0, 1.0) * smoothstep(s.deposit_min, s.deposit_full.max(s.deposit_min), deposit), (-deposit * s.erosion_exposes).clamp(0.0, 0.6))
+        (
+            s.strength.clamp(0.0, 1.0) * smoothstep(s.deposit_min, s.deposit_full.max(s.deposit_min), deposit),
+            (-deposit * s.erosion_exposes).clamp(0.0, 0.6),
+        )
     } else {
         (0.0, 0.0)
     };
@@ -398,7 +432,9 @@ pub fn biome_weights(b: &BiomeParams, t: f32, m: f32) -> [f32; 4] {
     }
     let tundra = 1.0 - smoothstep(b.tundra_temperature - 3.0, b.tundra_temperature + 3.0, t);
     let rest = 1.0 - tundra;
-    let desert = rest * (1.0 - smoothstep(b.desert_moisture - 0.05, b.desert_moisture + 0.05, m)) * smoothstep(b.desert_temperature - 3.0, b.desert_temperature + 3.0, t);
+    let desert = rest
+        * (1.0 - smoothstep(b.desert_moisture - 0.05, b.desert_moisture + 0.05, m))
+        * smoothstep(b.desert_temperature - 3.0, b.desert_temperature + 3.0, t);
     let steppe = (rest - desert) * (1.0 - smoothstep(b.steppe_moisture - 0.05, b.steppe_moisture + 0.05, m));
     let temperate = rest - desert - steppe;
     [desert, steppe, temperate, tundra]
@@ -433,8 +469,10 @@ pub fn surface_data(map: &Heightmap, sea_level: f32, wet_depth: f32, inputs: Sur
     fn fit(v: Option<&[f32]>, n: usize) -> Option<&[f32]> {
         v.filter(|v| v.len() == n)
     }
-    let (water, flow, eroded, deposited) = (fit(inputs.water, n), fit(inputs.flow, n), fit(inputs.eroded, n), fit(inputs.deposited, n));
-    let is_water: Vec<bool> = (0..n).map(|i| map.data[i] < sea_level || water.is_some_and(|w| w[i] > wet_depth.max(0.0))).collect();
+    let (water, flow, eroded, deposited) =
+        (fit(inputs.water, n), fit(inputs.flow, n), fit(inputs.eroded, n), fit(inputs.deposited, n));
+    let is_water: Vec<bool> =
+        (0..n).map(|i| map.data[i] < sea_level || water.is_some_and(|w| w[i] > wet_depth.max(0.0))).collect();
     let dist = water_distance(map, &is_water);
     let flow_norm = flow.map(|f| {
         let max = f.iter().copied().filter(|x| x.is_finite()).fold(0.0f32, f32::max);
@@ -445,7 +483,12 @@ pub fn surface_data(map: &Heightmap, sea_level: f32, wet_depth: f32, inputs: Sur
         .map(|i| {
             let net = deposited.map_or(0.0, |d| d[i]) - eroded.map_or(0.0, |e| e[i]);
             let depth = water.map_or(0.0, |w| w[i].max(0.0));
-            [if net.is_finite() { net } else { 0.0 }, 0.0, dist[i].min(MAX_WATER_DISTANCE), if depth.is_finite() { depth } else { 0.0 }]
+            [
+                if net.is_finite() { net } else { 0.0 },
+                0.0,
+                dist[i].min(MAX_WATER_DISTANCE),
+                if depth.is_finite() { depth } else { 0.0 },
+            ]
         })
         .collect();
     if let Some(q) = flow_norm {
@@ -626,7 +669,13 @@ mod tests {
             let m = (h & 0x3ff) as f32;
             match e {
                 0 => s * m * 2f32.powi(-24),
-                31 => if m == 0.0 { s * f32::INFINITY } else { f32::NAN },
+                31 => {
+                    if m == 0.0 {
+                        s * f32::INFINITY
+                    } else {
+                        f32::NAN
+                    }
+                }
                 _ => s * (1.0 + m / 1024.0) * 2f32.powi(e - 15),
             }
         };
@@ -650,7 +699,17 @@ mod tests {
         let eroded = [0.0, 0.5, 0.0, 0.0, 0.0];
         let deposited = [0.0, 0.0, 0.3, 0.0, 0.0];
         let water = [0.0, 0.0, 0.0, 0.0, 1.0];
-        let t = surface_data(&map, 0.0, 0.05, SurfaceInputs { water: Some(&water), flow: Some(&flow), eroded: Some(&eroded), deposited: Some(&deposited) });
+        let t = surface_data(
+            &map,
+            0.0,
+            0.05,
+            SurfaceInputs {
+                water: Some(&water),
+                flow: Some(&flow),
+                eroded: Some(&eroded),
+                deposited: Some(&deposited),
+            },
+        );
         assert_eq!(t.len(), 5);
         assert_eq!(t[1][0], -0.5);
         assert_eq!(t[2][0], 0.3);

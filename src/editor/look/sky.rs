@@ -400,7 +400,9 @@ impl SkyParams {
             return Some("Light shafts are raymarched against the shadow map: turn shadows on to see them.");
         }
         if self.shadows.filter == ShadowFilter::Temporal {
-            return Some("Temporal shadow filtering is meant for TAA, which MSAA excludes: edges look noisy; Gaussian is smoother here.");
+            return Some(
+                "Temporal shadow filtering is meant for TAA, which MSAA excludes: edges look noisy; Gaussian is smoother here.",
+            );
         }
         None
     }
@@ -445,7 +447,9 @@ impl CascadeFit {
     /// True when `other` differs enough from `self` to be worth rebuilding the cascades.
     pub fn differs(&self, other: &CascadeFit) -> bool {
         let rel = |a: f32, b: f32| (a - b).abs() > REFIT_TOLERANCE * a.abs().max(b.abs()).max(1e-3);
-        self.cascades != other.cascades || rel(self.first_far_bound, other.first_far_bound) || rel(self.maximum_distance, other.maximum_distance)
+        self.cascades != other.cascades
+            || rel(self.first_far_bound, other.first_far_bound)
+            || rel(self.maximum_distance, other.maximum_distance)
     }
 }
 
@@ -453,9 +457,14 @@ impl CascadeFit {
 /// Always returns bounds Bevy accepts: `0 < minimum < first < maximum`, all finite.
 pub fn fit_cascades(camera: [f32; 3], lo: [f32; 3], hi: [f32; 3], p: &ShadowParams) -> CascadeFit {
     let finite = |v: [f32; 3]| v.iter().all(|c| c.is_finite());
-    let (camera, lo, hi) = if finite(camera) && finite(lo) && finite(hi) { (camera, lo, hi) } else { ([0.0, 1.0, 0.0], [0.0; 3], [1.0; 3]) };
+    let (camera, lo, hi) = if finite(camera) && finite(lo) && finite(hi) {
+        (camera, lo, hi)
+    } else {
+        ([0.0, 1.0, 0.0], [0.0; 3], [1.0; 3])
+    };
     // Beyond ±10 000 km nothing is a terrain any more; keeps the squares below f32::MAX.
-    let (camera, lo, hi) = (camera.map(|c| c.clamp(-1e7, 1e7)), lo.map(|c| c.clamp(-1e7, 1e7)), hi.map(|c| c.clamp(-1e7, 1e7)));
+    let (camera, lo, hi) =
+        (camera.map(|c| c.clamp(-1e7, 1e7)), lo.map(|c| c.clamp(-1e7, 1e7)), hi.map(|c| c.clamp(-1e7, 1e7)));
     let (lo, hi) = ([0, 1, 2].map(|i| lo[i].min(hi[i])), [0, 1, 2].map(|i| lo[i].max(hi[i])));
     // Nearest point of the box, then the farthest corner.
     let near_sq: f32 = (0..3).map(|i| (camera[i] - camera[i].clamp(lo[i], hi[i])).powi(2)).sum();
@@ -468,7 +477,12 @@ pub fn fit_cascades(camera: [f32; 3], lo: [f32; 3], hi: [f32; 3], p: &ShadowPara
     let near = d_near.min(maximum * 0.5);
     let first = (near + (maximum - near) * fraction).clamp(0.5, maximum * 0.95);
     let minimum = (0.9 * near).min(0.5 * first).max(0.1);
-    CascadeFit { cascades: p.cascades.clamp(1, 4), minimum_distance: minimum, first_far_bound: first, maximum_distance: maximum }
+    CascadeFit {
+        cascades: p.cascades.clamp(1, 4),
+        minimum_distance: minimum,
+        first_far_bound: first,
+        maximum_distance: maximum,
+    }
 }
 
 #[cfg(test)]
@@ -509,7 +523,11 @@ mod tests {
         let f = fit_cascades([512.0, 600.0, 1800.0], [0.0, 0.0, 0.0], [1024.0, 90.0, 1024.0], &p);
         let far = (512.0f32.powi(2) + 600.0f32.powi(2) + 1800.0f32.powi(2)).sqrt();
         assert!((f.maximum_distance - far).abs() < 1.0, "{f:?}");
-        assert!(f.minimum_distance > 0.0 && f.minimum_distance < f.first_far_bound && f.first_far_bound < f.maximum_distance);
+        assert!(
+            f.minimum_distance > 0.0
+                && f.minimum_distance < f.first_far_bound
+                && f.first_far_bound < f.maximum_distance
+        );
         let near = ((600.0f32 - 90.0).powi(2) + 776.0f32.powi(2)).sqrt();
         assert!(f.minimum_distance <= near && f.first_far_bound > near, "{f:?} near {near}");
         // Inside the box: the first cascade starts at the camera.
@@ -560,7 +578,12 @@ mod tests {
         let bad = ShadowParams { distance_scale: f32::NAN, first_cascade_fraction: -3.0, cascades: 99, ..c.shadows };
         for cam in [[0.0, 0.0, 0.0], [f32::NAN, 1.0, 2.0], [1e30, 1e30, 1e30], [5.0, 5.0, 5.0]] {
             let f = fit_cascades(cam, [0.0; 3], [10.0, 0.0, 10.0], &bad);
-            assert!(f.minimum_distance > 0.0 && f.minimum_distance < f.first_far_bound && f.first_far_bound < f.maximum_distance, "{cam:?}: {f:?}");
+            assert!(
+                f.minimum_distance > 0.0
+                    && f.minimum_distance < f.first_far_bound
+                    && f.first_far_bound < f.maximum_distance,
+                "{cam:?}: {f:?}"
+            );
             assert!(f.maximum_distance.is_finite() && (1..=4).contains(&f.cascades));
         }
     }

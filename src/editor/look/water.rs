@@ -119,7 +119,9 @@ impl WaterParams {
     pub fn sanitized(&self) -> Self {
         let d = Self::default();
         let c = |v: f32, lo: f32, hi: f32, def: f32| if v.is_nan() { def } else { v.clamp(lo, hi) };
-        let col = |v: [f32; 3], def: [f32; 3]| [c(v[0], 0.0, 1.0, def[0]), c(v[1], 0.0, 1.0, def[1]), c(v[2], 0.0, 1.0, def[2])];
+        let col = |v: [f32; 3], def: [f32; 3]| {
+            [c(v[0], 0.0, 1.0, def[0]), c(v[1], 0.0, 1.0, def[1]), c(v[2], 0.0, 1.0, def[2])]
+        };
         Self {
             sea_level: c(self.sea_level, -10_000.0, 10_000.0, d.sea_level),
             sea_plane: self.sea_plane,
@@ -196,7 +198,13 @@ pub const PIPE_MESH_SIDE: usize = 513;
 /// dry node and the depth test draws the waterline. Triangles with three dry corners are left
 /// out. Returns an empty surface when `water` (or `velocity`, when given) does not have one
 /// value per node.
-pub fn pipe_surface(map: &crate::core::Heightmap, water: &[f32], velocity: Option<&[[f32; 2]]>, min_depth: f32, sea_level: Option<f32>) -> PipeSurface {
+pub fn pipe_surface(
+    map: &crate::core::Heightmap,
+    water: &[f32],
+    velocity: Option<&[[f32; 2]]>,
+    min_depth: f32,
+    sea_level: Option<f32>,
+) -> PipeSurface {
     let (w, h) = (map.width, map.height);
     if water.len() != w * h || velocity.is_some_and(|v| v.len() != w * h) {
         return PipeSurface::default();
@@ -208,7 +216,12 @@ pub fn pipe_surface(map: &crate::core::Heightmap, water: &[f32], velocity: Optio
     let min_depth = if min_depth.is_finite() { min_depth.max(0.0) } else { 0.0 };
     let mut wet = vec![false; mw * mh];
     let mut surf = vec![0.0f32; mw * mh];
-    let mut out = PipeSurface { positions: Vec::with_capacity(mw * mh), normals: Vec::with_capacity(mw * mh), colors: Vec::with_capacity(mw * mh), indices: Vec::new() };
+    let mut out = PipeSurface {
+        positions: Vec::with_capacity(mw * mh),
+        normals: Vec::with_capacity(mw * mh),
+        colors: Vec::with_capacity(mw * mh),
+        indices: Vec::new(),
+    };
     for j in 0..mh {
         for i in 0..mw {
             let n = (j * stride) * w + i * stride;
@@ -279,7 +292,10 @@ mod tests {
         let p = WaterParams::default();
         // Find the crest (phase 0 mod 2π) nearest 40 m out at t = 0, then a little later.
         let crest_at = |t: f32| {
-            (0..4000).map(|i| 30.0 + i as f32 * 0.005).max_by(|a, b| shore_wave(&p, *a, t).total_cmp(&shore_wave(&p, *b, t))).unwrap()
+            (0..4000)
+                .map(|i| 30.0 + i as f32 * 0.005)
+                .max_by(|a, b| shore_wave(&p, *a, t).total_cmp(&shore_wave(&p, *b, t)))
+                .unwrap()
         };
         let d0 = crest_at(0.0);
         let d1 = crest_at(0.5);
@@ -291,7 +307,14 @@ mod tests {
 
     #[test]
     fn sanitized_clamps_absurd_values() {
-        let p = WaterParams { color_depth: 0.0, opacity_depth: -3.0, clarity: f32::NAN, wave_length: 1e9, shallow_color: [2.0, -1.0, 0.5], ..Default::default() };
+        let p = WaterParams {
+            color_depth: 0.0,
+            opacity_depth: -3.0,
+            clarity: f32::NAN,
+            wave_length: 1e9,
+            shallow_color: [2.0, -1.0, 0.5],
+            ..Default::default()
+        };
         let s = p.sanitized();
         assert_eq!(s.color_depth, 0.01);
         assert_eq!(s.opacity_depth, 0.01);
@@ -333,7 +356,8 @@ mod tests {
     #[test]
     fn presets_parse() {
         for name in ["tropical", "lake"] {
-            let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/presets/water/{name}.ron"));
+            let path =
+                std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join(format!("assets/presets/water/{name}.ron"));
             let text = std::fs::read_to_string(&path).unwrap();
             let p: WaterParams = ron::from_str(&text).unwrap();
             assert_eq!(p.sanitized(), p, "{name} stays inside the documented ranges");

@@ -80,7 +80,12 @@ fn compare(label: &str, gpu: &GpuErosionJob, cpu: &dyn Simulation, tol: &Tol) {
     let rel = |a: f64, b: f64| (a - b).abs() / b.abs().max(1e-9);
     assert!(rel(gl.eroded, cl.eroded) < 1e-3, "{label}: eroded {} vs {}", gl.eroded, cl.eroded);
     assert!(rel(gl.deposited, cl.deposited) < 1e-3, "{label}: deposited {} vs {}", gl.deposited, cl.deposited);
-    assert!((gl.lost_at_border - cl.lost_at_border).abs() <= 1e-3 * cl.moved(), "{label}: lost {} vs {}", gl.lost_at_border, cl.lost_at_border);
+    assert!(
+        (gl.lost_at_border - cl.lost_at_border).abs() <= 1e-3 * cl.moved(),
+        "{label}: lost {} vs {}",
+        gl.lost_at_border,
+        cl.lost_at_border
+    );
 }
 
 const TOL: Tol = Tol { height: (2e-3, 1e-4), water: (2e-3, 1e-4), sediment: (2e-3, 1e-4) };
@@ -127,13 +132,25 @@ fn gpu_matches_cpu_pipe_maccormack_thermal_hardness_256() {
         ..Default::default()
     };
     let b = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall };
-    parity("MacCormack+thermal 256² 120 steps", n, p, JobInputs { boundary: b, hardness: Some(hardness), seed: 1, ..Default::default() }, &TOL);
+    parity(
+        "MacCormack+thermal 256² 120 steps",
+        n,
+        p,
+        JobInputs { boundary: b, hardness: Some(hardness), seed: 1, ..Default::default() },
+        &TOL,
+    );
 }
 
 #[test]
 fn gpu_matches_cpu_pipe_conservative_256() {
     let p = PipeParams { steps: 150, advection: Advection::Conservative, rain: 0.03, ..Default::default() };
-    parity("conservative 256² 150 steps", 256, p, JobInputs { boundary: Boundary::all(EdgeMode::Drain), ..Default::default() }, &TOL);
+    parity(
+        "conservative 256² 150 steps",
+        256,
+        p,
+        JobInputs { boundary: Boundary::all(EdgeMode::Drain), ..Default::default() },
+        &TOL,
+    );
 }
 
 /// The sea (issue #13): nothing is eroded below it, its surface stays at its level, what reaches
@@ -182,14 +199,28 @@ fn gpu_matches_cpu_pipe_conservative_thermal_with_a_sea_256() {
 #[test]
 fn gpu_matches_cpu_thermal_alone_256() {
     let Some(ctx) = test_context() else { return };
-    let hm = Heightmap::from_fn(256, 256, 1.0, |x, y| 30.0 * signed_f32(hash2(x as i64, y as i64, 3)) + 0.3 * x as f32).unwrap();
+    let hm = Heightmap::from_fn(256, 256, 1.0, |x, y| 30.0 * signed_f32(hash2(x as i64, y as i64, 3)) + 0.3 * x as f32)
+        .unwrap();
     let p = ThermalParams { iterations: 40, ..Default::default() };
-    let inputs = JobInputs { boundary: Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wrap, bottom: EdgeMode::Wrap }, ..Default::default() };
+    let inputs = JobInputs {
+        boundary: Boundary {
+            left: EdgeMode::Drain,
+            right: EdgeMode::Wall,
+            top: EdgeMode::Wrap,
+            bottom: EdgeMode::Wrap,
+        },
+        ..Default::default()
+    };
     let mut gpu = GpuErosionJob::thermal(Arc::new(ctx), hm.clone(), p.clone(), inputs.clone()).unwrap();
     let mut cpu = ThermalJob::new(hm, p, inputs).unwrap();
     run(&mut gpu);
     run(&mut cpu);
-    compare("thermal 256² 40 iterations", &gpu, &cpu, &Tol { height: (1e-3, 1e-4), water: (0.0, 0.0), sediment: (0.0, 0.0) });
+    compare(
+        "thermal 256² 40 iterations",
+        &gpu,
+        &cpu,
+        &Tol { height: (1e-3, 1e-4), water: (0.0, 0.0), sediment: (0.0, 0.0) },
+    );
     let d = diff(&gpu.maps().eroded, &cpu.maps().eroded);
     assert!(d.0 < 1e-3, "maps differ {d:?}");
 }
@@ -247,9 +278,15 @@ fn bad_parameters_are_refused_like_on_the_cpu() {
     assert_eq!(gpu, GpuJobError::Job(cpu));
     let mut bad = terrain(16);
     bad.data[3] = f32::NAN;
-    assert!(matches!(GpuErosionJob::pipe(ctx.clone(), bad, PipeParams::default(), JobInputs::default()), Err(GpuJobError::Job(JobError::NonFinite))));
+    assert!(matches!(
+        GpuErosionJob::pipe(ctx.clone(), bad, PipeParams::default(), JobInputs::default()),
+        Err(GpuJobError::Job(JobError::NonFinite))
+    ));
     let inputs = JobInputs { hardness: Some(vec![1.0; 3]), ..Default::default() };
-    assert!(matches!(GpuErosionJob::thermal(ctx, terrain(16), ThermalParams::default(), inputs), Err(GpuJobError::Job(JobError::HardnessSize { .. }))));
+    assert!(matches!(
+        GpuErosionJob::thermal(ctx, terrain(16), ThermalParams::default(), inputs),
+        Err(GpuJobError::Job(JobError::HardnessSize { .. }))
+    ));
 }
 
 #[test]

@@ -353,12 +353,14 @@ impl StreamPowerJob {
         if let Some(f) = mfd.as_mut() {
             f.compute(&router, &terrain.data, params.mfd_exponent as f64);
         }
-        let diffusion = (params.diffusion > 0.0)
-            .then(|| Diffusion::new(router.grid, &router.outlet, inputs.hardness.as_deref()));
+        let diffusion =
+            (params.diffusion > 0.0).then(|| Diffusion::new(router.grid, &router.outlet, inputs.hardness.as_deref()));
         let rate = match (&params.uplift_map, params.uplift_mode) {
             (Some(u), _) => Some(u.clone()),
             (None, UpliftMode::Uniform) => None,
-            (None, UpliftMode::FollowTerrain) => Some(terrain_uplift(&terrain.data, sea_level, params.uplift, params.uplift_exponent)),
+            (None, UpliftMode::FollowTerrain) => {
+                Some(terrain_uplift(&terrain.data, sea_level, params.uplift, params.uplift_exponent))
+            }
         };
         let mut disk: Vec<(i32, i32)> = (-SEA_SPREAD..=SEA_SPREAD)
             .flat_map(|dy| (-SEA_SPREAD..=SEA_SPREAD).map(move |dx| (dx, dy)))
@@ -415,13 +417,7 @@ impl StreamPowerJob {
     /// The uplift rate of every node, m/yr, as the job applies it (0 on outlets).
     pub fn uplift_rates(&self) -> Vec<f32> {
         (0..self.hm.len())
-            .map(|i| {
-                if self.router.outlet[i] != 0 {
-                    0.0
-                } else {
-                    self.rate.as_ref().map_or(self.p.uplift, |r| r[i])
-                }
-            })
+            .map(|i| if self.router.outlet[i] != 0 { 0.0 } else { self.rate.as_ref().map_or(self.p.uplift, |r| r[i]) })
             .collect()
     }
 
@@ -842,13 +838,8 @@ impl Simulation for StreamPowerJob {
             Some(f) => f.area.iter().map(|&a| a as f32).collect(),
             None => self.router.area.iter().map(|&a| a as f32).collect(),
         };
-        let water = self
-            .hm
-            .data
-            .iter()
-            .zip(&self.router.lake_level)
-            .map(|(&h, &l)| if l > h { l - h } else { 0.0 })
-            .collect();
+        let water =
+            self.hm.data.iter().zip(&self.router.lake_level).map(|(&h, &l)| if l > h { l - h } else { 0.0 }).collect();
         Fields { flow: Some(flow), water: Some(water), ..Fields::default() }
     }
 
@@ -1018,7 +1009,16 @@ mod tests {
         // Two nodes: outlet at 0, node 1 at 10 m, Δx = 2, A = 1 node = 4 m², m = 0.5, K·Δt = 0.5:
         // F = 0.5·4^0.5/2 = 0.5, h' = 10/(1.5).
         let hm = Heightmap::from_data(2, 1, 2.0, vec![0.0, 10.0]).unwrap();
-        let p = StreamPowerParams { steps: 1, dt: 1.0, uplift: 0.0, k: 0.5, m: 0.5, n: 1.0, diffusion: 0.0, ..Default::default() };
+        let p = StreamPowerParams {
+            steps: 1,
+            dt: 1.0,
+            uplift: 0.0,
+            k: 0.5,
+            m: 0.5,
+            n: 1.0,
+            diffusion: 0.0,
+            ..Default::default()
+        };
         let mut job = StreamPowerJob::new(hm, p, JobInputs { boundary: left_drain(), ..Default::default() }).unwrap();
         job.step();
         assert!((job.heightmap().data[1] - 10.0 / 1.5).abs() < 1e-5);
@@ -1065,7 +1065,10 @@ mod tests {
         assert!(StreamPowerJob::new(hm.clone(), StreamPowerParams::default(), inputs).is_err());
         let mut nan = hm.clone();
         nan.data[3] = f32::NAN;
-        assert!(matches!(StreamPowerJob::new(nan, StreamPowerParams::default(), JobInputs::default()), Err(JobError::NonFinite)));
+        assert!(matches!(
+            StreamPowerJob::new(nan, StreamPowerParams::default(), JobInputs::default()),
+            Err(JobError::NonFinite)
+        ));
     }
 
     #[test]
@@ -1079,7 +1082,9 @@ mod tests {
     #[test]
     fn edit_rebases_the_books() {
         let hm = Heightmap::from_fn(8, 8, 1.0, |x, y| (x + y) as f32).unwrap();
-        let mut job = StreamPowerJob::new(hm, StreamPowerParams { steps: 4, ..Default::default() }, JobInputs::default()).unwrap();
+        let mut job =
+            StreamPowerJob::new(hm, StreamPowerParams { steps: 4, ..Default::default() }, JobInputs::default())
+                .unwrap();
         job.step();
         job.edit_terrain(&mut |h| {
             h.data[27] += 50.0;

@@ -251,11 +251,7 @@ struct Edge {
 }
 
 fn cmp_edge(x: &Edge, y: &Edge) -> std::cmp::Ordering {
-    x.e.total_cmp(&y.e)
-        .then(x.lo.cmp(&y.lo))
-        .then(x.hi.cmp(&y.hi))
-        .then(x.a.cmp(&y.a))
-        .then(x.b.cmp(&y.b))
+    x.e.total_cmp(&y.e).then(x.lo.cmp(&y.lo)).then(x.hi.cmp(&y.hi)).then(x.a.cmp(&y.a)).then(x.b.cmp(&y.b))
 }
 
 impl Router {
@@ -731,7 +727,8 @@ impl Router {
                     visited[u] = stamp;
                     heap.push(std::cmp::Reverse((height_key(h[u]), u as u32)));
                 } else {
-                    let (lo, hi, a, b) = if lu < lc { (lu, lc, c as u32, u as u32) } else { (lc, lu, u as u32, c as u32) };
+                    let (lo, hi, a, b) =
+                        if lu < lc { (lu, lc, c as u32, u as u32) } else { (lc, lu, u as u32, c as u32) };
                     let e = Edge { e: hc.max(h[u]), lo, hi, a, b };
                     if best.is_none_or(|b| cmp_edge(&e, &b).is_lt()) {
                         best = Some(e);
@@ -855,7 +852,16 @@ impl Mfd {
                 || vec![0.0f32; 10 * w],
                 |scratch, (y, ((kr, mr), wr))| {
                     if interior_ok && y > 0 && y + 1 < hh {
-                        edges_interior_row(r, h, p, y, scratch, &mut kr[1..w - 1], &mut mr[1..w - 1], &mut wr[1..w - 1]);
+                        edges_interior_row(
+                            r,
+                            h,
+                            p,
+                            y,
+                            scratch,
+                            &mut kr[1..w - 1],
+                            &mut mr[1..w - 1],
+                            &mut wr[1..w - 1],
+                        );
                         for x in [0, w - 1] {
                             edges_generic(r, h, p, x, y, &mut kr[x], &mut mr[x], &mut wr[x]);
                         }
@@ -1184,7 +1190,8 @@ pub(crate) fn pow_unit(x: f32, p: f32) -> f32 {
     // floor(y) (truncation rounds toward zero; `floor` is a libm call without SSE4.1).
     let fi = (y as i32) - (((y as i32) as f32 > y) as i32);
     let f = y - fi as f32;
-    let q = 1.0 + f * (0.693_154_6 + f * (0.240_140_8 + f * (0.055_863_26 + f * (0.008_946_225 + f * 0.001_895_108_6))));
+    let q =
+        1.0 + f * (0.693_154_6 + f * (0.240_140_8 + f * (0.055_863_26 + f * (0.008_946_225 + f * 0.001_895_108_6))));
     // fi = −127 (below the normal range) gives the exponent field 0: a zero.
     q * f32::from_bits(((fi + 127) as u32) << 23)
 }
@@ -1446,7 +1453,11 @@ mod tests {
         for (x, y) in [(3usize, 7usize), (5, 10), (8, 2)] {
             let a = m.area[y * n + x];
             for (u, v) in [(n - 1 - x, y), (x, n - 1 - y), (y, x)] {
-                assert!((m.area[v * n + u] - a).abs() <= 1e-4 * a, "({x},{y}) vs ({u},{v}): {a} vs {}", m.area[v * n + u]);
+                assert!(
+                    (m.area[v * n + u] - a).abs() <= 1e-4 * a,
+                    "({x},{y}) vs ({u},{v}): {a} vs {}",
+                    m.area[v * n + u]
+                );
             }
         }
         // Area spreads: nodes off the axes collect flow from more than one uphill line.
