@@ -10,6 +10,9 @@ use talus::core::heightmap::{Heightmap, MAX_NODES, MAX_SIDE};
 use talus::core::io::bhef::{self, BhefError};
 use talus::core::rng::SplitMix64;
 
+mod common;
+use common::grid::bits;
+
 const FIXTURE: &str = "tests/data/seed004_3x5.bhef";
 const CPP: &str = "tests/data/seed004_exportbin.cpp";
 
@@ -40,10 +43,6 @@ fn hand_built(x: i32, y: i32, f: impl Fn(i32, i32) -> f32) -> Vec<u8> {
         }
     }
     b
-}
-
-fn bits(hm: &Heightmap) -> Vec<u32> {
-    hm.data.iter().map(|v| v.to_bits()).collect()
 }
 
 // ---------------------------------------------------------------------------------------------

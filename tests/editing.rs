@@ -8,14 +8,13 @@ use talus::core::generate::{GenerateParams, generate};
 use talus::core::raycast::{Ray, raycast};
 use talus::core::undo::UndoStack;
 
+mod common;
+use common::grid::bits;
+
 fn map() -> Heightmap {
     let mut p = GenerateParams { width: 97, height: 81, seed: 42, ..GenerateParams::default() };
     p.cell_size = 2.0;
     generate(&p).unwrap()
-}
-
-fn bits(hm: &Heightmap) -> Vec<u32> {
-    hm.data.iter().map(|h| h.to_bits()).collect()
 }
 
 /// A camera hovering south-west of the map, looking at a ground point: the ray of the "cursor".

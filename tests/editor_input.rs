@@ -374,7 +374,7 @@ fn shot(d: &Path, name: &str) -> String {
 fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (_dir, d) = session_dir();
     let d = d.as_path();
-    let x = common::display(1280, 720, 1);
+    let x = common::xvfb::display(1280, 720, 1);
     // Phases: 1 hover, 2 stroke, 3 a drag from the panel, 4 the panel dragged wider, 5 hover,
     // 6 stroke, 7 window resize, 8 hover, 9 stroke, 10 orbit + zoom, 11 brush radius keys,
     // 12 Ctrl+Z, 13 Ctrl+Shift+Z, 14 Generate, 15 Simulate, 16 Cancel, 17 the panel dragged
@@ -629,7 +629,7 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
 fn real_pointer_paints_under_itself_at_scale_factor_2() {
     let (_dir, d) = session_dir();
     let d = d.as_path();
-    let x = common::display(1600, 900, 2);
+    let x = common::xvfb::display(1600, 900, 2);
     let mut script = format!(
         "[WaitFrames(20), {}ViewReport(path: \"{}\", since: None),\n",
         save(d, "s0.bhef"),

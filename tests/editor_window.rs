@@ -85,8 +85,8 @@ fn scripted_session_generates_paints_simulates_and_saves() {
 
     // The screen is larger than the window so the real pointer can rest outside it: a real
     // cursor event over the map would move the pointer the script's virtual mouse drives.
-    let x = common::display(1400, 800, 0);
-    common::park_pointer(&x.1, 1390, 790);
+    let x = common::xvfb::display(1400, 800, 0);
+    common::xvfb::park_pointer(&x.1, 1390, 790);
     let out = Command::new(env!("CARGO_BIN_EXE_talus"))
         .args(["editor", "--script"])
         .arg(&script_path)

@@ -7,6 +7,9 @@ use talus::core::erosion::{Boundary, EdgeMode, JobInputs, Ledger, ModelParams, S
 use talus::core::heightmap::Heightmap;
 use talus::core::rng::{hash2, unit_f32};
 
+mod common;
+use common::grid::{bits, in_pool};
+
 /// Hills with node-scale noise.
 fn hills(w: usize, h: usize, seed: u64) -> Heightmap {
     Heightmap::from_fn(w, h, 1.0, |x, y| {
@@ -234,14 +237,6 @@ fn a_river_source_carves_a_channel() {
         assert!(-centre as f64 >= 0.75 * deepest, "column {x}: centre cut {} vs deepest {deepest}", -centre);
     }
     assert_closes(&job.ledger(), "river");
-}
-
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

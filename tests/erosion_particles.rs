@@ -11,23 +11,8 @@ use talus::core::erosion::droplet::{DropletJob, DropletParams};
 use talus::core::erosion::snowball::{SnowballJob, SnowballParams};
 use talus::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd, Simulation};
 
-/// A hilly test terrain: a tilted bowl plus a few octaves of sines (deterministic, no RNG).
-fn hills(w: usize, h: usize) -> Heightmap {
-    Heightmap::from_fn(w, h, 1.0, |x, y| {
-        let (fx, fy) = (x as f32, y as f32);
-        let mut v = 0.0;
-        let mut amp = 8.0;
-        let mut f = 0.05;
-        for o in 0..4 {
-            v += amp * ((fx * f + o as f32 * 1.3).sin() * (fy * f * 1.1 + o as f32 * 0.7).cos());
-            amp *= 0.5;
-            f *= 2.03;
-        }
-        let (cx, cy) = (fx - w as f32 * 0.5, fy - h as f32 * 0.5);
-        v + 0.002 * (cx * cx + cy * cy) + 0.05 * fx
-    })
-    .unwrap()
-}
+mod common;
+use common::grid::{bits, in_pool, sine_hills as hills};
 
 fn island(n: usize) -> Heightmap {
     Heightmap::from_fn(n, n, 1.0, |x, y| {
@@ -65,14 +50,6 @@ fn pearson(a: &[f32], b: &[f32]) -> f64 {
         sbb += dy * dy;
     }
     sab / (saa * sbb).sqrt().max(1e-300)
-}
-
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 #[test]

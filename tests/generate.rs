@@ -4,9 +4,8 @@ use talus::core::generate::value_noise::Interpolation;
 use talus::core::generate::{self, Base, GenerateParams};
 use talus::core::heightmap::Heightmap;
 
-fn in_pool<T: Send>(threads: usize, f: impl FnOnce() -> T + Send) -> T {
-    rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap().install(f)
-}
+mod common;
+use common::grid::in_pool;
 
 fn all_bases() -> Vec<Base> {
     let mut v = Vec::new();

@@ -14,23 +14,8 @@ use talus::core::erosion::{Boundary, EdgeMode, JobInputs, Simulation};
 use talus::gpu::context::{GpuContext, GpuError, test_context};
 use talus::gpu::droplet::{GpuDropletJob, GpuDropletOptions};
 
-/// A hilly test terrain (the same as tests/erosion_particles.rs): a tilted bowl plus sines.
-fn hills(w: usize, h: usize) -> Heightmap {
-    Heightmap::from_fn(w, h, 1.0, |x, y| {
-        let (fx, fy) = (x as f32, y as f32);
-        let mut v = 0.0;
-        let mut amp = 8.0;
-        let mut f = 0.05;
-        for o in 0..4 {
-            v += amp * ((fx * f + o as f32 * 1.3).sin() * (fy * f * 1.1 + o as f32 * 0.7).cos());
-            amp *= 0.5;
-            f *= 2.03;
-        }
-        let (cx, cy) = (fx - w as f32 * 0.5, fy - h as f32 * 0.5);
-        v + 0.002 * (cx * cx + cy * cy) + 0.05 * fx
-    })
-    .unwrap()
-}
+mod common;
+use common::grid::{bits, sine_hills as hills};
 
 fn ctx() -> Option<Arc<GpuContext>> {
     test_context().map(Arc::new)
@@ -63,10 +48,6 @@ fn pearson(a: &[f32], b: &[f32]) -> f64 {
         sbb += dy * dy;
     }
     sab / (saa * sbb).sqrt().max(1e-30)
-}
-
-fn bits(v: &[f32]) -> Vec<u32> {
-    v.iter().map(|x| x.to_bits()).collect()
 }
 
 /// The books identities, both to `rel` of the material moved.

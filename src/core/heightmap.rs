@@ -71,6 +71,13 @@ pub struct Stats {
     pub mean: f64,
 }
 
+/// The heights as a slice, row-major (`data[y * width + x]`).
+impl AsRef<[f32]> for Heightmap {
+    fn as_ref(&self) -> &[f32] {
+        &self.data
+    }
+}
+
 impl Heightmap {
     /// A flat map of zeros. Refuses empty or absurd sizes and non-positive cell sizes.
     pub fn new(width: usize, height: usize, cell_size: f32) -> Result<Self, HeightmapError> {

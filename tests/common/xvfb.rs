@@ -1,0 +1,83 @@
+//! A private X server (Xvfb) for the window tests to open the editor on.
+
+use std::path::PathBuf;
+use std::process::{Child, Command, Stdio};
+use std::time::{Duration, Instant};
+
+/// An X display for a test: a private Xvfb server (killed on drop) or `TALUS_TEST_DISPLAY`.
+pub struct Xvfb(Option<Child>, pub String);
+
+impl Drop for Xvfb {
+    fn drop(&mut self) {
+        if let Some(c) = &mut self.0 {
+            let _ = c.kill();
+            let _ = c.wait();
+        }
+    }
+}
+
+/// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server of `w×h` pixels.
+/// `slot` keeps the display numbers of tests running at once apart.
+///
+/// `-noreset`: an X server resets when its last client disconnects, and a reset puts the pointer
+/// back at the screen's centre. Without it, a pointer parked by `xdotool` (a client that exits at
+/// once) is back in the middle of the editor's window when the editor connects, and its real
+/// cursor events then mix with a script's virtual mouse.
+pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
+    if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
+        return Xvfb(None, d);
+    }
+    let n = 140 + (std::process::id() % 100) * 4 + slot;
+    let child = Command::new("Xvfb")
+        .args([
+            format!(":{n}"),
+            "-screen".into(),
+            "0".into(),
+            format!("{w}x{h}x24"),
+            "-nolisten".into(),
+            "tcp".into(),
+            "-noreset".into(),
+        ])
+        .stdout(Stdio::null())
+        .stderr(Stdio::null())
+        .spawn()
+        .expect("Xvfb is needed for the window tests (Debian: xvfb; `.ci/deps` installs it)");
+    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
+    let t = Instant::now();
+    while !socket.exists() {
+        assert!(t.elapsed() < Duration::from_secs(20), "Xvfb :{n} did not start");
+        std::thread::sleep(Duration::from_millis(100));
+    }
+    Xvfb(Some(child), format!(":{n}"))
+}
+
+/// Moves the real X pointer of `display` to `(x, y)` with XTest (`xdotool`), retrying while the
+/// server starts accepting clients.
+pub fn park_pointer(display: &str, x: i32, y: i32) {
+    let park = || {
+        Command::new("xdotool")
+            .args(["mousemove", &x.to_string(), &y.to_string()])
+            .env("DISPLAY", display)
+            .output()
+            .expect("xdotool is needed (Debian: xdotool; `.ci/deps` installs it)")
+    };
+    let mut out = park();
+    for _ in 0..40 {
+        if out.status.success() {
+            // Read it back in a new connection: the pointer must still be there (see `display`
+            // on server resets).
+            let at = Command::new("xdotool")
+                .args(["getmouselocation", "--shell"])
+                .env("DISPLAY", display)
+                .output()
+                .expect("xdotool");
+            let text = String::from_utf8_lossy(&at.stdout);
+            let want = format!("X={x}\nY={y}\n");
+            assert!(text.starts_with(&want), "the pointer parked at ({x}, {y}) on {display} is elsewhere: {text}");
+            return;
+        }
+        std::thread::sleep(Duration::from_millis(250));
+        out = park();
+    }
+    panic!("xdotool could not move the pointer on {display}: {}", String::from_utf8_lossy(&out.stderr));
+}
