@@ -27,16 +27,53 @@ pub const MAX_NODES: usize = 1 << 28;
 /// Why a heightmap could not be built.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum HeightmapError {
+    /// A side is 0 nodes.
     #[error("heightmap size {width}×{height} is empty: both sides must be at least 1")]
-    Empty { width: usize, height: usize },
+    Empty {
+        /// Requested nodes along x.
+        width: usize,
+        /// Requested nodes along y.
+        height: usize,
+    },
+    /// A side exceeds [`MAX_SIDE`], or the node count exceeds [`MAX_NODES`] (or overflows `usize`).
     #[error("heightmap size {width}×{height} is too large (max side {MAX_SIDE}, max {MAX_NODES} nodes)")]
-    TooLarge { width: usize, height: usize },
+    TooLarge {
+        /// Requested nodes along x.
+        width: usize,
+        /// Requested nodes along y.
+        height: usize,
+    },
+    /// The cell size (metres, carried in the variant) is zero, negative, NaN or infinite.
     #[error("cell size {0} is not a positive finite number of metres")]
     BadCellSize(f32),
+    /// The data vector's length is not `width * height`.
     #[error("data holds {got} heights but {width}×{height} needs {expected}")]
-    DataLength { width: usize, height: usize, expected: usize, got: usize },
+    DataLength {
+        /// Nodes along x.
+        width: usize,
+        /// Nodes along y.
+        height: usize,
+        /// Heights the size needs: `width * height`.
+        expected: usize,
+        /// Heights the data actually holds.
+        got: usize,
+    },
+    /// A crop rectangle is empty or reaches outside the map.
     #[error("crop {x0},{y0} {w}×{h} does not fit in the {width}×{height} map")]
-    BadCrop { x0: usize, y0: usize, w: usize, h: usize, width: usize, height: usize },
+    BadCrop {
+        /// Column of the crop's top-left node.
+        x0: usize,
+        /// Row of the crop's top-left node.
+        y0: usize,
+        /// Crop width, nodes.
+        w: usize,
+        /// Crop height, nodes.
+        h: usize,
+        /// Nodes along x of the map being cropped.
+        width: usize,
+        /// Nodes along y of the map being cropped.
+        height: usize,
+    },
 }
 
 /// Checks a size against the limits without allocating anything.
@@ -66,8 +103,11 @@ pub struct Heightmap {
 /// Summary statistics of a heightmap.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Stats {
+    /// Lowest height, metres.
     pub min: f32,
+    /// Highest height, metres.
     pub max: f32,
+    /// Mean height over all `width * height` nodes, metres (summed in `f64`).
     pub mean: f64,
 }
 

@@ -13,9 +13,13 @@ use crate::core::heightmap::Stats;
 /// Vertex and index data of one chunk.
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct ChunkGeometry {
+    /// World positions `(x·cell, h, y·cell)`, metres, y-up; row by row over the chunk's nodes.
     pub positions: Vec<[f32; 3]>,
+    /// Unit normals, one per position, from the whole map.
     pub normals: Vec<[f32; 3]>,
+    /// Linear RGBA per vertex from [`height_color`], channels in `[0, 1]`, alpha always 1.
     pub colors: Vec<[f32; 4]>,
+    /// Triangles, three indices into `positions` each, two per quad, counter-clockwise seen from above.
     pub indices: Vec<u32>,
 }
 

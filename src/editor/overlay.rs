@@ -75,7 +75,9 @@ impl Ramp {
 /// The RGBA overlay image: one texel per node, texel `(x, y)` = node `(x, y)`.
 #[derive(Clone, Debug, PartialEq)]
 pub struct OverlayImage {
+    /// Texels per row: the map's nodes along x.
     pub width: usize,
+    /// Rows of texels: the map's nodes along y.
     pub height: usize,
     /// `4·width·height` bytes, sRGB colour + coverage alpha.
     pub rgba: Vec<u8>,
@@ -93,7 +95,14 @@ impl OverlayImage {
 #[derive(Clone, Debug, PartialEq)]
 pub enum LegendBody {
     /// A colour bar: the ramp, labels at positions `0 ..= 1` along it, and the unit.
-    Ramp { ramp: Ramp, labels: Vec<(f32, String)>, unit: String },
+    Ramp {
+        /// The ramp the image was painted with.
+        ramp: Ramp,
+        /// Tick labels: position along the bar (`0` = low end, `1` = high end) and the value as text.
+        labels: Vec<(f32, String)>,
+        /// Unit of the labelled values: `m`, `m/s`, `particles`, `m²`…
+        unit: String,
+    },
     /// Mask colours with their meaning.
     Swatches(Vec<([u8; 3], String)>),
     /// No data to draw (the note says why).
@@ -103,7 +112,9 @@ pub enum LegendBody {
 /// The legend of an overlay.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Legend {
+    /// The overlay's name, shown at the top (`Flow`, `Water depth`…).
     pub title: String,
+    /// What is drawn under the title: a colour bar, swatches or nothing.
     pub body: LegendBody,
     /// A line under the body: the scale used, or why there is nothing to draw.
     pub note: Option<String>,
@@ -113,7 +124,9 @@ pub struct Legend {
 /// the overlay is off).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Overlay {
+    /// The per-node RGBA image; `None` when there is nothing to draw.
     pub image: Option<OverlayImage>,
+    /// The legend; `None` only when the overlay is off.
     pub legend: Option<Legend>,
 }
 
@@ -121,14 +134,21 @@ pub struct Overlay {
 /// length counts as missing).
 #[derive(Clone, Copy, Debug)]
 pub struct OverlayData<'a> {
+    /// The terrain the overlay covers; its size fixes the length of every slice below.
     pub map: &'a Heightmap,
+    /// Water depth per node, metres (pipe model; stream power for depth only).
     pub water: Option<&'a [f32]>,
+    /// Water velocity `(u, v)` per node along x and y, metres per second (pipe model).
     pub velocity: Option<&'a [[f32; 2]]>,
+    /// Flow per node: particles that crossed it (droplets, snowball) or drainage area (stream power).
     pub flow: Option<&'a [f32]>,
     /// Unit of `flow` for the legend: `particles` (droplets, snowball) or `m²` (drainage area).
     pub flow_unit: &'a str,
+    /// Height removed at each node by the last run, metres (≥ 0).
     pub eroded: Option<&'a [f32]>,
+    /// Height added at each node by the last run, metres (≥ 0).
     pub deposited: Option<&'a [f32]>,
+    /// Erodibility multiplier per node, `[0, 1]` (1 = normal, 0 = unerodible).
     pub hardness: Option<&'a [f32]>,
 }
 

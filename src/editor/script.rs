@@ -46,16 +46,24 @@ pub enum Action {
     Export(PathBuf),
     /// Paint a stroke through `points` (grid nodes `(x, y)`), taking `seconds` of brush time.
     Stroke {
+        /// The brush to paint with (raise, lower, smooth…).
         tool: BrushKind,
         /// Radius, metres.
         radius: f32,
         /// Strength, metres per second at the centre (raise/lower), fraction per second otherwise.
         strength: f32,
+        /// The stroke's path, grid nodes `(x, y)` (fractions allowed); every point must be in the view.
         points: Vec<(f32, f32)>,
+        /// Time from press to release, seconds of wall clock (0: the whole path at once).
         seconds: f32,
     },
     /// Start a simulation with this model, as the Simulate button does.
-    Simulate { model: ModelParams, seed: u64 },
+    Simulate {
+        /// The erosion model and its parameters.
+        model: ModelParams,
+        /// Seed for every random choice of the model.
+        seed: u64,
+    },
     /// Wait until the running simulation ends.
     WaitSimulation,
     /// Pause or resume the running simulation.
@@ -77,7 +85,14 @@ pub enum Action {
     Look(crate::editor::look::LookParams),
     /// Place the orbit camera: `yaw` around +Y and `pitch` above the horizon (radians), at
     /// `zoom` times the distance that frames the whole map, looking at the map's centre.
-    Camera { yaw: f32, pitch: f32, zoom: f32 },
+    Camera {
+        /// Angle around +Y, radians.
+        yaw: f32,
+        /// Angle above the horizon, radians, clamped to `0.03 ..= 1.55`.
+        pitch: f32,
+        /// Multiple of the framing distance (> 1: farther); not positive or not finite reads as 1.
+        zoom: f32,
+    },
     /// Write frame times so far (idle vs simulating) as JSON.
     FrameReport(PathBuf),
     /// Close the window (unsaved work is autosaved first).
@@ -91,7 +106,14 @@ pub enum Action {
     /// Click the middle of a panel button by name: "Generate", "Simulate" or "Cancel".
     ClickButton(String),
     /// Hold `button` and move through `points` (window logical pixels) over `seconds`.
-    Drag { button: MouseKey, points: Vec<(f32, f32)>, seconds: f32 },
+    Drag {
+        /// The button held down.
+        button: MouseKey,
+        /// The path, window logical pixels (origin top-left); at least one point.
+        points: Vec<(f32, f32)>,
+        /// Time from press to release, seconds of wall clock (0: the whole path at once).
+        seconds: f32,
+    },
     /// Turn the mouse wheel by this many lines (positive = away from the user: zoom in).
     Wheel(f32),
     /// Press and release a key chord such as "Ctrl+Z", "Ctrl+Shift+Z", "[" or "]".
@@ -103,26 +125,39 @@ pub enum Action {
     /// Write what the editor sees as JSON (window, viewport, panel, pointer, brush ring, camera,
     /// buttons, counters) to `path`; with `since`, also every node whose height differs from that
     /// BHEF file, with its window position.
-    ViewReport { path: PathBuf, since: Option<PathBuf> },
+    ViewReport {
+        /// The JSON file to write (replaced atomically).
+        path: PathBuf,
+        /// A BHEF file to compare the current heights with.
+        since: Option<PathBuf>,
+    },
 }
 
 /// A mouse button a script can press.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub enum MouseKey {
+    /// The primary button: paints, clicks panel buttons.
     Left,
+    /// The secondary button.
     Right,
+    /// The middle button (the wheel pressed).
     Middle,
 }
 
 /// One key of a chord: a modifier or a key with the text it types.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum ChordKey {
+    /// The Control modifier (`Ctrl`, `Control`).
     Ctrl,
+    /// The Shift modifier.
     Shift,
+    /// The Alt modifier.
     Alt,
     /// A printable key, by the character it types unshifted (`'z'`, `'['`, `'1'`).
     Char(char),
+    /// The Escape key (`Esc`, `Escape`).
     Escape,
+    /// The Delete key (`Del`, `Delete`).
     Delete,
 }
 
@@ -168,10 +203,15 @@ pub fn parse(text: &str) -> Result<Vec<Action>, String> {
 /// Frame-time statistics of one phase, milliseconds.
 #[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
 pub struct FrameStats {
+    /// Frames measured; all the times are 0 when there are none.
     pub frames: usize,
+    /// Mean frame time, milliseconds.
     pub mean_ms: f64,
+    /// Median frame time (nearest rank), milliseconds.
     pub median_ms: f64,
+    /// 95th-percentile frame time (nearest rank), milliseconds.
     pub p95_ms: f64,
+    /// Longest frame, milliseconds.
     pub max_ms: f64,
 }
 

@@ -68,64 +68,139 @@ pub enum BhefError {
         "BHEF data is {len} bytes long, shorter than the 8-byte header \
          (i32 XBounds at byte 0, i32 YBounds at byte 4)"
     )]
-    ShortHeader { len: u64 },
+    ShortHeader {
+        /// Length of the data, bytes (0 to 7).
+        len: u64,
+    },
 
     /// A bound in the header is zero or negative.
     #[error("BHEF header: {axis} at byte {offset} is {value}, but it must be at least 1")]
-    BadBound { axis: &'static str, offset: u64, value: i32 },
+    BadBound {
+        /// Which bound: `"XBounds"` or `"YBounds"`.
+        axis: &'static str,
+        /// Byte offset of the bound: 0 for `XBounds`, 4 for `YBounds`.
+        offset: u64,
+        /// The value stored there (≤ 0).
+        value: i32,
+    },
 
     /// The bounds describe a map larger than Talus accepts (or whose size overflows).
     #[error(
         "BHEF header: a {x}×{y} map is too large (at most {MAX_SIDE} nodes per side and \
          {MAX_NODES} nodes in all)"
     )]
-    TooLarge { x: i64, y: i64 },
+    TooLarge {
+        /// `XBounds` as stored, nodes along x.
+        x: i64,
+        /// `YBounds` as stored, nodes along y.
+        y: i64,
+    },
 
     /// The data ends before the last node the header promises.
     #[error(
         "BHEF data is truncated: the {x}×{y} header needs {expected} bytes (8 + 12·{x}·{y}), \
          but there are only {actual}"
     )]
-    Truncated { x: usize, y: usize, expected: u64, actual: u64 },
+    Truncated {
+        /// `XBounds` from the header, nodes along x.
+        x: usize,
+        /// `YBounds` from the header, nodes along y.
+        y: usize,
+        /// Length the header implies, bytes: `8 + 12·x·y`.
+        expected: u64,
+        /// Length of the data, bytes (less than `expected`).
+        actual: u64,
+    },
 
     /// More bytes follow the last node the header promises.
     #[error(
         "BHEF data has trailing bytes: the {x}×{y} header needs {expected} bytes (8 + 12·{x}·{y}), \
          but there are {actual}"
     )]
-    TrailingBytes { x: usize, y: usize, expected: u64, actual: u64 },
+    TrailingBytes {
+        /// `XBounds` from the header, nodes along x.
+        x: usize,
+        /// `YBounds` from the header, nodes along y.
+        y: usize,
+        /// Length the header implies, bytes: `8 + 12·x·y`.
+        expected: u64,
+        /// Length of the data, bytes (more than `expected`).
+        actual: u64,
+    },
 
     /// A node record carries indices other than its position in the file.
     #[error(
         "BHEF node out of order at byte {offset}: expected node (i={expected_i}, j={expected_j}), \
          found (i={found_i}, j={found_j})"
     )]
-    NodeOrder { offset: u64, expected_i: i32, expected_j: i32, found_i: i32, found_j: i32 },
+    NodeOrder {
+        /// Byte offset of the node record (of its stored `i`).
+        offset: u64,
+        /// The `i` (x) the record's position implies.
+        expected_i: i32,
+        /// The `j` (y) the record's position implies.
+        expected_j: i32,
+        /// The `i` stored in the record.
+        found_i: i32,
+        /// The `j` stored in the record.
+        found_j: i32,
+    },
 
     /// A stored height is NaN or infinite.
     #[error("BHEF height at byte {offset} (node i={i}, j={j}) is {value}, not a finite number")]
-    NonFinite { offset: u64, i: i32, j: i32, value: f32 },
+    NonFinite {
+        /// Byte offset of the height itself (the node record's offset + 8).
+        offset: u64,
+        /// The node's file index along x.
+        i: i32,
+        /// The node's file index along y.
+        j: i32,
+        /// The stored height: NaN or ±∞.
+        value: f32,
+    },
 
     /// `encode`: the map cannot be expressed as a BHEF file of a size Talus would read back.
     #[error(
         "cannot write a {width}×{height} map as BHEF: each side must be 1..={MAX_SIDE} \
          (and fit an i32), with at most {MAX_NODES} nodes"
     )]
-    MapTooLarge { width: usize, height: usize },
+    MapTooLarge {
+        /// The map's nodes along x.
+        width: usize,
+        /// The map's nodes along y.
+        height: usize,
+    },
 
     /// `encode`: the map's data vector does not match its sides.
     #[error("cannot write the map as BHEF: it is {width}×{height} but holds {len} heights")]
-    MapDataLength { width: usize, height: usize, len: usize },
+    MapDataLength {
+        /// The map's nodes along x.
+        width: usize,
+        /// The map's nodes along y.
+        height: usize,
+        /// Heights the data vector holds (not `width * height`).
+        len: usize,
+    },
 
     /// `encode`: a height in the map is NaN or infinite.
     #[error("cannot write the map as BHEF: height at x={x}, y={y} is {value}, not a finite number")]
-    MapNonFinite { x: usize, y: usize, value: f32 },
+    MapNonFinite {
+        /// Column of the first such node (row-major order).
+        x: usize,
+        /// Row of the first such node.
+        y: usize,
+        /// The height there: NaN or ±∞.
+        value: f32,
+    },
 
     /// An operating-system error while reading or writing `path`.
     #[error("could not {op} {}: {source}", path.display())]
     Io {
+        /// What was being done, as a verb phrase for the message: `"open"`, `"read"`, `"save"`…
         op: &'static str,
+        /// The file.
         path: PathBuf,
+        /// The operating system's error.
         #[source]
         source: io::Error,
     },

@@ -17,7 +17,9 @@ use crate::core::heightmap::Heightmap;
 /// A triangle grid ready to be written.
 #[derive(Clone, Debug)]
 pub struct GridMesh {
+    /// Vertex positions `(x · cell, h, y · cell)`, metres, Y-up; row by row, `cols` per row.
     pub positions: Vec<[f32; 3]>,
+    /// Unit vertex normals in the same frame, one per position.
     pub normals: Vec<[f32; 3]>,
     /// Top-left origin (glTF convention).
     pub uvs: Vec<[f32; 2]>,
@@ -25,6 +27,7 @@ pub struct GridMesh {
     pub indices: Vec<u32>,
     /// Vertices per row and rows kept.
     pub cols: usize,
+    /// Rows of vertices kept (nodes kept along y); `positions.len() == cols * rows`.
     pub rows: usize,
 }
 

@@ -25,7 +25,9 @@ use super::interop::{InteropError, io_err};
 pub struct Sidecar {
     /// `png16` or `r16`.
     pub format: String,
+    /// Nodes along x of the map (the file's pixels per row).
     pub width: usize,
+    /// Nodes along y of the map (the file's rows).
     pub height: usize,
     /// Metres of integer 0.
     pub min: f32,
