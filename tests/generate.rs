@@ -18,7 +18,7 @@ fn all_bases() -> Vec<Base> {
         NoiseKind::Value(Interpolation::Cubic),
     ] {
         for fractal in [Fractal::Fbm, Fractal::Ridged] {
-            v.push(Base::Fbm(FbmParams { noise: noise.clone(), fractal: fractal.clone(), ..Default::default() }));
+            v.push(Base::Fbm(FbmParams { noise, fractal, ..Default::default() }));
         }
     }
     let mut warped = FbmParams::default();
@@ -74,11 +74,9 @@ fn odd_sizes_generate_for_every_kind() {
 
 #[test]
 fn absurd_values_are_errors_not_panics() {
-    let mut bad = FbmParams::default();
-    bad.octaves = 1000;
+    let bad = FbmParams { octaves: 1000, ..Default::default() };
     assert!(generate::generate(&GenerateParams { base: Base::Fbm(bad), ..Default::default() }).is_err());
-    let mut bad = FbmParams::default();
-    bad.frequency = f64::NAN;
+    let bad = FbmParams { frequency: f64::NAN, ..Default::default() };
     assert!(generate::generate(&GenerateParams { base: Base::Fbm(bad), ..Default::default() }).is_err());
     assert!(generate::generate(&GenerateParams { width: 1 << 20, height: 1 << 20, ..Default::default() }).is_err());
     assert!(generate::generate(&GenerateParams { cell_size: -1.0, ..Default::default() }).is_err());

@@ -33,9 +33,13 @@ impl Plugin for CameraPlugin {
 /// the horizon (radians).
 #[derive(Component, Clone, Debug)]
 pub struct OrbitCamera {
+    /// The point the camera looks at and orbits, world metres.
     pub focus: Vec3,
+    /// Angle around +Y, radians; 0 puts the camera on the +Z side of `focus`.
     pub yaw: f32,
+    /// Angle above the horizon, radians; the mouse keeps it in `0.03 ..= 1.55`.
     pub pitch: f32,
+    /// Distance from `focus`, metres.
     pub distance: f32,
     /// Map size (nodes) last framed; a different size reframes.
     pub framed: (usize, usize),

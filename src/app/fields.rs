@@ -27,6 +27,8 @@ impl Plugin for FieldsPlugin {
 /// `opacity` (0 = hidden). The overlay plugin fills it; the terrain material samples it.
 #[derive(Resource, Clone, Debug)]
 pub struct OverlayTexture {
+    /// The Rgba8UnormSrgb image, one texel per node; the overlay plugin replaces its contents under
+    /// this same handle. A clear 1 × 1 texel until the first overlay is built.
     pub image: Handle<Image>,
     /// 0 ..= 1; 0 hides the overlay.
     pub opacity: f32,
@@ -50,7 +52,9 @@ fn create_overlay_texture(mut commands: Commands, mut images: ResMut<Assets<Imag
 pub struct SimFields {
     /// Grows with every change.
     pub revision: u64,
+    /// Nodes along x of every field below.
     pub width: usize,
+    /// Nodes along y of every field below.
     pub height: usize,
     /// Water depth, metres (pipe model).
     pub water: Option<Vec<f32>>,

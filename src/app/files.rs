@@ -54,6 +54,9 @@ enum DialogKind {
 
 type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
 
+/// A background autosave write: `None` until it ends, then its result.
+type WriteOutcome = Arc<Mutex<Option<Result<(), String>>>>;
+
 /// The file dialog on screen, if any.
 #[derive(Resource, Default)]
 pub struct FileDialogs {
@@ -63,6 +66,7 @@ pub struct FileDialogs {
 /// The "unsaved changes" question, and whether a save was asked to quit afterwards.
 #[derive(Resource, Default)]
 pub struct QuitPrompt {
+    /// The question is on screen: set when a quit is asked with unsaved changes.
     pub open: bool,
     /// Set when "Save" was chosen to quit: the error count at that moment, so a failed save
     /// (a new error) cancels the quit instead of quitting at some later successful save.
@@ -75,7 +79,7 @@ pub struct AutosaveState {
     slot: Option<Autosave>,
     last_check: Instant,
     saved_revision: Option<u64>,
-    writing: Option<Arc<Mutex<Option<Result<(), String>>>>>,
+    writing: Option<WriteOutcome>,
     /// An autosave found at start, not yet recovered or discarded.
     pub offer: Option<AutosaveInfo>,
 }

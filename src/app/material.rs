@@ -54,11 +54,15 @@ pub struct TerrainMaterial(pub Handle<TerrainMat>);
 /// The extension's data (bindings 100 ..= 104 of the material group, see `terrain.wgsl`).
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone, Default)]
 pub struct TerrainExtension {
+    /// The layer parameters and map facts (binding 100).
     #[uniform(100)]
     pub uniform: TerrainUniform,
+    /// Per-node data texture, Rgba16Float, linearly sampled: net deposit, normalised flow,
+    /// distance to water, water depth (bindings 101 and 102).
     #[texture(101)]
     #[sampler(102)]
     pub data: Handle<Image>,
+    /// The data overlay, one sRGB texel per node, from [`OverlayTexture`] (bindings 103 and 104).
     #[texture(103)]
     #[sampler(104)]
     pub overlay: Handle<Image>,
@@ -73,19 +77,38 @@ impl MaterialExtension for TerrainExtension {
 /// The uniform block of `terrain.wgsl` (field comments there).
 #[derive(ShaderType, Reflect, Debug, Clone, Default, PartialEq)]
 pub struct TerrainUniform {
+    /// Sea level (m), peak height above sea level (m, at least 1), cell size (m), 1 when splatting
+    /// is on (0: plain base colour).
     pub map: Vec4,
+    /// Map size in nodes along x and y, overlay opacity (`0 ..= 1`), unused.
     pub size: Vec4,
+    /// Height bands as fractions of the peak above sea level: beach top, dirt height, snow line,
+    /// height blend.
     pub bands_h: Vec4,
+    /// Slope bands, degrees: dirt slope, rock slope, snow's steepest slope, slope blend.
     pub bands_s: Vec4,
+    /// Edge noise (blend widths), edge noise scale (m), detail scale (m), triplanar sharpness.
     pub detail: Vec4,
+    /// Strata contrast (`0 ..= 1`), strata spacing (m), unused, unused.
     pub strata: Vec4,
+    /// Sediment cover strength (0 when off), deposit where it starts and where it is full (m),
+    /// cover per metre eroded.
     pub sediment: Vec4,
+    /// Wet darkening (0 when off), normalised flow where wetness starts and where it is full,
+    /// wet roughness.
     pub wet: Vec4,
+    /// Latitude of the first and the last node row (degrees), sea-level temperature at the equator
+    /// and at the pole (°C).
     pub biome_a: Vec4,
+    /// Lapse from shore to peak (°C), moisture range (m), tundra and desert temperatures (°C).
     pub biome_b: Vec4,
+    /// Desert and steppe moisture (`0 ..= 1`), 1 when biomes are on, unused.
     pub biome_c: Vec4,
+    /// Sand, grass, dirt, rock, snow, sediment: linear RGB and variation amount (`0 ..= 1`).
     pub layer_color: [Vec4; 6],
+    /// The same six layers: linear RGB of the variation colour and roughness (`0 ..= 1`).
     pub layer_var: [Vec4; 6],
+    /// Desert, steppe, tundra: linear RGB, alpha 1.
     pub biome_color: [Vec4; 3],
 }
 
@@ -98,7 +121,9 @@ pub struct MapFacts {
     pub peak: f32,
     /// Metres between nodes.
     pub cell: f32,
+    /// Nodes along x.
     pub width: usize,
+    /// Nodes along y.
     pub height: usize,
     /// Overlay opacity, 0 ..= 1.
     pub overlay_opacity: f32,

@@ -159,17 +159,21 @@ pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
 /// A message for the user in the status line: what just happened, or what went wrong.
 #[derive(Resource, Default, Clone, Debug)]
 pub struct StatusLine {
+    /// The message shown.
     pub text: String,
+    /// The message reports a failure (drawn as an error).
     pub is_error: bool,
     /// Errors shown since start (a script run fails when this grows).
     pub errors: u32,
 }
 
 impl StatusLine {
+    /// Shows `text` as information.
     pub fn info(&mut self, text: impl Into<String>) {
         self.text = text.into();
         self.is_error = false;
     }
+    /// Shows `text` as an error and counts it in [`StatusLine::errors`].
     pub fn error(&mut self, text: impl Into<String>) {
         self.text = text.into();
         self.is_error = true;

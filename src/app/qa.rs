@@ -36,6 +36,7 @@ pub const AUTO_MAX_NODES: usize = 1025 * 1025;
 /// The newest analysis, and the map revision it describes.
 #[derive(Resource, Default)]
 pub struct QaState {
+    /// The last analysis; `None` until a map is analysed.
     pub report: Option<TerrainReport>,
     /// `EditorTerrain::doc.revision()` of the analysed map: the figures are shown only while the
     /// map is unchanged since.

@@ -512,7 +512,7 @@ fn run_script(
         }
         Action::WaitFrames(n) => Some(Step::Frames(n.max(1))),
         Action::Look(l) => {
-            ed.look.0 = l;
+            ed.look.0 = *l;
             Some(Step::Frames(2))
         }
         Action::Camera { yaw, pitch, zoom } => {

@@ -34,7 +34,9 @@ impl Plugin for TerrainMeshPlugin {
 /// One mesh chunk of the terrain.
 #[derive(Component, Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TerrainChunk {
+    /// Chunk column: the chunk starts at node `x = cx · CHUNK_QUADS`.
     pub cx: usize,
+    /// Chunk row: the chunk starts at node `y = cy · CHUNK_QUADS`.
     pub cy: usize,
 }
 

@@ -55,12 +55,15 @@ pub struct ToolSystems;
 /// The brush the panel edits.
 #[derive(Resource, Clone, Debug, Default)]
 pub struct BrushTool {
+    /// The panel's brush: kind, radius, strength, falloff and spacing of the left-button tool.
     pub params: BrushParams,
 }
 
 /// Which stroke the pointer is painting, by button.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Press {
+    /// Nothing paints: no painting button is down (the middle button and Alt+left move the camera),
+    /// or the press began over the panel.
     #[default]
     None,
     /// The panel's tool (left button).
@@ -179,10 +182,11 @@ fn read_pointer(
             _ => {}
         }
     }
-    if moments.is_empty() && p.held.iter().any(|h| *h) {
-        if let Some(c) = p.cursor {
-            moments.push((c, Vec2::ZERO, p.held, p.armed));
-        }
+    if moments.is_empty()
+        && p.held.iter().any(|h| *h)
+        && let Some(c) = p.cursor
+    {
+        moments.push((c, Vec2::ZERO, p.held, p.armed));
     }
     let n = moments.len().max(1) as f64;
     p.samples = moments

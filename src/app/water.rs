@@ -82,6 +82,7 @@ impl Plugin for WaterPlugin {
 /// The extension's data (bindings 100 and 101 of the material group, see `water.wgsl`).
 #[derive(Asset, AsBindGroup, Reflect, Debug, Clone, Default)]
 pub struct WaterExtension {
+    /// Colours, ripples, shore waves, map extent and sea level (binding 100).
     #[uniform(100)]
     pub uniform: WaterUniform,
     /// Per node: signed distance to the shore and ground height (Rg32Float), read with
@@ -105,12 +106,19 @@ impl MaterialExtension for WaterExtension {
 /// The uniform block of `water.wgsl` (field comments there).
 #[derive(ShaderType, Reflect, Debug, Clone, Default, PartialEq)]
 pub struct WaterUniform {
+    /// Linear RGB of shallow water, clarity (`0 ..= 1`).
     pub shallow: Vec4,
+    /// Linear RGB of deep water, colour depth (m).
     pub deep: Vec4,
+    /// Linear RGB of foam, foam width (m; 0 = no foam).
     pub foam: Vec4,
+    /// Ripple strength (`0 ..= 1`), ripple wavelength (m), ripple speed (m/s), opacity depth (m).
     pub ripple: Vec4,
+    /// Shore wave length (m), speed (m/s), strength (0 = off), reach from the shore (m).
     pub waves: Vec4,
+    /// Shore texture's extent along x and z (m), unused, surface kind (0 sea, 1 pipe water).
     pub map: Vec4,
+    /// Fresnel strength, roughness, opacity scale (1 for the sea), sea level (m).
     pub misc: Vec4,
 }
 
@@ -154,6 +162,10 @@ impl WaterUniform {
     }
 }
 
+/// A computed shore field: per node `[signed shore distance m, ground height m]`, its nodes along
+/// x and y (a sampled map's), and the world extent (m) it covers.
+type ShoreField = (Vec<[f32; 2]>, usize, usize, Vec2);
+
 /// Entities, materials and the background shore-distance job.
 #[derive(Resource)]
 pub struct WaterState {
@@ -166,7 +178,7 @@ pub struct WaterState {
     /// `(sea level, width, height)` the shore field was last asked for.
     shore_for: Option<(f32, usize, usize)>,
     shore_dirty: bool,
-    shore_task: Option<Task<(Vec<[f32; 2]>, usize, usize, Vec2)>>,
+    shore_task: Option<Task<ShoreField>>,
     last_shore: f64,
     pipe_revision: u64,
     last_pipe: f64,

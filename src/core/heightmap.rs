@@ -306,7 +306,7 @@ impl Heightmap {
     pub fn normalize(&mut self, lo: f32, hi: f32) {
         let s = self.stats();
         let span = s.max - s.min;
-        if !(span > 0.0) || !span.is_finite() {
+        if !span.is_finite() || span <= 0.0 {
             self.data.iter_mut().for_each(|h| *h = lo);
             return;
         }

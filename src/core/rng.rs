@@ -156,7 +156,7 @@ mod tests {
             assert!((-1.0..1.0).contains(&s));
             assert!(r.below(10) < 10);
         }
-        assert_eq!(unit_f32(u64::MAX) < 1.0, true);
+        assert!(unit_f32(u64::MAX) < 1.0);
     }
 
     #[test]

@@ -479,9 +479,9 @@ mod tests {
         // Midway between the two stops of a two-stop segment.
         assert_eq!(DIVERGING.at(0.5), [247, 247, 247], "zero change is white");
         let q = DEPTH.at(0.125);
-        for c in 0..3 {
+        for (c, &v) in q.iter().enumerate() {
             let mid = (DEPTH.0[0][c] as f32 + DEPTH.0[1][c] as f32) / 2.0;
-            assert!((q[c] as f32 - mid).abs() <= 1.0);
+            assert!((v as f32 - mid).abs() <= 1.0);
         }
         // The diverging ramp is red at the eroded end, blue at the deposited end.
         let (r, b) = (DIVERGING.at(0.0), DIVERGING.at(1.0));

@@ -215,7 +215,7 @@ impl Autosave {
     pub fn pending(&self) -> Option<Result<AutosaveInfo, String>> {
         let text = match std::fs::read_to_string(self.info_path()) {
             Ok(t) => t,
-            Err(_) => return self.map_path().exists().then(|| Ok(AutosaveInfo { original: None, written_at: 0 })),
+            Err(_) => return self.map_path().exists().then_some(Ok(AutosaveInfo { original: None, written_at: 0 })),
         };
         Some(ron::from_str(&text).map_err(|e| format!("autosave info does not parse: {e}")))
     }

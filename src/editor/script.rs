@@ -81,8 +81,8 @@ pub enum Action {
     /// Let this many frames pass.
     WaitFrames(u32),
     /// Set how the terrain is drawn, as the panel's look sections do (fields not given take
-    /// their defaults).
-    Look(crate::editor::look::LookParams),
+    /// their defaults). Boxed, being by far the largest action; the RON is the same as unboxed.
+    Look(Box<crate::editor::look::LookParams>),
     /// Place the orbit camera: `yaw` around +Y and `pitch` above the horizon (radians), at
     /// `zoom` times the distance that frames the whole map, looking at the map's centre.
     Camera {
