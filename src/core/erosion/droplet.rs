@@ -100,6 +100,7 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::hardness::{HardnessRule, check_hardness};
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
@@ -201,19 +202,6 @@ impl DropletParams {
         check_param("batch", self.batch as f64, 1.0, (1u64 << 24) as f64, "1..=2^24")?;
         Ok(())
     }
-}
-
-/// Checks a hardness map: one finite value in `0 ..= 1000` per node.
-pub(crate) fn check_hardness(h: &Option<Vec<f32>>, n: usize) -> Result<(), JobError> {
-    if let Some(h) = h {
-        if h.len() != n {
-            return Err(JobError::HardnessSize { expected: n, got: h.len() });
-        }
-        if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1000.0)) {
-            return Err(JobError::BadParam { name: "hardness", value: bad as f64, range: "0..=1000 per node" });
-        }
-    }
-    Ok(())
 }
 
 /// Sea mode: radius (nodes) of the disc a droplet's deposits on land are spread over, weights
@@ -1511,7 +1499,9 @@ impl DropletJob {
             return Err(JobError::NonFinite);
         }
         let n = terrain.len();
-        check_hardness(&inputs.hardness, n)?;
+        if let Some(h) = &inputs.hardness {
+            check_hardness(h, n, HardnessRule::AtMost1000)?;
+        }
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
         let blur = params.blur_changes.is_some_and(|s| s > 0.0);

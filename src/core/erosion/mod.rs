@@ -27,7 +27,9 @@ pub mod hardness;
 mod ledger;
 pub mod masks;
 pub mod pipe;
+pub(crate) mod simd;
 pub mod snowball;
+pub(crate) mod stencil;
 pub mod stream_power;
 pub mod thermal;
 

@@ -197,9 +197,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::thermal::{
-    Edges, Nb, ThermalBooks, ThermalKernel, ThermalParams, book_row, check_hardness, fmax, fmin, pos, simd_dispatch,
-};
+use super::hardness::{HardnessRule, check_hardness};
+use super::simd::{fmax, fmin, pos, simd_dispatch};
+use super::stencil::{Edges, Nb, book_row};
+use super::thermal::{ThermalBooks, ThermalKernel, ThermalParams};
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::heightmap::Heightmap;
 
@@ -487,7 +488,7 @@ impl PipeJob {
         params.validate(w, h)?;
         let n = w * h;
         if let Some(hd) = &inputs.hardness {
-            check_hardness(hd, n)?;
+            check_hardness(hd, n, HardnessRule::NonNegative)?;
         }
         let lx = params.cell_size.unwrap_or(terrain.cell_size);
         check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
@@ -1060,7 +1061,7 @@ fn mid(a: &[f32], r: usize, w: usize) -> &[f32] {
 /// L, R, T, B.
 const DIRS4: [(isize, isize); 4] = [(-1, 0), (1, 0), (0, -1), (0, 1)];
 /// L, R, T, B, TL, TR, BL, BR: the neighbours the tilt reads (the thermal model's order).
-use super::thermal::DIRS as DIRS8;
+use super::stencil::DIRS as DIRS8;
 /// The neighbour on the other side: `DIRS8[OPP8[k]] = −DIRS8[k]`.
 const OPP8: [usize; 8] = [1, 0, 3, 2, 7, 6, 5, 4];
 
@@ -1966,7 +1967,7 @@ mod tests {
     #[test]
     fn every_simd_tier_gives_the_same_bits() {
         use std::sync::atomic::Ordering;
-        let tier = &crate::core::erosion::thermal::SIMD_TIER;
+        let tier = &crate::core::erosion::simd::SIMD_TIER;
         let hm = bumpy(45, 38);
         let n = hm.len();
         let hard: Vec<f32> = (0..n).map(|i| 0.5 + (i % 7) as f32 * 0.1).collect();

@@ -45,8 +45,8 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::droplet::check_hardness;
 use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
+use super::hardness::{HardnessRule, check_hardness};
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
@@ -387,7 +387,9 @@ impl SnowballJob {
             return Err(JobError::NonFinite);
         }
         let n = terrain.len();
-        check_hardness(&inputs.hardness, n)?;
+        if let Some(h) = &inputs.hardness {
+            check_hardness(h, n, HardnessRule::AtMost1000)?;
+        }
         let (w, h) = (terrain.width, terrain.height);
         let geom = Geom::new(w, h, &inputs.boundary);
         let margin = params.offset_radius.ceil() as usize + 3;

@@ -55,9 +55,10 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, check_param,
-};
+use super::hardness::{HardnessRule, check_hardness};
+use super::simd::{fmax, fmin, pos, simd_dispatch};
+use super::stencil::{DIRS, Edges, Nb, book_row};
+use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::heightmap::Heightmap;
 
 /// Rows per parallel band. Fixed (not derived from the thread count) so that per-band partial
@@ -135,159 +136,6 @@ impl ThermalBooks {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Neighbour resolution shared with the pipe model.
-
-/// Where one step along an axis (or to a neighbour node) leads.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
-pub(crate) enum Nb {
-    /// A node of the map (index along the axis, or flat node index).
-    In(usize),
-    /// Across a wall: no neighbour.
-    Wall,
-    /// Across a drain edge: outside the map.
-    Out,
-}
-
-/// The effective edge modes of the four sides.
-#[derive(Clone, Copy, Debug)]
-pub(crate) struct Edges {
-    pub left: EdgeMode,
-    pub right: EdgeMode,
-    pub top: EdgeMode,
-    pub bottom: EdgeMode,
-}
-
-impl Edges {
-    pub fn new(b: &Boundary) -> Self {
-        Self {
-            left: b.effective(Side::Left),
-            right: b.effective(Side::Right),
-            top: b.effective(Side::Top),
-            bottom: b.effective(Side::Bottom),
-        }
-    }
-
-    #[inline]
-    fn axis(c: usize, d: isize, n: usize, lo: EdgeMode, hi: EdgeMode) -> Nb {
-        let cross = |m: EdgeMode, wrapped: usize| match m {
-            EdgeMode::Wrap => Nb::In(wrapped),
-            EdgeMode::Wall => Nb::Wall,
-            EdgeMode::Drain => Nb::Out,
-        };
-        match d {
-            0 => Nb::In(c),
-            d if d < 0 => {
-                if c > 0 {
-                    Nb::In(c - 1)
-                } else {
-                    cross(lo, n - 1)
-                }
-            }
-            _ => {
-                if c + 1 < n {
-                    Nb::In(c + 1)
-                } else {
-                    cross(hi, 0)
-                }
-            }
-        }
-    }
-
-    /// Column reached from `x` by `dx ∈ {−1, 0, 1}` on a map `w` wide.
-    #[inline]
-    pub fn col(&self, x: usize, dx: isize, w: usize) -> Nb {
-        Self::axis(x, dx, w, self.left, self.right)
-    }
-
-    /// Row reached from `y` by `dy ∈ {−1, 0, 1}` on a map `h` high.
-    #[inline]
-    pub fn row(&self, y: usize, dy: isize, h: usize) -> Nb {
-        Self::axis(y, dy, h, self.top, self.bottom)
-    }
-
-    /// The neighbour `(x+dx, y+dy)`: `In(flat index)`, or `Wall` if either axis hits a wall,
-    /// else `Out` if either axis leaves through a drain.
-    #[inline]
-    pub fn node(&self, x: usize, y: usize, dx: isize, dy: isize, w: usize, h: usize) -> Nb {
-        match (self.col(x, dx, w), self.row(y, dy, h)) {
-            (Nb::Wall, _) | (_, Nb::Wall) => Nb::Wall,
-            (Nb::Out, _) | (_, Nb::Out) => Nb::Out,
-            (Nb::In(cx), Nb::In(cy)) => Nb::In(cy * w + cx),
-        }
-    }
-}
-
-/// `max(x, 0)`, mapping NaN to 0.
-#[inline(always)]
-pub(crate) fn pos(x: f32) -> f32 {
-    if x > 0.0 { x } else { 0.0 }
-}
-
-/// `max(a, b)` as one compare-and-select (no NaN special-casing, so it vectorises to `maxps`).
-#[inline(always)]
-pub(crate) fn fmax(a: f32, b: f32) -> f32 {
-    if a > b { a } else { b }
-}
-
-/// `min(a, b)` as one compare-and-select.
-#[inline(always)]
-pub(crate) fn fmin(a: f32, b: f32) -> f32 {
-    if a < b { a } else { b }
-}
-
-/// Highest instruction-set tier the dispatched kernels may use: 2 = AVX-512, 1 = AVX2,
-/// 0 = the baseline target. Only lowered by tests (which check that all tiers agree bit for bit).
-pub(crate) static SIMD_TIER: std::sync::atomic::AtomicU8 = std::sync::atomic::AtomicU8::new(2);
-
-/// Defines `fn $name(args) -> ret { $body }` that runs `$body` compiled for AVX-512 or AVX2 when
-/// the CPU has them, and for the baseline target otherwise. The hot loops are
-/// `#[inline(always)]`, so they are compiled into every copy. All copies execute the same IEEE
-/// operations in the same order (no FMA contraction, no reassociation, no approximate
-/// reciprocals), so their results are bit-identical; a unit test checks it.
-macro_rules! simd_dispatch {
-    ($(#[$m:meta])* $vis:vis fn $name:ident($($a:ident: $t:ty),* $(,)?) -> $r:ty $body:block) => {
-        $(#[$m])*
-        $vis fn $name($($a: $t),*) -> $r {
-            #[cfg(target_arch = "x86_64")]
-            {
-                let tier = $crate::core::erosion::thermal::SIMD_TIER.load(std::sync::atomic::Ordering::Relaxed);
-                #[target_feature(enable = "avx512f,avx512vl,avx2")]
-                #[allow(clippy::too_many_arguments, clippy::unused_unit)]
-                fn with_avx512($($a: $t),*) -> $r $body
-                if tier >= 2 && std::is_x86_feature_detected!("avx512f") && std::is_x86_feature_detected!("avx512vl") {
-                    // SAFETY: the running CPU supports these features, checked just above.
-                    return unsafe { with_avx512($($a),*) };
-                }
-                #[target_feature(enable = "avx2")]
-                #[allow(clippy::too_many_arguments, clippy::unused_unit)]
-                fn with_avx2($($a: $t),*) -> $r $body
-                if tier >= 1 && std::is_x86_feature_detected!("avx2") {
-                    // SAFETY: the running CPU supports AVX2, checked just above.
-                    return unsafe { with_avx2($($a),*) };
-                }
-            }
-            $body
-        }
-    };
-}
-pub(crate) use simd_dispatch;
-
-/// Checks a hardness map: right length, every value finite and ≥ 0.
-pub(crate) fn check_hardness(h: &[f32], n: usize) -> Result<(), JobError> {
-    if h.len() != n {
-        return Err(JobError::HardnessSize { expected: n, got: h.len() });
-    }
-    if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0)) {
-        return Err(JobError::BadParam { name: "hardness", value: bad as f64, range: "finite, >= 0" });
-    }
-    Ok(())
-}
-
-/// Directions in the order every loop visits them: W, E, N, S, NW, NE, SW, SE (first 4 cardinal).
-/// The pipe model's tilt reads its neighbours in the same order.
-pub(crate) const DIRS: [(isize, isize); 8] = [(-1, 0), (1, 0), (0, -1), (0, 1), (-1, -1), (1, -1), (-1, 1), (1, 1)];
-
-// ---------------------------------------------------------------------------------------------
 // The kernel.
 
 /// A prepared thermal-erosion operator for one map size, cell size, boundary and hardness map.
@@ -332,7 +180,7 @@ impl ThermalKernel {
             return Err(JobError::BadParam { name: "size", value: 0.0, range: ">= 1 node per side" });
         }
         if let Some(hd) = &hardness {
-            check_hardness(hd, width * height)?;
+            check_hardness(hd, width * height, HardnessRule::NonNegative)?;
         }
         let tan = params.talus_slope() as f64;
         let t_card = (tan * cell_size as f64) as f32;
@@ -750,40 +598,6 @@ fn p2_cell<const SEA: bool>(
     c - sc * out + qc * inn
 }
 
-/// Books one row's change `old → new` (exact f64 differences, 8 fixed lanes so the sum is
-/// vectorisable yet deterministic) and records it in the maps. Returns (eroded, deposited).
-#[inline(always)]
-pub(crate) fn book_row(old: &[f32], new: &[f32], maps: Option<(&mut [f32], &mut [f32])>) -> (f64, f64) {
-    let n = old.len().min(new.len());
-    let (old, new) = (&old[..n], &new[..n]);
-    let mut er = [0.0f64; 8];
-    let mut de = [0.0f64; 8];
-    let oc = old.chunks_exact(8);
-    let nc = new.chunks_exact(8);
-    let (or, nr) = (oc.remainder(), nc.remainder());
-    for (o8, n8) in oc.zip(nc) {
-        for l in 0..8 {
-            let d = n8[l] as f64 - o8[l] as f64;
-            er[l] += if d < 0.0 { -d } else { 0.0 };
-            de[l] += if d > 0.0 { d } else { 0.0 };
-        }
-    }
-    for (l, (o, nn)) in or.iter().zip(nr).enumerate() {
-        let d = *nn as f64 - *o as f64;
-        er[l] += if d < 0.0 { -d } else { 0.0 };
-        de[l] += if d > 0.0 { d } else { 0.0 };
-    }
-    if let Some((me, md)) = maps {
-        let (me, md) = (&mut me[..n], &mut md[..n]);
-        for k in 0..n {
-            let d = new[k] - old[k];
-            me[k] += pos(-d);
-            md[k] += pos(d);
-        }
-    }
-    (er.iter().sum(), de.iter().sum())
-}
-
 /// One thermal iteration on `hm` (convenience wrapper building a [`ThermalKernel`]; for repeated
 /// use build the kernel once). `params.iterations` is ignored: exactly one iteration runs.
 pub fn thermal_step(
@@ -917,6 +731,7 @@ impl Simulation for ThermalJob {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::erosion::EdgeMode;
 
     fn spike(n: usize, h: f32) -> Heightmap {
         let mut hm = Heightmap::new(n, n, 1.0).unwrap();
