@@ -26,6 +26,7 @@ mod error;
 pub mod hardness;
 mod ledger;
 pub mod masks;
+pub(crate) mod particles;
 pub mod pipe;
 pub(crate) mod simd;
 pub mod snowball;

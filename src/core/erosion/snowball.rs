@@ -45,8 +45,8 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
 use super::hardness::{HardnessRule, check_hardness};
+use super::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
@@ -579,7 +579,7 @@ impl Simulation for SnowballJob {
             if let (Some(sea), false) = (self.sea, self.degenerate) {
                 let maps = &mut self.maps;
                 let (e, d) =
-                    particles::relax_extremes(&mut self.hm, sea, super::droplet::EXTREME_TOLERANCE, &mut |i, dh| {
+                    particles::relax_extremes(&mut self.hm, sea, particles::EXTREME_TOLERANCE, &mut |i, dh| {
                         maps.record(i, dh)
                     });
                 self.ledger.eroded += e;
