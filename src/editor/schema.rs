@@ -45,7 +45,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("core/generate/value_noise.rs", include_str!("../core/generate/value_noise.rs")),
     ("core/generate/warp.rs", include_str!("../core/generate/warp.rs")),
     ("core/erosion/mod.rs", include_str!("../core/erosion/mod.rs")),
-    ("core/erosion/droplet.rs", include_str!("../core/erosion/droplet.rs")),
+    ("core/erosion/droplet/params.rs", include_str!("../core/erosion/droplet/params.rs")),
     ("core/erosion/snowball.rs", include_str!("../core/erosion/snowball.rs")),
     ("core/erosion/pipe.rs", include_str!("../core/erosion/pipe.rs")),
     ("core/erosion/thermal.rs", include_str!("../core/erosion/thermal.rs")),
