@@ -48,7 +48,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("core/erosion/droplet/params.rs", include_str!("../core/erosion/droplet/params.rs")),
     ("core/erosion/snowball.rs", include_str!("../core/erosion/snowball.rs")),
     ("core/erosion/pipe.rs", include_str!("../core/erosion/pipe.rs")),
-    ("core/erosion/thermal.rs", include_str!("../core/erosion/thermal.rs")),
+    ("core/erosion/thermal/params.rs", include_str!("../core/erosion/thermal/params.rs")),
     ("core/erosion/hardness.rs", include_str!("../core/erosion/hardness.rs")),
     ("core/erosion/stream_power/mod.rs", include_str!("../core/erosion/stream_power/mod.rs")),
     ("core/brush.rs", include_str!("../core/brush.rs")),
