@@ -47,7 +47,7 @@ pub const SOURCES: &[(&str, &str)] = &[
     ("core/erosion/mod.rs", include_str!("../core/erosion/mod.rs")),
     ("core/erosion/droplet/params.rs", include_str!("../core/erosion/droplet/params.rs")),
     ("core/erosion/snowball.rs", include_str!("../core/erosion/snowball.rs")),
-    ("core/erosion/pipe.rs", include_str!("../core/erosion/pipe.rs")),
+    ("core/erosion/pipe/params.rs", include_str!("../core/erosion/pipe/params.rs")),
     ("core/erosion/thermal/params.rs", include_str!("../core/erosion/thermal/params.rs")),
     ("core/erosion/hardness.rs", include_str!("../core/erosion/hardness.rs")),
     ("core/erosion/stream_power/mod.rs", include_str!("../core/erosion/stream_power/mod.rs")),
