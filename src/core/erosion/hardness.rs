@@ -110,7 +110,7 @@ impl HardnessParams {
     }
 }
 
-/// Which values a job accepts in a hardness map ([`super::JobInputs::hardness`]). The two model
+/// Which values a job accepts in a hardness map ([`super::JobInputs::hardness`]). The model
 /// families have always checked different ranges; both rules are kept as they were so that no
 /// job that builds today is refused (or the other way round).
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -119,6 +119,8 @@ pub(crate) enum HardnessRule {
     NonNegative,
     /// Particle models (droplet, snowball): every value finite and in `0 ..= 1000`.
     AtMost1000,
+    /// Stream power: every value finite and in `0 ..= 10⁶`.
+    AtMost1e6,
 }
 
 /// Checks a hardness map: one value per node (`n` of them), each allowed by `rule`.
@@ -129,6 +131,7 @@ pub(crate) fn check_hardness(h: &[f32], n: usize, rule: HardnessRule) -> Result<
     let (max, range) = match rule {
         HardnessRule::NonNegative => (f32::INFINITY, "finite, >= 0"),
         HardnessRule::AtMost1000 => (1000.0, "0..=1000 per node"),
+        HardnessRule::AtMost1e6 => (1.0e6, "[0, 1e6]"),
     };
     if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= max)) {
         return Err(JobError::BadParam { name: "hardness", value: bad as f64, range });

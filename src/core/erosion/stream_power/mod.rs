@@ -127,7 +127,8 @@ use rayon::prelude::*;
 
 use self::diffusion::Diffusion;
 use self::routing::{Mfd, NONE, Router, Shared};
-use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
+use super::hardness::{HardnessRule, check_hardness};
+use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::heightmap::Heightmap;
 
 /// Flow routing of a heightmap as the stream-power model sees it (see [`route_flow`]).
@@ -212,12 +213,7 @@ impl StreamPowerJob {
         }
         params.validate(n)?;
         if let Some(h) = &inputs.hardness {
-            if h.len() != n {
-                return Err(JobError::HardnessSize { expected: n, got: h.len() });
-            }
-            for &v in h {
-                check_param("hardness", v as f64, 0.0, 1.0e6, "[0, 1e6]")?;
-            }
+            check_hardness(h, n, HardnessRule::AtMost1e6)?;
         }
         // A non-finite sea level (−∞: "no sea") means no sea.
         let sea_level = inputs.sea_level.filter(|s| s.is_finite());
