@@ -51,12 +51,12 @@
 //! A map with no `Drain` edge has no outlet: its lowest pit (ties by index) becomes the *terminal*
 //! basin, which plays the role of node 0 and keeps everything that reaches it (an endorheic basin).
 
-use rayon::prelude::*;
-
 mod lakes;
 mod mfd;
 
 pub(crate) use mfd::Mfd;
+
+use rayon::prelude::*;
 
 use super::super::{Boundary, EdgeMode, Side};
 
