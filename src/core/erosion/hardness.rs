@@ -23,7 +23,7 @@
 //! parameters and the seed. Values outside the documented ranges are refused with a
 //! [`JobError::BadParam`], never a panic.
 //!
-//! Also here: [`check_hardness`], the check every job makes of the hardness map it is given.
+//! Also here: `check_hardness`, the check every job makes of the hardness map it is given.
 
 use serde::{Deserialize, Serialize};
 

@@ -18,10 +18,10 @@
 //! ## Layout
 //! Each model is a directory: `mod.rs` holds the paper, the equations and the scheme,
 //! `params.rs` its parameters, then its kernels, job and `tests.rs`. What the models share has
-//! its own module: [`ledger`] (books, maps, fields, snapshots), [`error`] (job errors and the
-//! parameter range check), [`hardness`] (hardness maps and their check), [`particles`] (geometry
-//! and the tile scheduler of droplet and snowball), [`stencil`] (grid neighbours of thermal and
-//! pipe) and [`simd`] (the instruction-set dispatch of the grid kernels).
+//! its own module: `ledger` (books, maps, fields, snapshots), `error` (job errors and the
+//! parameter range check), [`hardness`] (hardness maps and their check), `particles` (geometry
+//! and the tile scheduler of droplet and snowball), `stencil` (grid neighbours of thermal and
+//! pipe) and `simd` (the instruction-set dispatch of the grid kernels).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 

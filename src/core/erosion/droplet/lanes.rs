@@ -370,7 +370,7 @@ impl Ctx<'_> {
         p
     }
 
-    /// The bilinear cells of the lanes' positions (clamped into the map). Equals [`Geom::cell`]
+    /// The bilinear cells of the lanes' positions (clamped into the map). Equals [`Geom::cell`](super::super::particles::Geom::cell)
     /// for positions strictly inside the last row and column.
     ///
     /// # Safety

@@ -110,7 +110,7 @@
 //! * **Velocity**: where `d̄ < 1e-6 m` the velocity is 0 (no water to move), and each component
 //!   is clamped to `lx/Δt` (CFL number 1). The clamp keeps the back-traced point within one cell,
 //!   which the transport relies on.
-//! * **Sea** ([`JobInputs::sea_level`]): erosion never takes a node below the sea, nor anything
+//! * **Sea** ([`JobInputs::sea_level`](super::JobInputs::sea_level)): erosion never takes a node below the sea, nor anything
 //!   from a node at or under it (the sea is the base level every river ends at, as in the
 //!   droplet and snowball models), and the sea is a water body at a fixed level, see *The sea*.
 //!   Without the floor the default island lost 3.3 % of its land to the sea in 2000 steps,
@@ -165,7 +165,7 @@
 //! flat top at the sea level (a sea node whose bed stayed at the sea level would swallow the
 //! river there and keep its load in suspension for ever). Whatever a sea node cannot hold stays
 //! suspended (booked in `suspended`) and moves with the water. The sea level is
-//! [`JobInputs::sea_level`]: metres, any finite value, default `None` (no sea; a non-finite
+//! [`JobInputs::sea_level`](super::JobInputs::sea_level): metres, any finite value, default `None` (no sea; a non-finite
 //! value is no sea too, and the model is then bit for bit the one without these rules).
 //! Thermal erosion (step 6) moves material as it would without a sea, and may pile a sea node
 //! above the sea level, which makes it land.
