@@ -66,8 +66,9 @@ use std::time::{Duration, Instant};
 use bytemuck::{Pod, Zeroable};
 
 use super::context::{GpuContext, GpuError, groups};
+use crate::core::erosion::hardness::{HardnessRule, check_hardness};
 use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
-use crate::core::erosion::thermal::{ThermalParams, check_hardness};
+use crate::core::erosion::thermal::ThermalParams;
 use crate::core::erosion::{
     EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, apply_edit, check_param,
 };
@@ -291,7 +292,7 @@ impl GpuErosionJob {
         check_terrain(&terrain)?;
         params.validate(w, h)?;
         if let Some(hd) = &inputs.hardness {
-            check_hardness(hd, w * h)?;
+            check_hardness(hd, w * h, HardnessRule::NonNegative)?;
         }
         let lx = params.cell_size.unwrap_or(terrain.cell_size);
         check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
@@ -313,7 +314,7 @@ impl GpuErosionJob {
         params.validate()?;
         check_param("cell_size", terrain.cell_size as f64, 1.0e-9, 1.0e9, "(0, 1e9] metres")?;
         if let Some(hd) = &inputs.hardness {
-            check_hardness(hd, terrain.len())?;
+            check_hardness(hd, terrain.len(), HardnessRule::NonNegative)?;
         }
         let cell = terrain.cell_size;
         Self::build(ctx, terrain, Model::Thermal(params), inputs, cell)

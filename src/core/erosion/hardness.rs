@@ -22,6 +22,8 @@
 //! Deterministic: every value is a pure function of the node position, its height, the
 //! parameters and the seed. Values outside the documented ranges are refused with a
 //! [`JobError::BadParam`], never a panic.
+//!
+//! Also here: `check_hardness`, the check every job makes of the hardness map it is given.
 
 use serde::{Deserialize, Serialize};
 
@@ -106,6 +108,35 @@ impl HardnessParams {
     pub fn is_neutral(&self) -> bool {
         self.mode == HardnessMode::Uniform && self.base == 1.0
     }
+}
+
+/// Which values a job accepts in a hardness map ([`super::JobInputs::hardness`]). The model
+/// families have always checked different ranges; both rules are kept as they were so that no
+/// job that builds today is refused (or the other way round).
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub(crate) enum HardnessRule {
+    /// Grid models (pipe, thermal, on the CPU and the GPU): every value finite and ≥ 0.
+    NonNegative,
+    /// Particle models (droplet, snowball): every value finite and in `0 ..= 1000`.
+    AtMost1000,
+    /// Stream power: every value finite and in `0 ..= 10⁶`.
+    AtMost1e6,
+}
+
+/// Checks a hardness map: one value per node (`n` of them), each allowed by `rule`.
+pub(crate) fn check_hardness(h: &[f32], n: usize, rule: HardnessRule) -> Result<(), JobError> {
+    if h.len() != n {
+        return Err(JobError::HardnessSize { expected: n, got: h.len() });
+    }
+    let (max, range) = match rule {
+        HardnessRule::NonNegative => (f32::INFINITY, "finite, >= 0"),
+        HardnessRule::AtMost1000 => (1000.0, "0..=1000 per node"),
+        HardnessRule::AtMost1e6 => (1.0e6, "[0, 1e6]"),
+    };
+    if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= max)) {
+        return Err(JobError::BadParam { name: "hardness", value: bad as f64, range });
+    }
+    Ok(())
 }
 
 fn smoothstep(e0: f32, e1: f32, x: f32) -> f32 {

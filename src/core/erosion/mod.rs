@@ -14,6 +14,14 @@
 //!
 //! `added` is material the model created (e.g. the minimum-height guard lifting a node back up, or
 //! uplift in stream-power) and is reported as `clamped`/`uplift` by each model; see [`Ledger`].
+//!
+//! ## Layout
+//! Each model is a directory: `mod.rs` holds the paper, the equations and the scheme,
+//! `params.rs` its parameters, then its kernels, job and `tests.rs`. What the models share has
+//! its own module: `ledger` (books, maps, fields, snapshots), `error` (job errors and the
+//! parameter range check), [`hardness`] (hardness maps and their check), `particles` (geometry
+//! and the tile scheduler of droplet and snowball), `stencil` (grid neighbours of thermal and
+//! pipe) and `simd` (the instruction-set dispatch of the grid kernels).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -22,12 +30,20 @@ use serde::{Deserialize, Serialize};
 use super::heightmap::Heightmap;
 
 pub mod droplet;
+mod error;
 pub mod hardness;
+mod ledger;
 pub mod masks;
+pub(crate) mod particles;
 pub mod pipe;
+pub(crate) mod simd;
 pub mod snowball;
+pub(crate) mod stencil;
 pub mod stream_power;
 pub mod thermal;
+
+pub use error::{JobError, check_param};
+pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
 
 /// What happens at one edge of the map.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
@@ -87,103 +103,6 @@ pub enum Side {
     Right,
     Top,
     Bottom,
-}
-
-/// The sediment books of a run, in metre·nodes (see the module doc for the identities).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
-pub struct Ledger {
-    /// Material removed from the terrain.
-    pub eroded: f64,
-    /// Material added to the terrain by deposition.
-    pub deposited: f64,
-    /// Material that left the map across a drain edge.
-    pub lost_at_border: f64,
-    /// Material created (positive) or destroyed (negative) outside the erosion/deposition
-    /// exchange, signed: a clamp such as the minimum-height guard lifting terrain back up, or the
-    /// residual of a non-conservative scheme (the seed's semi-Lagrangian and MacCormack sediment
-    /// advection gain or lose sediment where flow converges or diverges; the pipe model's
-    /// `Conservative` advection keeps this ≈ 0). Booked so the identities still close and the
-    /// non-conservation is visible rather than hidden.
-    pub clamped: f64,
-    /// Material created by tectonic uplift (stream-power only), already included in `deposited`
-    /// in the terrain books but not taken from suspension.
-    pub uplift: f64,
-    /// Material still carried by water/particles at the time of the report.
-    pub suspended: f64,
-    /// Σh before the run.
-    pub volume_before: f64,
-    /// Σh at the time of the report.
-    pub volume_after: f64,
-}
-
-impl Ledger {
-    /// `Σh_after − Σh_before − (deposited − eroded)`: should be ~0.
-    pub fn terrain_error(&self) -> f64 {
-        (self.volume_after - self.volume_before) - (self.deposited - self.eroded)
-    }
-    /// `eroded + clamped + uplift − deposited − lost_at_border − suspended`: should be ~0.
-    pub fn material_error(&self) -> f64 {
-        self.eroded + self.clamped + self.uplift - self.deposited - self.lost_at_border - self.suspended
-    }
-    /// Total material moved, the scale the errors are judged against.
-    pub fn moved(&self) -> f64 {
-        self.eroded.max(self.deposited).max(1e-12)
-    }
-    /// True when both books close to `rel` of the material moved (plus f32 rounding of Σh).
-    pub fn closes(&self, rel: f64) -> bool {
-        let tol = rel * self.moved();
-        self.terrain_error().abs() <= tol && self.material_error().abs() <= tol
-    }
-}
-
-/// Per-node totals of erosion and deposition over a run (metres), for colouring and export.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ErosionMaps {
-    /// Total height removed at each node (≥ 0).
-    pub eroded: Vec<f32>,
-    /// Total height added at each node (≥ 0).
-    pub deposited: Vec<f32>,
-}
-
-impl ErosionMaps {
-    /// Zeroed maps for `n` nodes.
-    pub fn new(n: usize) -> Self {
-        Self { eroded: vec![0.0; n], deposited: vec![0.0; n] }
-    }
-    /// Records a signed height change at node `i` (negative = erosion).
-    #[inline]
-    pub fn record(&mut self, i: usize, dh: f32) {
-        if dh < 0.0 { self.eroded[i] -= dh } else { self.deposited[i] += dh }
-    }
-    /// Net change (deposited − eroded) per node.
-    pub fn net(&self) -> Vec<f32> {
-        self.deposited.iter().zip(&self.eroded).map(|(d, e)| d - e).collect()
-    }
-}
-
-/// Extra per-node fields a model can expose (the editor draws them; the CLI exports them).
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct Fields {
-    /// Water depth, metres (pipe model).
-    pub water: Option<Vec<f32>>,
-    /// Water velocity (u, v), metres per second (pipe model).
-    pub velocity: Option<Vec<[f32; 2]>>,
-    /// Suspended sediment, metres (pipe model).
-    pub sediment: Option<Vec<f32>>,
-    /// Flow: how many particles crossed each node (droplet/snowball) or drainage area (stream-power).
-    pub flow: Option<Vec<f32>>,
-    /// Water volume carried across each node by particles (droplet).
-    pub flow_volume: Option<Vec<f32>>,
-}
-
-/// A consistent copy of a simulation's state, handed out between steps.
-#[derive(Clone, Debug)]
-pub struct Snapshot {
-    pub heightmap: Heightmap,
-    pub fields: Fields,
-    pub ledger: Ledger,
-    pub maps: ErosionMaps,
-    pub progress: Progress,
 }
 
 /// How far a job has come, in the model's own unit of work (droplets, time steps, iterations).
@@ -305,17 +224,6 @@ pub struct JobInputs {
     pub sea_level: Option<f32>,
 }
 
-/// Why a job could not be built.
-#[derive(Debug, thiserror::Error, Clone, PartialEq)]
-pub enum JobError {
-    #[error("hardness map has {got} values but the terrain has {expected} nodes")]
-    HardnessSize { expected: usize, got: usize },
-    #[error("parameter {name} = {value} is outside its range {range}")]
-    BadParam { name: &'static str, value: f64, range: &'static str },
-    #[error("terrain contains non-finite heights")]
-    NonFinite,
-}
-
 /// Builds the job for `params` over `terrain`.
 pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Result<Box<dyn Simulation>, JobError> {
     if !terrain.all_finite() {
@@ -333,13 +241,4 @@ pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Res
         ModelParams::Thermal(p) => Box::new(thermal::ThermalJob::new(terrain, p.clone(), inputs)?),
         ModelParams::StreamPower(p) => Box::new(stream_power::StreamPowerJob::new(terrain, p.clone(), inputs)?),
     })
-}
-
-/// Checks `lo <= value <= hi` (and finiteness) for a parameter.
-pub fn check_param(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), JobError> {
-    if value.is_finite() && value >= lo && value <= hi {
-        Ok(())
-    } else {
-        Err(JobError::BadParam { name, value, range })
-    }
 }

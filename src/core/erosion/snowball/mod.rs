@@ -43,80 +43,17 @@
 //! snowball comes from `SplitMix64::stream(seed, index)`; results are identical at any thread count.
 
 use rayon::prelude::*;
-use serde::{Deserialize, Serialize};
 
-use super::droplet::check_hardness;
-use super::droplet::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
-use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation, check_param};
+use super::hardness::{HardnessRule, check_hardness};
+use super::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
+use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
 
-/// Parameters of the snowball model (seed 002's names in brackets; defaults from its code).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SnowballParams {
-    /// Snowballs to roll. Count, `0 ..= 2³⁴`; default 35 000 (seed 002 shows 35k, 50k and 100k).
-    pub snowballs: u64,
-    /// Height taken per iteration at full steepness (erosionRate). Metres, `0 ..= 1000`; default 0.04.
-    pub erosion_rate: f32,
-    /// Fraction of the load dropped per iteration on flat ground (depositionRate). `0 ..= 1`;
-    /// default 0.03.
-    pub deposition_rate: f32,
-    /// Acceleration along the normal (speed). Nodes per iteration, `0 ..= 1000`; default 0.15.
-    pub speed: f32,
-    /// Fraction of the velocity kept per iteration (friction). `0 ..= 1`; default 0.7.
-    pub friction: f32,
-    /// Half-width of the random offset used when sampling the normal (radius). Nodes, `0 ..= 64`;
-    /// default 0.8.
-    pub offset_radius: f32,
-    /// Most iterations per snowball (maxIterations). `1 ..= 10⁶`; default 80.
-    pub max_iterations: u32,
-    /// Erosion ramps up as `min(1, i · iteration_scale)` (iterationScale). `0 ..= 1000`; default 0.04.
-    pub iteration_scale: f32,
-    /// Gaussian blur of the heightmap after all snowballs. Sigma in nodes, `0 ..= 1000`
-    /// (0 = off); default 0.7071 (the seed's 3×3 binomial blur).
-    pub blur_sigma: f32,
-    /// Run batches in parallel tile phases; `false` = one snowball after another. Default `true`.
-    pub parallel: bool,
-    /// Snowballs per step (one indivisible unit of work). `1 ..= 2²⁴`; default 4096.
-    pub batch: u32,
-}
+mod params;
 
-impl Default for SnowballParams {
-    fn default() -> Self {
-        Self {
-            snowballs: 35_000,
-            erosion_rate: 0.04,
-            deposition_rate: 0.03,
-            speed: 0.15,
-            friction: 0.7,
-            offset_radius: 0.8,
-            max_iterations: 80,
-            iteration_scale: 0.04,
-            blur_sigma: std::f32::consts::FRAC_1_SQRT_2,
-            parallel: true,
-            batch: 4096,
-        }
-    }
-}
-
-impl SnowballParams {
-    /// Checks every field against its documented range.
-    pub fn validate(&self) -> Result<(), JobError> {
-        check_param("snowballs", self.snowballs as f64, 0.0, (1u64 << 34) as f64, "0..=2^34")?;
-        check_param("erosion_rate", self.erosion_rate as f64, 0.0, 1000.0, "0..=1000")?;
-        check_param("deposition_rate", self.deposition_rate as f64, 0.0, 1.0, "0..=1")?;
-        check_param("speed", self.speed as f64, 0.0, 1000.0, "0..=1000")?;
-        check_param("friction", self.friction as f64, 0.0, 1.0, "0..=1")?;
-        check_param("offset_radius", self.offset_radius as f64, 0.0, 64.0, "0..=64")?;
-        check_param("max_iterations", self.max_iterations as f64, 1.0, 1e6, "1..=1e6")?;
-        check_param("iteration_scale", self.iteration_scale as f64, 0.0, 1000.0, "0..=1000")?;
-        check_param("blur_sigma", self.blur_sigma as f64, 0.0, 1000.0, "0..=1000")?;
-        check_param("batch", self.batch as f64, 1.0, (1u64 << 24) as f64, "1..=2^24")?;
-        Ok(())
-    }
-}
+pub use params::SnowballParams;
 
 /// Below this many live snowballs a batch finishes serially.
 const SERIAL_TAIL: usize = 64;
@@ -387,7 +324,9 @@ impl SnowballJob {
             return Err(JobError::NonFinite);
         }
         let n = terrain.len();
-        check_hardness(&inputs.hardness, n)?;
+        if let Some(h) = &inputs.hardness {
+            check_hardness(h, n, HardnessRule::AtMost1000)?;
+        }
         let (w, h) = (terrain.width, terrain.height);
         let geom = Geom::new(w, h, &inputs.boundary);
         let margin = params.offset_radius.ceil() as usize + 3;
@@ -577,7 +516,7 @@ impl Simulation for SnowballJob {
             if let (Some(sea), false) = (self.sea, self.degenerate) {
                 let maps = &mut self.maps;
                 let (e, d) =
-                    particles::relax_extremes(&mut self.hm, sea, super::droplet::EXTREME_TOLERANCE, &mut |i, dh| {
+                    particles::relax_extremes(&mut self.hm, sea, particles::EXTREME_TOLERANCE, &mut |i, dh| {
                         maps.record(i, dh)
                     });
                 self.ledger.eroded += e;
@@ -593,211 +532,4 @@ impl Simulation for SnowballJob {
 }
 
 #[cfg(test)]
-mod tests {
-    use super::*;
-    use crate::core::erosion::{Boundary, EdgeMode};
-
-    /// A cone-shaped island in a flat sea, like seed 002's test scene.
-    fn island(n: usize) -> Heightmap {
-        Heightmap::from_fn(n, n, 1.0, |x, y| {
-            let c = n as f32 / 2.0;
-            let d = ((x as f32 - c).powi(2) + (y as f32 - c).powi(2)).sqrt() / c;
-            let bumps = 0.6 * (x as f32 * 0.37).sin() * (y as f32 * 0.29).cos();
-            ((1.0 - d) * 12.0 + bumps).max(0.0)
-        })
-        .unwrap()
-    }
-
-    #[test]
-    fn snowballs_end_at_the_sea_without_digging_below_it() {
-        // A cone island rising out of a sea 3 m deep (sea level 0).
-        let hm = Heightmap::from_fn(80, 80, 1.0, |x, y| {
-            let d = ((x as f32 - 40.0).powi(2) + (y as f32 - 40.0).powi(2)).sqrt() / 40.0;
-            (1.0 - d) * 14.0 - 3.0 + 0.6 * (x as f32 * 0.37).sin() * (y as f32 * 0.29).cos()
-        })
-        .unwrap();
-        let p = SnowballParams {
-            snowballs: 6000,
-            erosion_rate: 0.2,
-            blur_sigma: 0.0,
-            batch: 2000,
-            ..SnowballParams::default()
-        };
-        for parallel in [false, true] {
-            let inputs = JobInputs {
-                boundary: Boundary::all(EdgeMode::Wall),
-                seed: 5,
-                sea_level: Some(0.0),
-                ..Default::default()
-            };
-            let mut j = SnowballJob::new(hm.clone(), SnowballParams { parallel, ..p.clone() }, inputs).unwrap();
-            while !j.is_done() {
-                j.step();
-            }
-            j.finish();
-            let l = j.ledger();
-            assert!(l.closes(1e-5), "{l:?}");
-            assert!(l.eroded > 1.0);
-            for (i, (&a, &b)) in hm.data.iter().zip(&j.heightmap().data).enumerate() {
-                if a > 0.0 {
-                    assert!(b >= 0.0, "land node {i} dug to {b}");
-                } else {
-                    // Under water nothing is dug: a sea node may take a deposit (and lose it
-                    // again down to the water line), never end below where it started.
-                    assert!(b >= a - 1e-5, "sea node {i} dug from {a} to {b}");
-                }
-            }
-        }
-    }
-
-    fn job(hm: Heightmap, p: SnowballParams, b: Boundary) -> SnowballJob {
-        SnowballJob::new(hm, p, JobInputs { boundary: b, seed: 11, ..Default::default() }).unwrap()
-    }
-
-    fn run(j: &mut SnowballJob) {
-        while !j.is_done() {
-            j.step();
-        }
-        j.finish();
-    }
-
-    #[test]
-    fn first_iteration_neither_erodes_nor_deposits() {
-        // i = 0: erosion is scaled by min(1, 0) and the load is 0, so one iteration changes nothing.
-        let p = SnowballParams { snowballs: 50, max_iterations: 1, blur_sigma: 0.0, ..Default::default() };
-        let hm = island(32);
-        let mut j = job(hm.clone(), p, Boundary::default());
-        run(&mut j);
-        assert_eq!(j.hm, hm);
-        // Every snowball visits at least its start node.
-        assert!(j.flow.iter().sum::<f32>() >= 50.0);
-    }
-
-    #[test]
-    fn snowballs_carve_the_slopes_and_deposit_below() {
-        let p = SnowballParams { snowballs: 2000, blur_sigma: 0.0, ..Default::default() };
-        let before = island(48);
-        let mut j = job(before.clone(), p, Boundary::default());
-        run(&mut j);
-        let l = j.ledger();
-        assert!(l.eroded > 0.0 && l.deposited > 0.0);
-        assert!(l.closes(1e-4), "{l:?}");
-        // Erosion happens on the slopes (height > 0), not on the flat sea floor.
-        let eroded_on_land: f32 =
-            j.maps.eroded.iter().zip(&before.data).filter(|(_, h)| **h > 0.5).map(|(e, _)| *e).sum();
-        let total: f32 = j.maps.eroded.iter().sum();
-        assert!(eroded_on_land > 0.95 * total, "{eroded_on_land} of {total}");
-    }
-
-    #[test]
-    fn the_step_follows_the_seed_formulas() {
-        // On a plane h = −a·x (downhill towards +x) the normal is (a, 1, 0)/√(1+a²).
-        let a = 0.5f32;
-        let hm = Heightmap::from_fn(64, 16, 1.0, |x, _| 5.0 - a * x as f32).unwrap();
-        let p = SnowballParams {
-            snowballs: 1,
-            offset_radius: 0.0,
-            max_iterations: 3,
-            blur_sigma: 0.0,
-            ..Default::default()
-        };
-        let mut j = job(hm, p.clone(), Boundary::all(EdgeMode::Wall));
-        let mut s = j.spawn(0);
-        s.x = 10.0;
-        s.y = 8.0;
-        s.px = 10.0;
-        s.py = 8.0;
-        let raw = Raw {
-            h: j.hm.data.as_mut_ptr(),
-            ero: j.maps.eroded.as_mut_ptr(),
-            dep: j.maps.deposited.as_mut_ptr(),
-            flow: j.flow.as_mut_ptr(),
-            fvol: std::ptr::null_mut(),
-            hard: std::ptr::null(),
-            n: 64 * 16,
-        };
-        let ctx = Ctx {
-            geom: j.geom,
-            raw,
-            erosion_rate: p.erosion_rate,
-            deposition_rate: p.deposition_rate,
-            speed: p.speed,
-            friction: p.friction,
-            max_iter: 3,
-            iter_scale: p.iteration_scale,
-            inv_2cs: 0.5,
-            margin: 3,
-            sea: f32::NEG_INFINITY,
-            spread: false,
-        };
-        let mut b = Books::default();
-        unsafe { ctx.walk(&mut s, None, &mut b) };
-        let ny = 1.0 / (1.0 + a * a).sqrt();
-        let nx = a * ny;
-        // Velocities: v1 = nx·speed, v2 = f·v1 + nx·speed, v3 = f·v2 + nx·speed.
-        let v1 = nx * p.speed;
-        let v2 = p.friction * v1 + nx * p.speed;
-        let v3 = p.friction * v2 + nx * p.speed;
-        assert!((s.x - (10.0 + v1 + v2 + v3)).abs() < 1e-4, "{}", s.x);
-        assert!((s.y - 8.0).abs() < 1e-6);
-        // Erosion: i = 0 → 0, i = 1 → e·(1−ny)·0.04, i = 2 → e·(1−ny)·0.08; deposits are tiny
-        // (load · 0.03 · ny), and everything ends on the map: eroded = deposited.
-        let e1 = p.erosion_rate * (1.0 - ny) * 0.04;
-        let e2 = p.erosion_rate * (1.0 - ny) * 0.08;
-        assert!(((b.eroded - b.deposited) as f32).abs() < 1e-6);
-        let dep2 = e1 * p.deposition_rate * ny;
-        // (f32 rounding of heights near 5 m is ~5e-7 per node, ~1 % of these tiny changes.)
-        assert!((b.eroded as f32 - (e1 + e2 - dep2)).abs() < 1e-2 * (e1 + e2), "{} vs {}", b.eroded, e1 + e2 - dep2);
-        assert!(!s.alive && s.sediment == 0.0);
-    }
-
-    #[test]
-    fn blur_is_booked_and_the_ledger_closes_in_every_mode() {
-        for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
-            for parallel in [false, true] {
-                let p = SnowballParams { snowballs: 600, batch: 256, parallel, ..Default::default() };
-                let mut j = job(island(40), p, b);
-                run(&mut j);
-                let l = j.ledger();
-                assert!(l.closes(1e-4), "{b:?} {parallel} {l:?}");
-                let e: f64 = j.maps.eroded.iter().map(|&v| v as f64).sum();
-                assert!((e - l.eroded).abs() <= 1e-3 * l.eroded, "{e} {}", l.eroded);
-                // finish() twice blurs once.
-                let h = j.hm.clone();
-                j.finish();
-                assert_eq!(j.hm, h);
-            }
-        }
-    }
-
-    #[test]
-    fn hardness_zero_is_rock() {
-        let hm = island(40);
-        let hard: Vec<f32> = (0..hm.len()).map(|i| if i % 40 < 20 { 0.0 } else { 1.0 }).collect();
-        let p = SnowballParams { snowballs: 800, ..Default::default() };
-        let mut j =
-            SnowballJob::new(hm.clone(), p, JobInputs { hardness: Some(hard), seed: 1, ..Default::default() }).unwrap();
-        run(&mut j);
-        for y in 0..40 {
-            for x in 0..20 {
-                assert!(j.hm.get(x, y) >= hm.get(x, y), "rock at {x},{y} lost height");
-            }
-        }
-        assert!(j.ledger().closes(1e-4));
-    }
-
-    #[test]
-    fn bad_parameters_are_refused() {
-        let hm = island(8);
-        for p in [
-            SnowballParams { friction: 1.5, ..Default::default() },
-            SnowballParams { speed: f32::NAN, ..Default::default() },
-            SnowballParams { max_iterations: 0, ..Default::default() },
-            SnowballParams { blur_sigma: -1.0, ..Default::default() },
-            SnowballParams { offset_radius: 1e9, ..Default::default() },
-            SnowballParams { batch: 0, ..Default::default() },
-        ] {
-            assert!(SnowballJob::new(hm.clone(), p, JobInputs::default()).is_err());
-        }
-    }
-}
+mod tests;

@@ -1,0 +1,286 @@
+//! The scalar droplet step (steps 1–7 of the module doc, with the edge rules and the sea mode's
+//! branches): a droplet's state [`Drop`], the step context [`Ctx`] with raw access to the maps,
+//! and the serial walk.
+
+use super::super::particles::{self, Books, Geom, Raw, Rect, Walker};
+use super::SUB;
+use super::brush::{Brush, brush_fast, deposit4, take};
+use super::sea::LAND_SPREAD;
+use crate::core::rng::SplitMix64;
+
+/// One droplet's state.
+#[derive(Clone, Debug)]
+pub(super) struct Drop {
+    pub(super) x: f32,
+    pub(super) y: f32,
+    pub(super) dx: f32,
+    pub(super) dy: f32,
+    pub(super) speed: f32,
+    pub(super) water: f32,
+    /// Carried sediment, f64 so it mirrors the booked height changes exactly.
+    pub(super) sediment: f64,
+    pub(super) life: u32,
+    pub(super) alive: bool,
+    pub(super) rng: SplitMix64,
+}
+
+impl Walker for Drop {
+    fn alive(&self) -> bool {
+        self.alive
+    }
+    fn stalled(&self) -> bool {
+        false
+    }
+}
+
+impl Drop {
+    /// A dead droplet at node 0 (an empty lane).
+    pub(super) fn parked() -> Self {
+        Drop {
+            x: 0.0,
+            y: 0.0,
+            dx: 0.0,
+            dy: 0.0,
+            speed: 0.0,
+            water: 0.0,
+            sediment: 0.0,
+            life: 0,
+            alive: false,
+            rng: SplitMix64::new(0),
+        }
+    }
+}
+
+/// Everything a droplet step reads, with raw access to the shared maps.
+pub(super) struct Ctx<'a> {
+    pub(super) geom: Geom,
+    pub(super) raw: Raw,
+    pub(super) brush: &'a Brush,
+    pub(super) inertia: f32,
+    pub(super) min_slope: f32,
+    pub(super) capacity: f32,
+    pub(super) deposition: f32,
+    pub(super) erosion: f32,
+    pub(super) gravity: f32,
+    pub(super) keep_water: f32,
+    pub(super) max_life: u32,
+    pub(super) min_water: f32,
+    /// `min_height` or −∞ (with a sea, at least the sea level).
+    pub(super) floor: f32,
+    /// The sea level, or −∞ without a sea. A droplet whose position is at or below it has
+    /// reached the sea (see [`Ctx::sea_step`]).
+    pub(super) sea: f32,
+    /// Sea mode (a sea level is set): deposits are spread over a disc ([`LAND_SPREAD`]) instead
+    /// of bilinearly over the four corners of the droplet's cell.
+    pub(super) spread: bool,
+}
+
+impl Ctx<'_> {
+    /// Runs droplet `d` to its end (the classic serial algorithm).
+    ///
+    /// # Safety
+    /// `self.raw` points at live maps of `geom.w × geom.h` nodes and the caller has exclusive
+    /// access to them.
+    pub(super) unsafe fn walk(&self, d: &mut Drop, b: &mut Books) {
+        while unsafe { self.step(d, None, b) } {}
+    }
+
+    /// One step of droplet `d` (SPEC §2a steps 1–7). Returns `false` when the droplet has ended,
+    /// or (with `rect`) when it does not stand in that tile — then it took no step.
+    ///
+    /// # Safety
+    /// `self.raw` points at live maps of `geom.w × geom.h` nodes. With `rect = Some(t)` no other
+    /// thread may touch a node within [`Ctx::margin`] of `t` while this runs: every node a step
+    /// reads or writes lies within that margin of the cell the droplet stands on when it starts,
+    /// and it only starts from cells inside `t`. With `None` the caller must have exclusive access
+    /// to the maps.
+    #[inline(always)]
+    pub(super) unsafe fn step(&self, d: &mut Drop, rect: Option<Rect>, b: &mut Books) -> bool {
+        let g = &self.geom;
+        let raw = &self.raw;
+        if !d.alive {
+            return false;
+        }
+        if d.life >= self.max_life {
+            unsafe { self.settle(d, b) };
+            return false;
+        }
+        if let Some(t) = rect {
+            let (cx, cy) = g.owner_cell(d.x, d.y);
+            if !t.owns(cx, cy) {
+                return false;
+            }
+        }
+        // 1. Height and gradient at the old position.
+        let (idx, u, v) = g.cell(d.x, d.y);
+        let [h00, h10, h01, h11] = unsafe { [raw.h(idx[0]), raw.h(idx[1]), raw.h(idx[2]), raw.h(idx[3])] };
+        let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
+        let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
+        let h_old = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
+        if h_old <= self.sea {
+            return unsafe { self.sea_step(d, gx, gy, b) };
+        }
+        // 2. New direction.
+        let mut dx = d.dx * self.inertia - gx * (1.0 - self.inertia);
+        let mut dy = d.dy * self.inertia - gy * (1.0 - self.inertia);
+        let len = (dx * dx + dy * dy).sqrt();
+        if len < 1e-6 || !len.is_finite() {
+            (dx, dy) = particles::random_unit(&mut d.rng);
+        } else {
+            dx /= len;
+            dy /= len;
+        }
+        // 3. One cell along it; the edges decide what leaving means.
+        let (nx, ny) = match g.confine(d.x + dx, d.y + dy) {
+            particles::Confined::Exit => {
+                b.lost += d.sediment;
+                d.sediment = 0.0;
+                d.alive = false;
+                return false;
+            }
+            particles::Confined::Inside { x, y, flip_x, flip_y } => {
+                if flip_x {
+                    dx = -dx;
+                }
+                if flip_y {
+                    dy = -dy;
+                }
+                (x, y)
+            }
+        };
+        d.dx = dx;
+        d.dy = dy;
+        // 4. Height difference.
+        let h_new = unsafe { g.sample(raw, nx, ny) };
+        let dh = h_new - h_old;
+        // 5./6. Deposit or erode at the old position.
+        let sed = d.sediment as f32;
+        if dh > 0.0 {
+            let a = sed.min(dh);
+            if a > 0.0 {
+                let put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, a) };
+                b.deposited += put;
+                d.sediment -= put;
+            }
+        } else {
+            let cap = ((-dh).max(self.min_slope) * d.speed * d.water * self.capacity).min(1e30);
+            if sed > cap {
+                let a = (sed - cap) * self.deposition;
+                if a > 0.0 {
+                    let put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, a) };
+                    b.deposited += put;
+                    d.sediment -= put;
+                }
+            } else {
+                let a = ((cap - sed) * self.erosion).min(-dh);
+                if a > 0.0 {
+                    let got = unsafe { self.erode(d.x, d.y, a) };
+                    b.eroded += got;
+                    d.sediment += got;
+                }
+            }
+        }
+        // 7. Speed and water.
+        d.speed = (d.speed * d.speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
+        d.water *= self.keep_water;
+        d.life += 1;
+        d.x = nx;
+        d.y = ny;
+        unsafe { raw.visit(g.nearest(nx, ny), d.water) };
+        if d.water < self.min_water {
+            unsafe { self.settle(d, b) };
+            return false;
+        }
+        true
+    }
+
+    /// Drops all remaining sediment at the droplet's position and ends it.
+    ///
+    /// # Safety
+    /// As [`Ctx::walk`].
+    pub(super) unsafe fn settle(&self, d: &mut Drop, b: &mut Books) {
+        let mut put = 0.0;
+        if d.sediment > 0.0 {
+            let (idx, u, v) = self.geom.cell(d.x, d.y);
+            put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, d.sediment as f32) };
+            b.deposited += put;
+        }
+        // What f32 heights could not represent (a few ulps at most) is booked, not lost.
+        b.residue(d.sediment - put);
+        d.sediment = 0.0;
+        d.alive = false;
+    }
+
+    /// A deposit of `amount` at `(x, y)` (cell `idx`, offsets `u, v`): spread over a disc of
+    /// [`LAND_SPREAD`] nodes in sea mode, bilinear otherwise. Returns what the heights received.
+    ///
+    /// # Safety
+    /// As [`Ctx::walk`]; `(x, y)` lies in the map.
+    #[inline(always)]
+    pub(super) unsafe fn deposit_at(&self, x: f32, y: f32, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f64 {
+        if self.spread {
+            unsafe { particles::deposit_disc(&self.raw, &self.geom, x, y, amount, LAND_SPREAD, f32::INFINITY) }
+        } else {
+            unsafe { deposit4(&self.raw, idx, u, v, amount) }
+        }
+    }
+
+    /// Erodes `amount` with the brush centred at `(x, y)`; returns what was actually removed.
+    ///
+    /// # Safety
+    /// As [`Ctx::walk`]; `(x, y)` lies in the map.
+    pub(super) unsafe fn erode(&self, x: f32, y: f32, amount: f32) -> f64 {
+        let g = &self.geom;
+        let (bx, by) = g.owner_cell(x, y);
+        let qx = (((x - bx as f32) * SUB as f32) as usize).min(SUB - 1);
+        let qy = (((y - by as f32) * SUB as f32) as usize).min(SUB - 1);
+        let var = &self.brush.variants[qy * SUB + qx];
+        let r = self.brush.reach;
+        let raw = &self.raw;
+        let mut got = 0.0f64;
+        let br = self.brush;
+        if bx as isize + br.lo >= 0 && by >= r && bx as isize + br.hi < g.w as isize && by + r + 1 < g.h {
+            // Fast path: the whole padded brush is inside the map.
+            let base = by * g.pitch + bx;
+            let guard = self.floor > f32::NEG_INFINITY;
+            // SAFETY (all four): the chunks span bx+lo..=bx+hi × by−r..=by+r+1, inside the map
+            // (checked above) and within this task's margin.
+            got = match (raw.hard.is_null(), guard) {
+                (true, false) => unsafe { brush_fast::<false, false>(raw, var, base, amount, self.floor) },
+                (true, true) => unsafe { brush_fast::<false, true>(raw, var, base, amount, self.floor) },
+                (false, false) => unsafe { brush_fast::<true, false>(raw, var, base, amount, self.floor) },
+                (false, true) => unsafe { brush_fast::<true, true>(raw, var, base, amount, self.floor) },
+            } as f64;
+        } else if !g.wrap_x && !g.wrap_y {
+            // Clipped by the map edge: renormalise over the in-map nodes.
+            let guard = self.floor > f32::NEG_INFINITY;
+            // SAFETY (all four): `brush_clipped` touches in-map nodes of the brush only.
+            got = match (raw.hard.is_null(), guard) {
+                (true, false) => unsafe { self.brush_clipped::<false, false>(var, bx, by, amount) },
+                (true, true) => unsafe { self.brush_clipped::<false, true>(var, bx, by, amount) },
+                (false, false) => unsafe { self.brush_clipped::<true, false>(var, bx, by, amount) },
+                (false, true) => unsafe { self.brush_clipped::<true, true>(var, bx, by, amount) },
+            };
+        } else {
+            // Slow path: clip (renormalising over the in-map nodes) or wrap.
+            let mut sum = 0.0f32;
+            for &(dx, dy, w) in &var.taps {
+                if g.node(bx as isize + dx as isize, by as isize + dy as isize).is_some() {
+                    sum += w;
+                }
+            }
+            if sum <= 0.0 {
+                return 0.0;
+            }
+            for &(dx, dy, w) in &var.taps {
+                if let Some(i) = g.node(bx as isize + dx as isize, by as isize + dy as isize) {
+                    let k = unsafe { raw.hard(i) };
+                    // SAFETY: `node` only returns in-map indices.
+                    let (h, e) = unsafe { (&mut *raw.h.add(i), &mut *raw.ero.add(i)) };
+                    got += take(h, e, amount * (w / sum) * k, self.floor);
+                }
+            }
+        }
+        got
+    }
+}

@@ -1,0 +1,407 @@
+//! Unit tests of the droplet model.
+
+use super::super::particles::{self, Books};
+use super::brush::Brush;
+use super::job::{P_ERO, P_FLOW, P_H};
+use super::step::Ctx;
+use super::*;
+use crate::core::erosion::{Boundary, EdgeMode, JobError, JobInputs, Progress, Simulation};
+use crate::core::heightmap::Heightmap;
+use std::sync::atomic::Ordering;
+
+#[test]
+fn avx2_and_portable_kernels_give_the_same_bits() {
+    let go = |portable: bool| {
+        PORTABLE_ONLY.store(portable, Ordering::Relaxed);
+        let p = DropletParams { droplets: 3000, radius: 3.0, max_lifetime: 80, batch: 1000, ..Default::default() };
+        let mut j = job(bowl(96), p, Boundary::default());
+        run(&mut j);
+        PORTABLE_ONLY.store(false, Ordering::Relaxed);
+        (j.hm.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), j.ledger().eroded)
+    };
+    let (a, b) = (go(true), go(false));
+    assert!(a.1 > 0.0);
+    assert!(a == b, "the kernels disagree");
+}
+
+fn bowl(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| {
+        let (fx, fy) = (x as f32 - n as f32 / 2.0, y as f32 - n as f32 / 2.0);
+        0.02 * (fx * fx + fy * fy).sqrt() + 0.3 * ((x as f32 * 0.4).sin() * (y as f32 * 0.3).cos())
+    })
+    .unwrap()
+}
+
+fn job(hm: Heightmap, p: DropletParams, b: Boundary) -> DropletJob {
+    DropletJob::new(hm, p, JobInputs { boundary: b, seed: 7, ..Default::default() }).unwrap()
+}
+
+fn run(j: &mut DropletJob) {
+    while !j.is_done() {
+        j.step();
+    }
+    j.finish();
+}
+
+/// A ramp from 20 m down to −10 m along x, with bumps: land on the left, sea on the right.
+fn ramp(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| {
+        20.0 - 30.0 * x as f32 / (n - 1) as f32 + 0.4 * ((x as f32 * 0.5).sin() * (y as f32 * 0.37).cos())
+    })
+    .unwrap()
+}
+
+#[test]
+fn droplets_end_at_the_sea_without_digging_below_it() {
+    let hm = ramp(64);
+    let p = DropletParams { droplets: 4000, batch: 1000, ..DropletParams::default() };
+    for parallel in [false, true] {
+        // Drain edges: a walled 64² sea fills to the brim and the droplets' last loads
+        // (dropped whole at the end of their life) then pile up above it.
+        let inputs =
+            JobInputs { boundary: Boundary::all(EdgeMode::Drain), seed: 3, sea_level: Some(0.0), ..Default::default() };
+        let mut j = DropletJob::new(hm.clone(), DropletParams { parallel, ..p.clone() }, inputs).unwrap();
+        run(&mut j);
+        let l = j.ledger();
+        assert!(l.closes(1e-5), "{l:?}");
+        assert!(l.eroded > 1.0, "the droplets eroded the land: {l:?}");
+        let after = j.heightmap();
+        let maps = j.maps();
+        for (i, (&a, &b)) in hm.data.iter().zip(&after.data).enumerate() {
+            if a > 0.0 {
+                // Erosion stops at the sea level (nodes may reach it, never go below).
+                assert!(b >= 0.0, "land node {i} dug to {b}");
+            } else {
+                // Under water nothing is dug: a sea node may take a deposit (and lose it
+                // again down to the water line), never end below where it started.
+                assert!(b >= a - 1e-5, "sea node {i} dug from {a} to {b}");
+            }
+        }
+        // The load reached the sea. (Known gap, issue 13: on this small map the sea near the
+        // shore also builds up above the water line — land-side deposits, spread without a
+        // cap, raise shore nodes, and droplets then read them as land — so the cap is not
+        // asserted here.)
+        let coast = hm.data.iter().take(64).position(|&h| h <= 0.0).unwrap();
+        let mut sea_dep = 0.0f64;
+        for y in 0..64 {
+            for x in coast + 4..64 {
+                sea_dep += maps.deposited[y * 64 + x] as f64;
+            }
+        }
+        assert!(sea_dep > 0.1 * l.deposited, "little reached the sea: {sea_dep} of {}", l.deposited);
+    }
+}
+
+#[test]
+fn without_a_sea_the_run_is_unchanged_by_a_sea_below_every_node() {
+    // Sea mode on a map wholly above the sea differs only in the deposit footprint and the
+    // finishing pass; with `None` the classic algorithm runs (the GPU parity tests rely on it).
+    let hm = bowl(48);
+    let p = DropletParams { droplets: 1500, batch: 500, ..DropletParams::default() };
+    let mut a = job(hm.clone(), p.clone(), Boundary::default());
+    run(&mut a);
+    let mut b = job(hm.clone(), p.clone(), Boundary::default());
+    run(&mut b);
+    assert_eq!(a.heightmap().data, b.heightmap().data);
+    let inputs = JobInputs { seed: 7, sea_level: Some(-1e6), ..Default::default() };
+    let mut c = DropletJob::new(hm, p, inputs).unwrap();
+    run(&mut c);
+    assert!(c.ledger().closes(1e-5));
+    assert_ne!(a.heightmap().data, c.heightmap().data);
+}
+
+#[test]
+fn isolated_extremes_are_levelled_and_nothing_else_moves() {
+    let mut hm = bowl(32);
+    hm.data.iter_mut().for_each(|h| *h += 5.0);
+    let before = hm.clone();
+    let (sx, px) = (10 * 32 + 10, 20 * 32 + 12);
+    hm.data[sx] += 3.0;
+    hm.data[px] -= 2.0;
+    let sum = hm.sum();
+    let mut changed = std::collections::BTreeSet::new();
+    let (e, d) = particles::relax_extremes(&mut hm, 0.0, 0.05, &mut |i, _| {
+        changed.insert(i);
+    });
+    assert!((hm.sum() - sum).abs() < 1e-3);
+    assert!((e - d).abs() < 1e-4 && e > 2.0);
+    // Only the two extremes and their neighbours changed.
+    for &i in &changed {
+        let near = |c: usize| (i % 32).abs_diff(c % 32) <= 1 && (i / 32).abs_diff(c / 32) <= 1;
+        assert!(near(sx) || near(px), "node {i} changed");
+    }
+    for i in [sx, px] {
+        let (x, y) = (i % 32, i / 32);
+        let nb: Vec<f32> = (0..9).filter(|&k| k != 4).map(|k| hm.get(x + k % 3 - 1, y + k / 3 - 1)).collect();
+        let (lo, hi) = nb.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |a, &v| (a.0.min(v), a.1.max(v)));
+        assert!(hm.data[i] <= hi + 0.05 && hm.data[i] >= lo - 0.05, "node {i} still extreme");
+    }
+    // A map without extremes is left alone.
+    let mut calm = before.clone();
+    let (e, _) = particles::relax_extremes(&mut calm, 0.0, 0.5, &mut |_, _| {});
+    assert_eq!(e, 0.0);
+    assert_eq!(calm.data, before.data);
+}
+
+#[test]
+fn brushes_are_normalised_discs() {
+    for &r in &[1.0f32, 2.5, 5.0, 7.0] {
+        let b = Brush::new(r, 50);
+        assert_eq!(b.variants.len(), SUB * SUB);
+        for (q, v) in b.variants.iter().enumerate() {
+            let s: f32 = v.taps.iter().map(|t| t.2).sum();
+            assert!((s - 1.0).abs() < 1e-5, "r {r} q {q}: {s}");
+            let cx = ((q % SUB) as f32 + 0.5) / SUB as f32;
+            let cy = ((q / SUB) as f32 + 0.5) / SUB as f32;
+            for &(dx, dy, w) in &v.taps {
+                let d = ((dx as f32 - cx).powi(2) + (dy as f32 - cy).powi(2)).sqrt();
+                assert!(d < r && w > 0.0);
+            }
+            // Every node strictly inside the disc is in the brush.
+            let rc = r.ceil() as i32;
+            let inside = (-rc..=rc + 1)
+                .flat_map(|dy| (-rc..=rc + 1).map(move |dx| (dx, dy)))
+                .filter(|&(dx, dy)| ((dx as f32 - cx).powi(2) + (dy as f32 - cy).powi(2)).sqrt() < r - 1e-4)
+                .count();
+            assert!(v.taps.len() >= inside);
+            // The chunks hold every tap exactly once, zeros elsewhere, no node twice, and stay
+            // within the columns lo ..= hi inside the task margin.
+            assert!(b.lo >= -(rc as isize) - 1 && b.hi <= rc as isize + 3, "{} {}", b.lo, b.hi);
+            let mut slots = std::collections::HashMap::new();
+            for c in &v.chunks {
+                for (j, &w) in c.weights.iter().enumerate() {
+                    let off = c.offset + j as isize;
+                    let (dy, dx) = ((off + 25).div_euclid(50), (off + 25).rem_euclid(50) - 25);
+                    assert!(dx >= b.lo && dx <= b.hi && dy >= -(rc as isize) && dy <= rc as isize + 1);
+                    assert!(slots.insert(off, w).is_none(), "node {off} twice");
+                }
+            }
+            for &(dx, dy, w) in &v.taps {
+                assert_eq!(slots.remove(&(dy as isize * 50 + dx as isize)), Some(w));
+            }
+            assert!(slots.values().all(|&w| w == 0.0));
+        }
+    }
+}
+
+#[test]
+fn clipped_brush_is_renormalised_at_the_edge() {
+    let hm = Heightmap::filled(20, 20, 1.0, 10.0).unwrap();
+    let mut j = job(hm, DropletParams { radius: 4.0, ..Default::default() }, Boundary::default());
+    let raw = j.raw();
+    let ctx = Ctx {
+        geom: j.geom,
+        raw,
+        brush: &j.brush,
+        inertia: 0.3,
+        min_slope: 0.01,
+        capacity: 10.0,
+        deposition: 0.1,
+        erosion: 0.5,
+        gravity: 9.81,
+        keep_water: 0.98,
+        max_life: 10,
+        min_water: 1e-30,
+        floor: f32::NEG_INFINITY,
+        sea: f32::NEG_INFINITY,
+        spread: false,
+    };
+    let got = unsafe { ctx.erode(0.3, 0.2, 1.0) };
+    assert!((got - 1.0).abs() < 1e-5, "{got}");
+    let (hm, eroded) = (j.planes.export(P_H), j.planes.export(P_ERO));
+    let removed: f32 = hm.iter().map(|h| 10.0 - h).sum();
+    assert!((removed - 1.0).abs() < 1e-4);
+    // Only nodes within the radius lost material; the corner node lost the most.
+    let max = hm.iter().cloned().fold(f32::INFINITY, f32::min);
+    assert_eq!(hm[0], max);
+    assert_eq!(hm[5 * 20 + 5], 10.0);
+    // The per-node map holds exactly the change.
+    for (h, e) in hm.iter().zip(&eroded) {
+        assert!(((10.0 - h) - e).abs() < 1e-6);
+    }
+}
+
+#[test]
+fn a_droplet_on_a_plane_runs_downhill_one_cell_per_step() {
+    // A gentle plane falling towards +x: the droplet must move +x one cell per step.
+    let hm = Heightmap::from_fn(40, 9, 1.0, |x, _| 10.0 - 0.1 * x as f32).unwrap();
+    let p = DropletParams { droplets: 1, max_lifetime: 5, erosion: 0.0, deposition: 0.0, ..Default::default() };
+    let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
+    let mut d = j.spawn(0);
+    d.x = 3.25;
+    d.y = 4.0;
+    let raw = j.raw();
+    let ctx = Ctx {
+        geom: j.geom,
+        raw,
+        brush: &j.brush,
+        inertia: 0.3,
+        min_slope: 0.01,
+        capacity: 10.0,
+        deposition: 0.0,
+        erosion: 0.0,
+        gravity: 9.81,
+        keep_water: 0.98,
+        max_life: 5,
+        min_water: 1e-30,
+        floor: f32::NEG_INFINITY,
+        sea: f32::NEG_INFINITY,
+        spread: false,
+    };
+    let mut b = Books::default();
+    unsafe { ctx.walk(&mut d, &mut b) };
+    assert!((d.x - 8.25).abs() < 1e-4 && (d.y - 4.0).abs() < 1e-4, "{} {}", d.x, d.y);
+    // Speed: v² grows by 0.1·g per step.
+    assert!((d.speed - (1.0f32 + 5.0 * 0.1 * 9.81).sqrt()).abs() < 1e-3);
+    assert!((d.water - 0.98f32.powi(5)).abs() < 1e-6);
+    assert!(!d.alive);
+    // Flow: 5 visits along the row (the start is counted by the batch, not here).
+    let visited: f32 = j.planes.export(P_FLOW).iter().sum();
+    assert_eq!(visited, 5.0);
+}
+
+#[test]
+fn uphill_step_fills_the_pit_behind() {
+    // A V-shaped valley along x: a droplet crossing it deposits on the way up.
+    let hm = Heightmap::from_fn(30, 30, 1.0, |x, _| (x as f32 - 15.0).abs() * 0.5).unwrap();
+    let before = hm.clone();
+    let p = DropletParams { droplets: 400, max_lifetime: 30, inertia: 0.9, ..Default::default() };
+    let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
+    run(&mut j);
+    let l = j.ledger();
+    assert!(l.deposited > 0.0 && l.eroded > 0.0);
+    // The valley floor gained material, the flanks lost some.
+    let mid: f32 = (5..25).map(|y| j.hm.get(15, y) - before.get(15, y)).sum();
+    assert!(mid > 0.0, "{mid}");
+    assert!(l.closes(1e-4), "{l:?}");
+    assert_eq!(l.lost_at_border, 0.0);
+}
+
+#[test]
+fn ledger_closes_for_every_edge_mode_and_option() {
+    let cases = [
+        (Boundary::default(), None, None),
+        (Boundary::all(EdgeMode::Wall), Some(0.1f32), None),
+        (Boundary::all(EdgeMode::Wrap), None, Some(1.5f32)),
+        (Boundary::default(), Some(0.2), Some(1.0)),
+    ];
+    for (b, mh, blur) in cases {
+        for parallel in [false, true] {
+            let p = DropletParams {
+                droplets: 300,
+                batch: 128,
+                radius: 3.0,
+                max_lifetime: 40,
+                min_height: mh,
+                blur_changes: blur,
+                parallel,
+                ..Default::default()
+            };
+            let mut j = job(bowl(48), p, b);
+            run(&mut j);
+            let l = j.ledger();
+            assert!(l.eroded > 0.0);
+            assert!(l.closes(1e-4), "{b:?} {mh:?} {blur:?} {parallel}: {l:?}");
+            if let Some(m) = mh {
+                // The guard only stops erosion; nodes that started above it stay above it.
+                let start = bowl(48);
+                for (a, s) in j.hm.data.iter().zip(&start.data) {
+                    if *s >= m {
+                        assert!(*a >= m - 1e-5, "{a} < {m}");
+                    }
+                }
+            }
+            if b == Boundary::all(EdgeMode::Wall) || b == Boundary::all(EdgeMode::Wrap) {
+                assert_eq!(l.lost_at_border, 0.0);
+            }
+            // The per-node maps agree with the scalar books.
+            let e: f64 = j.maps().eroded.iter().map(|&v| v as f64).sum();
+            let d: f64 = j.maps().deposited.iter().map(|&v| v as f64).sum();
+            assert!((e - l.eroded).abs() <= 1e-3 * l.eroded.max(1e-9), "{e} {}", l.eroded);
+            assert!((d - l.deposited).abs() <= 1e-3 * l.deposited.max(1e-9), "{d} {}", l.deposited);
+        }
+    }
+}
+
+#[test]
+fn hardness_zero_protects_nodes() {
+    let hm = bowl(40);
+    let n = hm.len();
+    let mut hard = vec![1.0f32; n];
+    for y in 0..40 {
+        for x in 0..20 {
+            hard[y * 40 + x] = 0.0;
+        }
+    }
+    let p = DropletParams { droplets: 300, radius: 2.0, max_lifetime: 30, ..Default::default() };
+    let mut j = DropletJob::new(hm, p, JobInputs { hardness: Some(hard), seed: 3, ..Default::default() }).unwrap();
+    run(&mut j);
+    for y in 0..40 {
+        for x in 0..20 {
+            assert_eq!(j.maps().eroded[y * 40 + x], 0.0);
+        }
+    }
+    assert!(j.maps().eroded.iter().sum::<f32>() > 0.0);
+    assert!(j.ledger().closes(1e-4));
+}
+
+#[test]
+fn bad_parameters_are_refused() {
+    let hm = bowl(8);
+    let bad = [
+        DropletParams { inertia: f32::NAN, ..Default::default() },
+        DropletParams { inertia: 1.5, ..Default::default() },
+        DropletParams { radius: 0.5, ..Default::default() },
+        DropletParams { radius: f32::INFINITY, ..Default::default() },
+        DropletParams { max_lifetime: 0, ..Default::default() },
+        DropletParams { batch: 0, ..Default::default() },
+        DropletParams { capacity: -1.0, ..Default::default() },
+        DropletParams { min_height: Some(f32::NAN), ..Default::default() },
+        DropletParams { blur_changes: Some(-1.0), ..Default::default() },
+        DropletParams { droplets: u64::MAX, ..Default::default() },
+    ];
+    for p in bad {
+        assert!(
+            matches!(DropletJob::new(hm.clone(), p.clone(), JobInputs::default()), Err(JobError::BadParam { .. })),
+            "{p:?}"
+        );
+    }
+    let hard = Some(vec![f32::NAN; 64]);
+    assert!(
+        DropletJob::new(hm.clone(), DropletParams::default(), JobInputs { hardness: hard, ..Default::default() })
+            .is_err()
+    );
+    let hard = Some(vec![1.0; 3]);
+    assert!(matches!(
+        DropletJob::new(hm.clone(), DropletParams::default(), JobInputs { hardness: hard, ..Default::default() }),
+        Err(JobError::HardnessSize { .. })
+    ));
+    let mut nan = hm.clone();
+    nan.data[3] = f32::INFINITY;
+    assert!(matches!(DropletJob::new(nan, DropletParams::default(), JobInputs::default()), Err(JobError::NonFinite)));
+    // Degenerate maps run to completion without doing anything.
+    let line = Heightmap::from_fn(7, 1, 1.0, |x, _| x as f32).unwrap();
+    let mut j = job(line.clone(), DropletParams { droplets: 10, ..Default::default() }, Boundary::default());
+    run(&mut j);
+    assert_eq!(j.hm, line);
+    assert!(j.ledger().closes(1e-6));
+}
+
+#[test]
+fn edits_rebase_the_books_and_bad_edits_are_undone() {
+    let mut j = job(
+        bowl(32),
+        DropletParams { droplets: 200, batch: 100, radius: 2.0, ..Default::default() },
+        Boundary::default(),
+    );
+    j.step();
+    j.edit_terrain(&mut |hm: &mut Heightmap| hm.data[100] += 5.0);
+    j.edit_terrain(&mut |hm: &mut Heightmap| hm.data.push(1.0));
+    j.edit_terrain(&mut |hm: &mut Heightmap| hm.data[0] = f32::NAN);
+    assert_eq!(j.hm.len(), 32 * 32);
+    assert!(j.hm.all_finite());
+    j.step();
+    let l = j.ledger();
+    assert!(j.is_done() && l.closes(1e-4), "{l:?}");
+    assert_eq!(j.progress(), Progress { done: 200, total: 200 });
+}
