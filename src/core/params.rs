@@ -143,6 +143,8 @@ pub struct TypeSpec {
     pub shape: ShapeSpec,
     /// The type's `Default`, as serde JSON.
     pub default_json: fn() -> Value,
+    /// [`ParamSchema::nan_probes`] of the type.
+    pub nan_probes: fn() -> Vec<(&'static str, Result<(), BadParam>)>,
 }
 
 impl TypeSpec {
@@ -419,6 +421,7 @@ macro_rules! params {
                     doc: $crate::__params_doc!($(#[$($attr)*])*),
                     shape: $crate::core::params::ShapeSpec::Struct(FIELDS),
                     default_json: || $crate::core::params::__serde_json::to_value(<$name as Default>::default()).unwrap_or_default(),
+                    nan_probes: <$name as $crate::core::params::ParamSchema>::nan_probes,
                 };
                 &SPEC
             }
@@ -541,6 +544,7 @@ macro_rules! param_enum {
                     doc: $crate::__params_doc!($(#[$($attr)*])*),
                     shape: $crate::core::params::ShapeSpec::Enum(VARIANTS),
                     default_json: || $crate::core::params::__serde_json::to_value(<$name as Default>::default()).unwrap_or_default(),
+                    nan_probes: Vec::new,
                 };
                 &SPEC
             }
