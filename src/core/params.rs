@@ -60,6 +60,9 @@
 
 use serde_json::Value;
 
+/// A field name and what the range check says when that field alone is NaN.
+pub type NanProbe = (&'static str, Result<(), BadParam>);
+
 /// A parameter outside its range: the one error value behind every domain error's `BadParam`.
 #[derive(Clone, Copy, Debug, PartialEq, thiserror::Error)]
 #[error("parameter {name} = {value} is outside its range {range}")]
@@ -144,7 +147,7 @@ pub struct TypeSpec {
     /// The type's `Default`, as serde JSON.
     pub default_json: fn() -> Value,
     /// [`ParamSchema::nan_probes`] of the type.
-    pub nan_probes: fn() -> Vec<(&'static str, Result<(), BadParam>)>,
+    pub nan_probes: fn() -> Vec<NanProbe>,
 }
 
 impl TypeSpec {
@@ -211,7 +214,7 @@ pub trait ParamSchema: ParamType {
     }
     /// For each ranged floating-point field: its name and what [`Self::check_ranges`] says when
     /// that field alone is NaN (JSON cannot carry NaN, so the schema test asks here).
-    fn nan_probes() -> Vec<(&'static str, Result<(), BadParam>)> {
+    fn nan_probes() -> Vec<NanProbe> {
         Vec::new()
     }
 }
@@ -431,7 +434,7 @@ macro_rules! params {
             }
 
             #[allow(unused_mut, unused_imports)]
-            fn nan_probes() -> Vec<(&'static str, Result<(), $crate::core::params::BadParam>)> {
+            fn nan_probes() -> Vec<$crate::core::params::NanProbe> {
                 use $crate::core::params::CheckRange;
                 let mut out = Vec::new();
                 $($(

@@ -111,7 +111,7 @@ impl Field {
         if let Some(r) = self.range {
             facts.push(format!("range {} ..= {}", short(r.lo), short(r.hi)));
         }
-        if let Some(d) = default.filter(|d| !d.is_object() && !(d.is_array() && self.ty.starts_with("Vec"))) {
+        if let Some(d) = default.filter(|d| !(d.is_object() || d.is_array() && self.ty.starts_with("Vec"))) {
             facts.push(format!("default {d}"));
         }
         if !facts.is_empty() {

@@ -112,12 +112,12 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct DropletParams {
-        /// Droplets to simulate (particleCount). Count.
+        /// Droplets to simulate (particleCount).
         pub droplets: u64 = 5000, range [0.0, (1u64 << 34) as f64];
-        /// How much of its old direction a droplet keeps (inertia). Fraction.
+        /// How much of its old direction a droplet keeps (inertia).
         pub inertia: f32 = 0.3, range [0.0, 1.0];
-        /// Smallest slope used in the capacity (minSlope). Metres per node.
-        pub min_slope: f32 = 0.01, range [0.0, 1e6];
+        /// Smallest slope used in the capacity (minSlope).
+        pub min_slope: f32 = 0.01, unit "m/node", range [0.0, 1e6];
         /// Sediment capacity factor (capacityFactor / dropCapacity).
         pub capacity: f32 = 10.0, range [0.0, 1e6];
         /// Fraction of the excess sediment dropped per step (depositionRate).
@@ -128,25 +128,25 @@ crate::params! {
         pub gravity: f32 = 9.81, range [0.0, 1e6];
         /// Fraction of water evaporating per step (evaporationRate).
         pub evaporation: f32 = 0.02, range [0.0, 1.0];
-        /// Erosion brush radius (erosionRadius). Nodes.
-        pub radius: f32 = 5.0, range [1.0, 64.0];
-        /// Most steps a droplet lives (maxLifeTime). Steps.
-        pub max_lifetime: u32 = 300, range [1.0, 1e6];
+        /// Erosion brush radius (erosionRadius).
+        pub radius: f32 = 5.0, unit "nodes", range [1.0, 64.0];
+        /// Most steps a droplet lives (maxLifeTime).
+        pub max_lifetime: u32 = 300, unit "steps", range [1.0, 1e6];
         /// Water of a new droplet.
         pub initial_water: f32 = 1.0, range [0.0, 1e6];
-        /// Speed of a new droplet. Nodes per step.
-        pub initial_speed: f32 = 1.0, range [0.0, 1e6];
+        /// Speed of a new droplet.
+        pub initial_speed: f32 = 1.0, unit "nodes/step", range [0.0, 1e6];
         /// Drain-valley guard (seed 000, after Beyer): erosion never takes a node below this height
-        /// (metres, finite). Default `None`: see [`Self::floor_at_input_min`].
-        pub min_height: Option<f32> = None, range [-1e30, 1e30];
+        /// (finite). `None`: see [`Self::floor_at_input_min`].
+        pub min_height: Option<f32> = None, unit "m", range [-1e30, 1e30];
         /// When `min_height` is `None`, guard at the lowest height of the terrain the job started from.
-        /// Default `true`. Without any guard, a pit at a drain edge draws ever more droplets and deepens
+        /// Without any guard, a pit at a drain edge draws ever more droplets and deepens
         /// without bound (seed 000's "drain valleys"; on a 0–100 m map, 20 000 droplets dig pits of −10⁶
         /// m), so an editor keeps it on; `false` gives the unguarded seed algorithm.
         pub floor_at_input_min: bool = true;
-        /// Smooth the changes: each batch's change map is Gaussian-blurred with this sigma (nodes, `0 ..=
-        /// 1000`, 0 = off) before it is applied. Default: off.
-        pub blur_changes: Option<f32> = None, range [0.0, 1000.0];
+        /// Smooth the changes: each batch's change map is Gaussian-blurred with this sigma (0 = off)
+        /// before it is applied. `None`: off.
+        pub blur_changes: Option<f32> = None, unit "nodes", range [0.0, 1000.0];
         /// Run batches in parallel tile phases (see the module doc); `false` = classic serial order.
         pub parallel: bool = true;
         /// Droplets per step (one indivisible unit of work).

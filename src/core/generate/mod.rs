@@ -125,18 +125,18 @@ crate::params! {
         pub seed: u64 = 1;
         /// The base generator.
         pub base: Base = Base::default();
-        /// Random bumps added on top of the base (seed 001). Default off.
+        /// Random bumps added on top of the base (seed 001).
         pub hills: Option<HillsParams> = None;
         /// Linear rescale of the result to `[min, max]` metres (`min <= max`) before the later
         /// stages; `None` keeps the generator's own units.
         pub normalize: Option<[f32; 2]> = Some([0.0, 100.0]), unit "m", range [-1.0e6, 1.0e6];
-        /// Terraces (seed 003). Default off.
+        /// Terraces (seed 003).
         pub terrace: Option<TerraceParams> = None;
-        /// Seed 004's island filter. Default off.
+        /// Seed 004's island filter.
         pub island: Option<IslandFilterParams> = None;
-        /// Radial falloff towards the border. Default off.
+        /// Radial falloff towards the border.
         pub falloff: Option<RadialFalloffParams> = None;
-        /// Sea level (coverage / seabed). Default off.
+        /// Sea level (coverage / seabed).
         pub sea_level: Option<SeaLevelParams> = None;
     }
 }

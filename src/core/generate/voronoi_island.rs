@@ -65,8 +65,8 @@ crate::params! {
         /// Depth of the water node farthest from land, as a fraction of `height_scale` (0 = flat sea at
         /// level 0).
         pub sea_depth: f32 = 0.2, range [0.0, 10.0];
-        /// Relative height noise `a`: heights are multiplied by `1 + a·n`, `n ∈ [-1, 1]`. Valid 0..=1 (at 1
-        /// land may touch sea level).
+        /// Relative height noise `a`: heights are multiplied by `1 + a·n`, `n ∈ [-1, 1]` (at 1 land may
+        /// touch sea level).
         pub height_noise: f32 = 0.3, range [0.0, 1.0];
         /// Largest displacement of polygon borders, nodes.
         pub border_noise: f32 = 6.0, unit "nodes", range [0.0, 1024.0];

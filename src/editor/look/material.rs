@@ -107,13 +107,13 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct TerrainLayer {
-        /// Main colour (sRGB colour, each channel `0 ..= 1`).
+        /// Main colour (sRGB colour).
         pub color: [f32; 3] = [0.5; 3], range [0.0, 1.0];
-        /// Second colour the detail noise mixes in (sRGB colour, each channel `0 ..= 1`).
+        /// Second colour the detail noise mixes in (sRGB colour).
         pub variation: [f32; 3] = [0.4; 3], range [0.0, 1.0];
-        /// How far the noise moves from `color` toward `variation`, `0 ..= 1`.
+        /// How far the noise moves from `color` toward `variation`.
         pub variation_amount: f32 = 0.5, range [0.0, 1.0];
-        /// Perceptual roughness (0 = mirror, 1 = matte), `0 ..= 1`.
+        /// Perceptual roughness (0 = mirror, 1 = matte).
         pub roughness: f32 = 0.9, range [0.0, 1.0];
     }
 }
@@ -212,11 +212,11 @@ crate::params! {
         pub desert_moisture: f32 = 0.05, range [0.0, 1.0];
         /// Moisture below which ground is steppe.
         pub steppe_moisture: f32 = 0.15, range [0.0, 1.0];
-        /// Desert ground colour (sRGB colour, each channel `0 ..= 1`).
+        /// Desert ground colour (sRGB colour).
         pub desert_color: [f32; 3] = [0.78, 0.64, 0.44], range [0.0, 1.0];
-        /// Steppe grass colour (sRGB colour, each channel `0 ..= 1`).
+        /// Steppe grass colour (sRGB colour).
         pub steppe_color: [f32; 3] = [0.56, 0.55, 0.30], range [0.0, 1.0];
-        /// Tundra colour (sRGB colour, each channel `0 ..= 1`).
+        /// Tundra colour (sRGB colour).
         pub tundra_color: [f32; 3] = [0.46, 0.46, 0.36], range [0.0, 1.0];
     }
 }

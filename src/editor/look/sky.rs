@@ -76,7 +76,7 @@ crate::params! {
         pub elevation_deg: f32 = 38.0, range [0.0, 90.0];
         /// Sun illuminance in lux before the atmosphere filters it (bright daylight is about 100 000).
         pub illuminance_lux: f32 = 100_000.0, range [0.0, 200000.0];
-        /// Sun colour, sRGB `[r, g, b]` each `0 ..= 1`.
+        /// Sun colour, sRGB `[r, g, b]`.
         pub color: [f32; 3] = [1.0, 0.98, 0.95], range [0.0, 1.0];
         /// How much warmer (redder) the light turns near the horizon when the atmosphere is off (the
         /// atmosphere does this by itself).
@@ -183,7 +183,7 @@ crate::params! {
         pub intensity: f32 = 1.0, range [0.0, 20.0];
         /// Height of the fog layer above the highest terrain, metres.
         pub headroom_m: f32 = 60.0, range [1.0, 5000.0];
-        /// Fog colour, sRGB `[r, g, b]` each `0 ..= 1`.
+        /// Fog colour, sRGB `[r, g, b]`.
         pub color: [f32; 3] = [1.0, 1.0, 1.0], range [0.0, 1.0];
     }
 }
@@ -251,7 +251,7 @@ crate::params! {
         pub bloom: f32 = 0.0, range [0.0, 1.0];
         /// Ambient light brightness in cd/m², used without the atmosphere's sky light.
         pub ambient: f32 = 6000.0, range [0.0, 100000.0];
-        /// Plain sky (clear) colour without the atmosphere, sRGB `[r, g, b]` each `0 ..= 1`.
+        /// Plain sky (clear) colour without the atmosphere, sRGB `[r, g, b]`.
         pub sky_color: [f32; 3] = [0.55, 0.70, 0.88], range [0.0, 1.0];
     }
 }

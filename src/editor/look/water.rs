@@ -34,9 +34,9 @@ crate::params! {
         /// from the height field under the surface (flat-bottom approximation). Default `false`: Mesa's
         /// software Vulkan crashes with a depth prepass and the atmosphere together.
         pub depth_prepass: bool = false;
-        /// Colour of shallow water (sRGB colour, each channel `0 ..= 1`).
+        /// Colour of shallow water (sRGB colour).
         pub shallow_color: [f32; 3] = [0.10, 0.62, 0.60], range [0.0, 1.0];
-        /// Colour of deep water (sRGB colour, each channel `0 ..= 1`).
+        /// Colour of deep water (sRGB colour).
         pub deep_color: [f32; 3] = [0.01, 0.09, 0.17], range [0.0, 1.0];
         /// Water depth at which the colour is `1 − 1/e` of the way to `deep_color`, metres.
         pub color_depth: f32 = 10.0, range [0.01, 1000.0];
@@ -58,7 +58,7 @@ crate::params! {
         pub foam: bool = true;
         /// Water depth under which foam shows at the waterline, metres.
         pub foam_width: f32 = 0.8, range [0.0, 50.0];
-        /// Foam colour (sRGB colour, each channel `0 ..= 1`).
+        /// Foam colour (sRGB colour).
         pub foam_color: [f32; 3] = [0.93, 0.96, 0.97], range [0.0, 1.0];
         /// Draw waves running toward the shore (from the jump-flooded distance to the shore).
         pub shore_waves: bool = true;
@@ -74,7 +74,7 @@ crate::params! {
         pub pipe_water: bool = true;
         /// Simulated water shallower than this is hidden, metres.
         pub pipe_min_depth: f32 = 0.02, range [0.0, 100.0];
-        /// Colour of the simulated water (sRGB colour, each channel `0 ..= 1`).
+        /// Colour of the simulated water (sRGB colour).
         pub pipe_color: [f32; 3] = [0.16, 0.42, 0.50], range [0.0, 1.0];
         /// Opacity of deep simulated water.
         pub pipe_opacity: f32 = 0.85, range [0.0, 1.0];

@@ -186,7 +186,7 @@ crate::params! {
         pub m: f32 = 0.4, range [0.0, 2.0];
         /// Slope exponent `n`, in `[0.25, 4]`; `n ≠ 1` is solved by Newton iteration per node.
         pub n: f32 = 1.0, range [0.25, 4.0];
-        /// Hillslope diffusivity `κ`, m²/yr, in `[0, 1e6]`; 0 turns diffusion off. Default: on 2 m cells it
+        /// Hillslope diffusivity `κ`; 0 turns diffusion off. Default: on 2 m cells it
         /// rounds off single-node peaks without blurring the valleys.
         pub diffusion: f32 = 8.0e-4, unit "m²/yr", range [0.0, 1.0e6];
         /// Drainage-area routing: `D8` (single steepest receiver) or `Mfd` (Freeman's multiple flow
