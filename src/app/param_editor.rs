@@ -352,7 +352,7 @@ fn edit_payload(ui: &mut egui::Ui, schema: &Schema, variant: &Variant, v: &mut V
     let Some((_, payload)) = enum_payload_mut(v) else { return false };
     match &variant.payload {
         Payload::Unit => false,
-        Payload::Tuple(ts) if ts.len() == 1 => edit_ty(ui, schema, &Ty::parse(&ts[0]), payload, None),
+        Payload::Tuple(ts) if ts.len() == 1 => edit_ty(ui, schema, &Ty::parse(&ts[0]), payload, variant.range),
         Payload::Tuple(ts) => match payload.as_array_mut() {
             Some(items) if items.len() == ts.len() => {
                 let mut changed = false;

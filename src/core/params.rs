@@ -38,8 +38,9 @@
 //! - `impl Default` from the `= default` expressions;
 //! - `check_ranges(&self) -> Result<(), BadParam>`: every field with a `range [lo, hi]` is
 //!   checked (finite and `lo <= value <= hi`, compared as `f64`; `Option`s when set, arrays element
-//!   by element), then the `check_ranges` of nested parameter structs (through `Option`, `Vec`,
-//!   arrays; not through enum payloads). The hand-written `validate()` of each type calls it and adds only the checks one
+//!   by element), then the `check_ranges` of nested parameter types (through `Option`, `Vec`,
+//!   arrays; of an enum, only the ranges declared on its variants, not the payload structs: a
+//!   type holding `Base` validates the active generator itself). The hand-written `validate()` of each type calls it and adds only the checks one
 //!   range cannot say (cross-field, map-size dependent);
 //! - [`ParamSchema`]: a static [`TypeSpec`] (name, doc, fields with name, type text, doc, unit,
 //!   range, step and default) that `crate::editor::schema` builds the editor's widgets from, and
@@ -50,7 +51,8 @@
 //! must come before other attributes on each field.
 //!
 //! Enums used as parameters get their schema from [`param_enum!`](crate::param_enum) (unit, tuple
-//! and struct variants; the enum and its `Default` are written as usual inside it).
+//! and struct variants, an optional range on a one-number tuple variant; the enum and its
+//! `Default` are written as usual inside it).
 //!
 //! So each parameter's unit, range and default live in exactly one place; a test in
 //! `crate::editor::schema` proves that every slider range equals what `validate()` accepts.
@@ -127,6 +129,8 @@ pub struct VariantSpec {
     pub name: &'static str,
     pub doc: &'static str,
     pub payload: PayloadSpec,
+    /// The accepted range of a one-number tuple variant (`Constant(f32) range [-100.0, 100.0]`).
+    pub range: Option<NumRange>,
 }
 
 /// A struct's fields or an enum's variants.
@@ -492,7 +496,9 @@ nan_field_num!(f32, f64, u8, u16, u32, u64, usize, i8, i16, i32, i64, isize);
 
 /// Declares an enum used as a parameter and its schema: see the [module doc](crate::core::params).
 /// Variants may be unit, tuple or struct-like; the enum's `Default` is written as usual (derive with
-/// `#[default]` or a hand `impl`). Doc comments must come before other attributes.
+/// `#[default]` or a hand `impl`). Doc comments must come before other attributes. A tuple variant
+/// holding one number may declare its range after it (`Constant(f32) range [-100.0, 100.0],`),
+/// checked by the enum's `check_ranges` (and so by the `check_ranges` of a struct holding it).
 #[macro_export]
 macro_rules! param_enum {
     (
@@ -503,6 +509,7 @@ macro_rules! param_enum {
                 $variant:ident
                 $(( $($tty:ty),* $(,)? ))?
                 $({ $( $(#[$($fattr:tt)*])* $field:ident : $fty:ty ),* $(,)? })?
+                $(range [$lo:expr, $hi:expr])?
             ),* $(,)?
         }
     ) => {
@@ -525,15 +532,47 @@ macro_rules! param_enum {
                     )*
                 }
             }
+
+            #[allow(unreachable_patterns)]
+            fn check_nested(&self) -> Result<(), $crate::core::params::BadParam> {
+                match self {
+                    $($(
+                        Self::$variant(v) => $crate::core::params::CheckRange::check_range(
+                            v,
+                            stringify!($variant),
+                            ($lo) as f64,
+                            ($hi) as f64,
+                            concat!("[", stringify!($lo), ", ", stringify!($hi), "]"),
+                        ),
+                    )?)*
+                    _ => Ok(()),
+                }
+            }
         }
 
         impl $crate::core::params::ParamSchema for $name {
+            fn check_ranges(&self) -> Result<(), $crate::core::params::BadParam> {
+                $crate::core::params::ParamType::check_nested(self)
+            }
+
+            #[allow(unused_mut)]
+            fn nan_probes() -> Vec<$crate::core::params::NanProbe> {
+                let mut out = Vec::new();
+                $($(
+                    let _ = ($lo, $hi);
+                    let p = Self::$variant(f64::NAN as _);
+                    out.push((stringify!($variant), $crate::core::params::ParamType::check_nested(&p)));
+                )?)*
+                out
+            }
+
             fn spec() -> &'static $crate::core::params::TypeSpec {
                 #[allow(unused_mut, unused_assignments)]
                 const VARIANTS: &[$crate::core::params::VariantSpec] = &[$(
                     $crate::core::params::VariantSpec {
                         name: stringify!($variant),
                         doc: $crate::__params_doc!($(#[$($vattr)*])*),
+                        range: $crate::__params_range!($($lo, $hi)?),
                         payload: $crate::__params_payload!(
                             [$($($tty),*)?]
                             [$($({ $(#[$($fattr)*])* $field : $fty })*)?]
@@ -547,7 +586,7 @@ macro_rules! param_enum {
                     doc: $crate::__params_doc!($(#[$($attr)*])*),
                     shape: $crate::core::params::ShapeSpec::Enum(VARIANTS),
                     default_json: || $crate::core::params::__serde_json::to_value(<$name as Default>::default()).unwrap_or_default(),
-                    nan_probes: Vec::new,
+                    nan_probes: <$name as $crate::core::params::ParamSchema>::nan_probes,
                 };
                 &SPEC
             }

@@ -175,6 +175,8 @@ pub struct Variant {
     pub name: String,
     pub doc: String,
     pub payload: Payload,
+    /// The accepted range of a one-number tuple variant's payload (rounded inwards for `f32`).
+    pub range: Option<NumRange>,
 }
 
 /// A struct's fields or an enum's variants.
@@ -223,7 +225,13 @@ impl TypeDef {
                                 Payload::Struct(fields)
                             }
                         };
-                        Variant { name: v.name.to_string(), doc, payload }
+                        let range = match (&payload, v.range) {
+                            (Payload::Tuple(ts), Some(r)) if ts.len() == 1 && is_f32(&Ty::parse(&ts[0])) => {
+                                Some(f32_inward(r))
+                            }
+                            (_, r) => r,
+                        };
+                        Variant { name: v.name.to_string(), doc, payload, range }
                     })
                     .collect(),
             ),
@@ -776,6 +784,8 @@ mod tests {
         assert_eq!(s.range("DropletParams", "batch"), r(1.0, 16_777_216.0));
         assert_eq!(s.range("PipeParams", "evaporation"), r(0.0, 1e3));
         assert_eq!(s.range("StreamPowerParams", "steps"), None);
+        // A one-number tuple variant carries its range too.
+        assert_eq!(s.variant("DsEdge", "Constant").unwrap().range, r(-100.0, 100.0));
         // f32 bounds are rounded inwards: 89.9 is not an f32, the largest f32 below it is.
         assert_eq!(s.range("ThermalParams", "talus_angle"), r(0.0, 89.9f32.next_down() as f64));
         assert_eq!(s.field("ThermalParams", "talus_angle").unwrap().unit, "°");
@@ -975,15 +985,22 @@ mod tests {
                         let vp = format!("{pointer}/{}", v.name);
                         match &v.payload {
                             Payload::Unit => {}
-                            Payload::Tuple(ts) if ts.len() == 1 => sites(
-                                s,
-                                &Ty::parse(&ts[0]),
-                                &whole,
-                                &vp,
-                                &format!("{path}::{}", v.name),
-                                depth + 1,
-                                out,
-                            ),
+                            Payload::Tuple(ts) if ts.len() == 1 => {
+                                let p = format!("{path}::{}", v.name);
+                                if let Some(range) = v.range {
+                                    let field = Field {
+                                        name: v.name.clone(),
+                                        ty: ts[0].clone(),
+                                        doc: v.doc.clone(),
+                                        unit: String::new(),
+                                        range: Some(range),
+                                        step: None,
+                                    };
+                                    let (pointer, owner) = (vp.clone(), name.clone());
+                                    out.push(Site { value: whole.clone(), pointer, field, owner, path: p.clone() });
+                                }
+                                sites(s, &Ty::parse(&ts[0]), &whole, &vp, &p, depth + 1, out)
+                            }
                             Payload::Tuple(ts) => {
                                 for (i, t) in ts.iter().enumerate() {
                                     let p = format!("{path}::{}.{i}", v.name);
@@ -1116,13 +1133,19 @@ mod tests {
                     problems.push(format!("{}.{field}: NaN is accepted", spec.name));
                 }
             }
-            // Every float field with a range has a probe.
-            let floats = spec
-                .fields()
-                .iter()
-                .filter(|f| f.range.is_some() && Ty::parse(f.ty).to_owned() != Ty::Unknown(String::new()))
-                .filter(|f| number(&Ty::parse(&normalize_ty(f.ty))).is_float())
-                .count();
+            // Every float field (or one-number variant) with a range has a probe.
+            let floats = match spec.shape {
+                ShapeSpec::Struct(fs) => {
+                    fs.iter().filter(|f| f.range.is_some() && number(&Ty::parse(f.ty)).is_float()).count()
+                }
+                ShapeSpec::Enum(vs) => vs
+                    .iter()
+                    .filter(|v| match v.payload {
+                        PayloadSpec::Tuple([t]) => v.range.is_some() && number(&Ty::parse(t)).is_float(),
+                        _ => false,
+                    })
+                    .count(),
+            };
             let probes = (spec.nan_probes)().len();
             if floats != probes {
                 problems.push(format!("{}: {floats} ranged float fields but {probes} NaN probes", spec.name));

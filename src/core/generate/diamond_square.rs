@@ -55,8 +55,7 @@ crate::param_enum! {
     #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
     pub enum DsEdge {
         /// The outside neighbour has this height, in raw units (corners are uniform in `[0, 1)`).
-        /// Valid range −100..=100.
-        Constant(f32),
+        Constant(f32) range [-100.0, 100.0],
         /// The map is a torus of period `2^n`: the outside neighbour is the one on the opposite side.
         Wrap,
     }
@@ -90,11 +89,7 @@ crate::params! {
 impl DiamondSquareParams {
     /// Checks every field; the first offending one is reported.
     pub fn validate(&self) -> Result<(), GenError> {
-        self.check_ranges()?;
-        if let DsEdge::Constant(c) = self.edge {
-            check("edge constant", c as f64, -100.0, 100.0, "-100..=100")?;
-        }
-        Ok(())
+        Ok(self.check_ranges()?)
     }
 }
 
