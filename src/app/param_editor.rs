@@ -2,16 +2,18 @@
 //! parameter type gets a widget and a tooltip without a hand-written widget per field.
 //!
 //! How: [`edit_params`] serialises the value to serde JSON, walks the JSON next to the type's
-//! description in [`crate::editor::schema::Schema`] (field names, type texts and doc comments,
-//! parsed from the sources) with [`edit_value`], and deserialises the JSON back when a widget
-//! changed it. The walk, by type shape:
+//! description in [`crate::editor::schema::Schema`] (field names, type texts, docs, units, ranges
+//! and defaults, from each type's one declaration in [`crate::core::params`]) with [`edit_value`],
+//! and deserialises the JSON back when a widget changed it. The walk, by type shape:
 //!
-//! - struct: a two-column [`egui::Grid`] (humanised name with the doc as hover text | widget);
+//! - struct: a two-column [`egui::Grid`] (humanised name | widget; the hover text is the doc, then
+//!   unit, range and default);
 //!   fields that need more room (nested structs, `Option<struct>`, enums with a struct payload,
 //!   `Vec<struct>`) break the grid and get a collapsing section of their own, in field order;
-//! - `f32`/`f64`: a [`egui::DragValue`], speed scaled to the value's magnitude, clamped to the
-//!   range written in the doc when there is one (existing values are never clamped silently);
-//! - integers: a `DragValue` limited to the type's bounds and the doc's range; `bool`: a checkbox;
+//! - `f32`/`f64`: a [`egui::DragValue`], speed scaled to the value's magnitude (or the declared
+//!   step), clamped to the declared range when there is one (existing values are never clamped
+//!   silently); the range is the one `validate()` enforces;
+//! - integers: a `DragValue` limited to the type's bounds and the declared range; `bool`: a checkbox;
 //! - `Option<T>`: a checkbox that creates `default_json(T)` / sets `null`, then T's editor;
 //!   `Option<Vec<f32>>` (per-node maps) shows "map of N values" with a Clear button;
 //! - enums: a ComboBox of the variants (hover = variant doc); switching fills the variant's
@@ -30,7 +32,7 @@ use serde_json::Value;
 
 use crate::editor::schema::{
     Field, NumRange, Payload, Prim, Schema, Ty, TypeKind, Variant, default_for, enum_payload_mut, enum_tag,
-    parse_range, variant_default_json,
+    variant_default_json,
 };
 
 /// Edits `value` (of the schema type `type_name`, e.g. `"PipeParams"`) in `ui`.
@@ -99,7 +101,7 @@ fn edit_ty(ui: &mut egui::Ui, schema: &Schema, ty: &Ty, v: &mut Value, range: Op
         Ty::Vec(inner) => edit_vec(ui, schema, inner, v),
         Ty::Array(inner, _) => edit_array(ui, schema, inner, v, range),
         Ty::Named(name) => match schema.get(name).map(|d| &d.kind) {
-            Some(TypeKind::Struct(fields)) => edit_struct(ui, schema, fields, v),
+            Some(TypeKind::Struct(fields)) => edit_struct(ui, schema, fields, schema.get(name).map(|d| &d.default), v),
             Some(TypeKind::Enum(variants)) => edit_enum(ui, schema, name, variants, v, None),
             None => read_only(ui, v),
         },
@@ -146,9 +148,10 @@ fn read_only(ui: &mut egui::Ui, v: &Value) -> bool {
     false
 }
 
-/// The hover text of a field: its doc, else the doc of its type.
-fn tooltip<'a>(schema: &'a Schema, f: &'a Field) -> &'a str {
-    if f.doc.is_empty() { schema.type_doc(&f.ty).unwrap_or("") } else { &f.doc }
+/// The hover text of a field: its doc (else the doc of its type), then unit, range and default
+/// (`defaults`: the owner type's default value).
+fn tooltip(schema: &Schema, f: &Field, defaults: Option<&Value>) -> String {
+    f.tooltip(schema, defaults.and_then(|d| d.get(&f.name)))
 }
 
 fn label_with_doc(ui: &mut egui::Ui, text: impl Into<egui::WidgetText>, doc: &str) -> egui::Response {
@@ -159,7 +162,7 @@ fn label_with_doc(ui: &mut egui::Ui, text: impl Into<egui::WidgetText>, doc: &st
 // ---------------------------------------------------------------------------------------------
 // Structs.
 
-fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Value) -> bool {
+fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], defaults: Option<&Value>, v: &mut Value) -> bool {
     let Some(obj) = v.as_object_mut() else { return read_only(ui, v) };
     let mut changed = false;
     let mut i = 0;
@@ -172,14 +175,18 @@ fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Val
         if i > start {
             egui::Grid::new(("fields", segment)).num_columns(2).show(ui, |ui| {
                 for f in &fields[start..i] {
-                    label_with_doc(ui, humanise(&f.name), tooltip(schema, f));
+                    label_with_doc(ui, humanise(&f.name), &tooltip(schema, f, defaults));
                     match obj.get_mut(&f.name) {
                         Some(fv) => {
                             let ty = Ty::parse(&f.ty);
-                            let range = parse_range(&f.doc);
+                            let range = f.range;
                             changed |= ui
-                                .push_id(&f.name, |ui| {
-                                    if is_colour(f) { edit_colour(ui, fv) } else { edit_ty(ui, schema, &ty, fv, range) }
+                                .push_id(&f.name, |ui| match (&ty, f.step) {
+                                    _ if is_colour(f) => edit_colour(ui, fv),
+                                    (Ty::Prim(p), Some(step)) if p.is_float() => {
+                                        edit_float(ui, *p, fv, range, Some(step))
+                                    }
+                                    _ => edit_ty(ui, schema, &ty, fv, range),
                                 })
                                 .inner;
                         }
@@ -196,9 +203,9 @@ fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Val
             let f = &fields[i];
             i += 1;
             match obj.get_mut(&f.name) {
-                Some(fv) => changed |= ui.push_id(&f.name, |ui| field_block(ui, schema, f, fv)).inner,
+                Some(fv) => changed |= ui.push_id(&f.name, |ui| field_block(ui, schema, f, defaults, fv)).inner,
                 None => {
-                    label_with_doc(ui, format!("{} (missing)", humanise(&f.name)), tooltip(schema, f));
+                    label_with_doc(ui, format!("{} (missing)", humanise(&f.name)), &tooltip(schema, f, defaults));
                 }
             }
         }
@@ -207,11 +214,12 @@ fn edit_struct(ui: &mut egui::Ui, schema: &Schema, fields: &[Field], v: &mut Val
 }
 
 /// A field whose editor needs more than a grid cell, with its own header.
-fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, v: &mut Value) -> bool {
+fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, defaults: Option<&Value>, v: &mut Value) -> bool {
     let ty = Ty::parse(&f.ty);
     let label = humanise(&f.name);
-    let doc = tooltip(schema, f);
-    let range = parse_range(&f.doc);
+    let doc = tooltip(schema, f, defaults);
+    let doc = doc.as_str();
+    let range = f.range;
     match &ty {
         Ty::Option(inner) => {
             let was_on = !v.is_null();
@@ -250,7 +258,7 @@ fn field_block(ui: &mut egui::Ui, schema: &Schema, f: &Field, v: &mut Value) -> 
                 egui::CollapsingHeader::new(label)
                     .id_salt("struct_block")
                     .default_open(open_by_default(false))
-                    .show(ui, |ui| changed |= edit_struct(ui, schema, fields, v))
+                    .show(ui, |ui| changed |= edit_struct(ui, schema, fields, schema.get(name).map(|d| &d.default), v))
                     .header_response
                     .on_hover_text(doc);
                 changed
@@ -344,9 +352,7 @@ fn edit_payload(ui: &mut egui::Ui, schema: &Schema, variant: &Variant, v: &mut V
     let Some((_, payload)) = enum_payload_mut(v) else { return false };
     match &variant.payload {
         Payload::Unit => false,
-        Payload::Tuple(ts) if ts.len() == 1 => {
-            edit_ty(ui, schema, &Ty::parse(&ts[0]), payload, parse_range(&variant.doc))
-        }
+        Payload::Tuple(ts) if ts.len() == 1 => edit_ty(ui, schema, &Ty::parse(&ts[0]), payload, variant.range),
         Payload::Tuple(ts) => match payload.as_array_mut() {
             Some(items) if items.len() == ts.len() => {
                 let mut changed = false;
@@ -357,7 +363,7 @@ fn edit_payload(ui: &mut egui::Ui, schema: &Schema, variant: &Variant, v: &mut V
             }
             _ => read_only(ui, payload),
         },
-        Payload::Struct(fields) => edit_struct(ui, schema, fields, payload),
+        Payload::Struct(fields) => edit_struct(ui, schema, fields, None, payload),
     }
 }
 
@@ -491,7 +497,7 @@ fn edit_colour(ui: &mut egui::Ui, v: &mut Value) -> bool {
 // Primitives.
 
 /// Drag speed for a float: half a percent of its magnitude per point, or a thousandth of the
-/// doc range when the value is zero.
+/// declared range when the value is zero.
 fn float_speed(x: f64, range: Option<NumRange>) -> f64 {
     let span = range.map(|r| r.hi - r.lo).filter(|s| s.is_finite() && *s > 0.0);
     let s = if x != 0.0 && x.is_finite() { x.abs() * 5e-3 } else { span.map_or(0.01, |s| s * 1e-3) };
@@ -506,7 +512,7 @@ fn int_speed(x: f64) -> f64 {
     (x.abs() * 5e-3).max(0.1)
 }
 
-/// The integer range allowed for `p`: its bounds, narrowed to the doc range.
+/// The integer range allowed for `p`: its bounds, narrowed to the declared range.
 fn int_range(p: Prim, range: Option<NumRange>) -> (i128, i128) {
     let (mut lo, mut hi) = p.int_bounds().unwrap_or((i64::MIN as i128, i64::MAX as i128));
     if let Some(r) = range {
@@ -520,6 +526,26 @@ fn int_range(p: Prim, range: Option<NumRange>) -> (i128, i128) {
     if lo > hi { p.int_bounds().unwrap_or((lo, lo)) } else { (lo, hi) }
 }
 
+/// A float's `DragValue`: clamped to `range` for new input, dragged by `step` when the field
+/// declares one (else by [`float_speed`]).
+fn edit_float(ui: &mut egui::Ui, p: Prim, v: &mut Value, range: Option<NumRange>, step: Option<f64>) -> bool {
+    let Some(mut x) = v.as_f64() else { return read_only(ui, v) };
+    let speed = step.unwrap_or_else(|| float_speed(x, range));
+    let mut dv = egui::DragValue::new(&mut x).speed(speed).clamp_existing_to_range(false);
+    let limit = if p == Prim::F32 { f32::MAX as f64 } else { f64::MAX };
+    let (lo, hi) = range.map_or((-limit, limit), |r| (r.lo.max(-limit), r.hi.min(limit)));
+    dv = dv.range(lo..=hi);
+    if p == Prim::F32 {
+        // Show the f32's shortest form (0.3, not 0.30000001192092896).
+        dv = dv.custom_formatter(|n, _| format!("{}", n as f32));
+    }
+    if ui.add(dv).changed() && x.is_finite() {
+        *v = Value::from(x);
+        return true;
+    }
+    false
+}
+
 fn edit_prim(ui: &mut egui::Ui, p: Prim, v: &mut Value, range: Option<NumRange>) -> bool {
     match p {
         Prim::Bool => {
@@ -530,23 +556,7 @@ fn edit_prim(ui: &mut egui::Ui, p: Prim, v: &mut Value, range: Option<NumRange>)
             }
             false
         }
-        Prim::F32 | Prim::F64 => {
-            let Some(mut x) = v.as_f64() else { return read_only(ui, v) };
-            let speed = float_speed(x, range);
-            let mut dv = egui::DragValue::new(&mut x).speed(speed).clamp_existing_to_range(false);
-            let limit = if p == Prim::F32 { f32::MAX as f64 } else { f64::MAX };
-            let (lo, hi) = range.map_or((-limit, limit), |r| (r.lo.max(-limit), r.hi.min(limit)));
-            dv = dv.range(lo..=hi);
-            if p == Prim::F32 {
-                // Show the f32's shortest form (0.3, not 0.30000001192092896).
-                dv = dv.custom_formatter(|n, _| format!("{}", n as f32));
-            }
-            if ui.add(dv).changed() && x.is_finite() {
-                *v = Value::from(x);
-                return true;
-            }
-            false
-        }
+        Prim::F32 | Prim::F64 => edit_float(ui, p, v, range, None),
         Prim::String => {
             let Some(mut s) = v.as_str().map(str::to_string) else { return read_only(ui, v) };
             if ui.text_edit_singleline(&mut s).changed() {

@@ -139,19 +139,20 @@ pub enum AnalysisError {
     NonFinite,
 }
 
+impl From<crate::core::params::BadParam> for AnalysisError {
+    fn from(crate::core::params::BadParam { name, value, range }: crate::core::params::BadParam) -> Self {
+        AnalysisError::BadParam { name, value, range }
+    }
+}
+
 impl AnalysisParams {
     /// Checks every tunable against its documented range.
     pub fn validate(&self) -> Result<(), AnalysisError> {
-        let bad = |name, value, range| Err(AnalysisError::BadParam { name, value, range });
-        if !(self.channel_area_m2.is_finite() && self.channel_area_m2 > 0.0) {
-            return bad("channel_area_m2", self.channel_area_m2, "> 0 m²");
-        }
-        if !(3..=200).contains(&self.area_bins) {
-            return bad("area_bins", self.area_bins as f64, "3…200");
-        }
-        if !(self.pit_tolerance_m.is_finite() && self.pit_tolerance_m >= 0.0) {
-            return bad("pit_tolerance_m", self.pit_tolerance_m as f64, "≥ 0 m");
-        }
+        use crate::core::params::check;
+        // `f64::from_bits(1)`, the smallest positive f64: `> 0`.
+        check("channel_area_m2", self.channel_area_m2, f64::from_bits(1), f64::MAX, "> 0 m²")?;
+        check("area_bins", self.area_bins as f64, 3.0, 200.0, "3…200")?;
+        check("pit_tolerance_m", self.pit_tolerance_m as f64, 0.0, f64::MAX, "≥ 0 m")?;
         self.anisotropy.validate()
     }
 }

@@ -49,6 +49,7 @@ use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
 use super::heightmap::Heightmap;
+use super::params::{ABOVE_ZERO, BadParam, check};
 
 /// Largest accepted brush radius, metres.
 pub const MAX_RADIUS: f32 = 100_000.0;
@@ -178,36 +179,42 @@ pub enum BrushError {
     BadParam { name: &'static str, value: f64, range: &'static str },
 }
 
-fn check(name: &'static str, value: f32, ok: bool, range: &'static str) -> Result<(), BrushError> {
-    if ok && value.is_finite() { Ok(()) } else { Err(BrushError::BadParam { name, value: value as f64, range }) }
+impl From<BadParam> for BrushError {
+    fn from(BadParam { name, value, range }: BadParam) -> Self {
+        BrushError::BadParam { name, value, range }
+    }
 }
 
-/// What a dab does.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum BrushKind {
-    /// Adds height (left button, seed 004).
-    #[default]
-    Raise,
-    /// Removes height (right button, seed 004).
-    Lower,
-    /// Blends towards the local box average.
-    Smooth,
-    /// Blends towards a target height.
-    Flatten,
+crate::param_enum! {
+    /// What a dab does.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum BrushKind {
+        /// Adds height (left button, seed 004).
+        #[default]
+        Raise,
+        /// Removes height (right button, seed 004).
+        Lower,
+        /// Blends towards the local box average.
+        Smooth,
+        /// Blends towards a target height.
+        Flatten,
+    }
 }
 
-/// How the effect fades from the centre (weight 1) to the rim (see the module doc).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Falloff {
-    /// `1 − ρ`: a cone.
-    Linear,
-    /// `1 − smoothstep(ρ)`: flat top, soft rim, no crease at either.
-    #[default]
-    Smooth,
-    /// A Gaussian (σ = r/3) shifted and scaled to reach 0 at the rim.
-    Gaussian,
-    /// 1 everywhere inside the radius: a cylinder.
-    Constant,
+crate::param_enum! {
+    /// How the effect fades from the centre (weight 1) to the rim (see the module doc).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum Falloff {
+        /// `1 − ρ`: a cone.
+        Linear,
+        /// `1 − smoothstep(ρ)`: flat top, soft rim, no crease at either.
+        #[default]
+        Smooth,
+        /// A Gaussian (σ = r/3) shifted and scaled to reach 0 at the rim.
+        Gaussian,
+        /// 1 everywhere inside the radius: a cylinder.
+        Constant,
+    }
 }
 
 /// `e^(−1/(2σ²))` for σ = 1/3, the Gaussian's value at the rim.
@@ -230,51 +237,32 @@ impl Falloff {
     }
 }
 
-/// A brush: what it does, how big, how strong, how it fades and how densely a stroke stamps it.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BrushParams {
-    /// Raise, lower, smooth or flatten. Default `Raise`.
-    pub kind: BrushKind,
-    /// Radius of the affected disc, metres. Range (0, 100 000]; default 16.
-    pub radius: f32,
-    /// Metres per second at the centre for raise/lower; blend rate per second (1/s, the fraction
-    /// `1 − e^(−strength·t)` of the way to the target after `t` seconds) for smooth/flatten.
-    /// Range [0, 10 000]; default 10.
-    pub strength: f32,
-    /// Fade from centre to rim. Default `Smooth`.
-    pub falloff: Falloff,
-    /// Distance between successive dabs of a stroke, as a fraction of the radius.
-    /// Range [0.01, 10]; default 0.25.
-    pub spacing: f32,
-    /// Target of `Flatten`, metres; `None` = the height under the stroke's first dab (for a lone
-    /// [`dab`], the height under its centre). Range ±1e7 when set; default `None`.
-    pub flatten_height: Option<f32>,
-}
-
-impl Default for BrushParams {
-    fn default() -> Self {
-        Self {
-            kind: BrushKind::Raise,
-            radius: 16.0,
-            strength: 10.0,
-            falloff: Falloff::Smooth,
-            spacing: 0.25,
-            flatten_height: None,
-        }
+crate::params! {
+    /// A brush: what it does, how big, how strong, how it fades and how densely a stroke stamps it.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct BrushParams {
+        /// Raise, lower, smooth or flatten.
+        pub kind: BrushKind = BrushKind::Raise;
+        /// Radius of the affected disc (greater than 0).
+        pub radius: f32 = 16.0, unit "m", range [ABOVE_ZERO, MAX_RADIUS];
+        /// Metres per second at the centre for raise/lower; blend rate per second (1/s, the fraction
+        /// `1 − e^(−strength·t)` of the way to the target after `t` seconds) for smooth/flatten.
+        pub strength: f32 = 10.0, range [0.0, MAX_STRENGTH];
+        /// Fade from centre to rim.
+        pub falloff: Falloff = Falloff::Smooth;
+        /// Distance between successive dabs of a stroke, as a fraction of the radius.
+        pub spacing: f32 = 0.25, unit "radii", range [MIN_SPACING, MAX_SPACING];
+        /// Target of `Flatten`; `None` = the height under the stroke's first dab (for a lone
+        /// [`dab`], the height under its centre).
+        pub flatten_height: Option<f32> = None, unit "m", range [-HEIGHT_LIMIT, HEIGHT_LIMIT];
     }
 }
 
 impl BrushParams {
-    /// Checks every field against its documented range.
+    /// Checks every field against its declared range.
     pub fn validate(&self) -> Result<(), BrushError> {
-        check("radius", self.radius, self.radius > 0.0 && self.radius <= MAX_RADIUS, "(0, 100000] m")?;
-        check("strength", self.strength, self.strength >= 0.0 && self.strength <= MAX_STRENGTH, "[0, 10000]")?;
-        check("spacing", self.spacing, (MIN_SPACING..=MAX_SPACING).contains(&self.spacing), "[0.01, 10] radii")?;
-        if let Some(t) = self.flatten_height {
-            check("flatten_height", t, t.abs() <= HEIGHT_LIMIT, "[-1e7, 1e7] m")?;
-        }
-        Ok(())
+        Ok(self.check_ranges()?)
     }
 
     /// Radius in nodes on `hm`.
@@ -321,9 +309,9 @@ pub fn dab(hm: &mut Heightmap, centre: [f32; 2], p: &BrushParams, amount: f32) -
 /// [`dab`], reporting invalid input instead of ignoring it.
 pub fn try_dab(hm: &mut Heightmap, centre: [f32; 2], p: &BrushParams, amount: f32) -> Result<DirtyRect, BrushError> {
     p.validate()?;
-    check("amount", amount, (0.0..=MAX_AMOUNT).contains(&amount), "[0, 1e6] s")?;
-    check("centre.x", centre[0], true, "finite grid units")?;
-    check("centre.y", centre[1], true, "finite grid units")?;
+    check("amount", amount as f64, 0.0, MAX_AMOUNT as f64, "[0, 1e6] s")?;
+    check("centre.x", centre[0] as f64, f64::MIN, f64::MAX, "finite grid units")?;
+    check("centre.y", centre[1] as f64, f64::MIN, f64::MAX, "finite grid units")?;
     if hm.data.len() != hm.width * hm.height || hm.cell_size.is_nan() || hm.cell_size <= 0.0 {
         return Ok(DirtyRect::EMPTY);
     }

@@ -320,7 +320,8 @@ impl Heightmap {
     }
 }
 
-fn check_cell(cell_size: f32) -> Result<(), HeightmapError> {
+/// Checks a cell size: finite, `0 < cell_size < 10⁶` metres.
+pub fn check_cell(cell_size: f32) -> Result<(), HeightmapError> {
     if cell_size.is_finite() && cell_size > 0.0 && cell_size < 1.0e6 {
         Ok(())
     } else {

@@ -8,6 +8,7 @@ pub mod generate;
 pub mod heightmap;
 pub mod io;
 pub mod jfa;
+pub mod params;
 pub mod raycast;
 pub mod rng;
 pub mod undo;

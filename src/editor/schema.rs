@@ -1,65 +1,34 @@
-//! The parameter schema: every field of the generator, erosion and brush parameter types, with its
-//! type and the doc comment that gives its meaning, unit, range and default.
+//! The parameter schema: every field of the generator, erosion, brush and look parameter types,
+//! with its type, doc, unit, range, step and default, for the editor's widgets.
 //!
-//! How: the source files that define those types are embedded with `include_str!` and parsed once
-//! ([`Schema::global`]). The parser is small and line/character based; it understands exactly the
-//! shapes the parameter types use:
-//!
-//! - `pub struct Name { /// doc…  pub field: Type, … }` (doc lines may span several lines;
-//!   attributes such as `#[serde(default)]` and plain `//` comments are skipped);
-//! - `pub enum Name { /// doc  Unit, Tuple(Type, …), Struct { field: Type, … }, … }`.
-//!
-//! Only items declared at column 0 with `pub struct`/`pub enum` and a braced body are read;
-//! tuple structs, private items and nested modules are ignored. Types are kept as their source
-//! text with whitespace removed (`Option<[f32;2]>`) and read with [`Ty::parse`].
+//! How: each parameter type is declared once with [`crate::params!`] / [`crate::param_enum!`]
+//! ([`crate::core::params`]), which gives it a static [`TypeSpec`]. [`Schema::global`] collects
+//! the specs of every type reachable from [`TOP_LEVEL`] (through [`ParamType::register`]) and turns
+//! them into [`TypeDef`]s: field names, type texts (whitespace removed, `Option<[f32;2]>`, read
+//! with [`Ty::parse`]), docs, the range `validate()` enforces, and the default values (serde JSON of
+//! each type's `Default`). Nothing is parsed from source text.
 //!
 //! Besides the field list the module offers:
-//! - [`parse_range`]: the numeric range written in a doc (`0 ..= 1`, `1..=65 536`, `0 ..= 10⁶`,
-//!   `1 ..= 2²⁴`, `0..=u32::MAX`, `[0, 1e3]`, `(0, 1e6)`, `±1e7`, `∞`), for clamping widgets;
 //! - [`default_json`]: a default value, as serde JSON (externally tagged enums, like serde's
-//!   default), for any type text the parameter types contain — a hand registry of the named
-//!   types (`serde_json::to_value(T::default())`) plus the generic shapes (`Option` → `null`,
-//!   `Vec` → `[]`, `[T; N]`, primitives). The UI needs it when the user ticks an `Option` on,
-//!   adds a `Vec` element or switches an enum variant ([`variant_default_json`]).
+//!   default), for any type text the parameter types contain: the named types from their
+//!   `Default`, plus the generic shapes (`Option` → `null`, `Vec` → `[]`, `[T; N]`, primitives).
+//!   The UI needs it when the user ticks an `Option` on, adds a `Vec` element or switches an enum
+//!   variant ([`variant_default_json`]).
 //!
 //! Pure Rust (no egui, no Bevy); `crate::app::param_editor` draws the widgets from it. The tests
 //! walk the default value of every top-level parameter type and fail when a reachable field has
-//! no doc or a reachable type is unknown, so the docs stay complete as the code grows.
+//! no doc or a reachable type is unknown, and prove that every slider range equals what the
+//! type's `validate()` accepts.
 
 use std::collections::HashMap;
 use std::sync::OnceLock;
 
-use serde::Serialize;
 use serde_json::{Map, Value};
 
-/// The source files parsed by [`Schema::global`], as `(path relative to src/, text)`.
-pub const SOURCES: &[(&str, &str)] = &[
-    ("core/generate/mod.rs", include_str!("../core/generate/mod.rs")),
-    ("core/generate/fbm.rs", include_str!("../core/generate/fbm.rs")),
-    ("core/generate/diamond_square.rs", include_str!("../core/generate/diamond_square.rs")),
-    ("core/generate/lazy_world.rs", include_str!("../core/generate/lazy_world.rs")),
-    ("core/generate/voronoi_island.rs", include_str!("../core/generate/voronoi_island.rs")),
-    ("core/generate/hills.rs", include_str!("../core/generate/hills.rs")),
-    ("core/generate/terrace.rs", include_str!("../core/generate/terrace.rs")),
-    ("core/generate/island_filter.rs", include_str!("../core/generate/island_filter.rs")),
-    ("core/generate/value_noise.rs", include_str!("../core/generate/value_noise.rs")),
-    ("core/generate/warp.rs", include_str!("../core/generate/warp.rs")),
-    ("core/erosion/mod.rs", include_str!("../core/erosion/mod.rs")),
-    ("core/erosion/droplet/params.rs", include_str!("../core/erosion/droplet/params.rs")),
-    ("core/erosion/snowball/params.rs", include_str!("../core/erosion/snowball/params.rs")),
-    ("core/erosion/pipe/params.rs", include_str!("../core/erosion/pipe/params.rs")),
-    ("core/erosion/thermal/params.rs", include_str!("../core/erosion/thermal/params.rs")),
-    ("core/erosion/hardness.rs", include_str!("../core/erosion/hardness.rs")),
-    ("core/erosion/stream_power/params.rs", include_str!("../core/erosion/stream_power/params.rs")),
-    ("core/brush.rs", include_str!("../core/brush.rs")),
-    ("editor/look/mod.rs", include_str!("look/mod.rs")),
-    ("editor/look/material.rs", include_str!("look/material.rs")),
-    ("editor/look/water.rs", include_str!("look/water.rs")),
-    ("editor/look/sky.rs", include_str!("look/sky.rs")),
-    ("editor/look/overlay.rs", include_str!("look/overlay.rs")),
-];
+pub use crate::core::params::NumRange;
+use crate::core::params::{FieldSpec, ParamType, PayloadSpec, ShapeSpec, TypeSpec};
 
-/// The top-level parameter types the editor edits (each has an entry in [`default_json`]).
+/// The top-level parameter types the editor edits.
 pub const TOP_LEVEL: &[&str] = &[
     "GenerateParams",
     "DropletParams",
@@ -76,16 +45,116 @@ pub const TOP_LEVEL: &[&str] = &[
     "HardnessParams",
 ];
 
+/// Collects the specs of every parameter type the editor can reach (the [`TOP_LEVEL`] types, the
+/// look as a whole, and everything nested in them).
+fn register_all(out: &mut Vec<&'static TypeSpec>) {
+    use crate::core::brush::BrushParams;
+    use crate::core::erosion::Boundary;
+    use crate::core::erosion::droplet::DropletParams;
+    use crate::core::erosion::hardness::HardnessParams;
+    use crate::core::erosion::pipe::PipeParams;
+    use crate::core::erosion::snowball::SnowballParams;
+    use crate::core::erosion::stream_power::StreamPowerParams;
+    use crate::core::erosion::thermal::ThermalParams;
+    use crate::core::generate::GenerateParams;
+    use crate::editor::look::{LookParams, MaterialParams, OverlayParams, SkyParams, WaterParams};
+    GenerateParams::register(out);
+    DropletParams::register(out);
+    SnowballParams::register(out);
+    PipeParams::register(out);
+    ThermalParams::register(out);
+    StreamPowerParams::register(out);
+    Boundary::register(out);
+    BrushParams::register(out);
+    MaterialParams::register(out);
+    WaterParams::register(out);
+    SkyParams::register(out);
+    OverlayParams::register(out);
+    HardnessParams::register(out);
+    LookParams::register(out);
+}
+
 /// One named field of a struct (or of a struct-like enum variant).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Field {
     /// The field's name as written (and as serde names it).
     pub name: String,
-    /// The type's source text with whitespace removed, e.g. `Option<[f32;2]>`.
+    /// The type's text with whitespace removed, e.g. `Option<[f32;2]>`.
     pub ty: String,
     /// The doc comment, lines joined by spaces (a blank doc line becomes a paragraph break);
     /// empty when the field has none.
     pub doc: String,
+    /// Unit of the value; empty when dimensionless or not given.
+    pub unit: String,
+    /// The range the type's `validate()` accepts, for the slider. For `f32` fields the bounds are
+    /// rounded inwards to `f32` values (so the slider's ends are themselves accepted).
+    pub range: Option<NumRange>,
+    /// Slider step, when declared.
+    pub step: Option<f64>,
+}
+
+impl Field {
+    fn from_spec(f: &FieldSpec) -> Field {
+        let ty = normalize_ty(f.ty);
+        let range = f.range.map(|r| if is_f32(&Ty::parse(&ty)) { f32_inward(r) } else { r });
+        Field { name: f.name.to_string(), ty, doc: join_doc(f.doc), unit: f.unit.to_string(), range, step: f.step }
+    }
+
+    /// The hover text: the doc (else the doc of the field's type), then unit, range and default.
+    pub fn tooltip(&self, schema: &Schema, default: Option<&Value>) -> String {
+        let mut t =
+            if self.doc.is_empty() { schema.type_doc(&self.ty).unwrap_or("").to_string() } else { self.doc.clone() };
+        let mut facts = Vec::new();
+        if !self.unit.is_empty() {
+            facts.push(format!("unit {}", self.unit));
+        }
+        if let Some(r) = self.range {
+            facts.push(format!("range {} ..= {}", short(r.lo), short(r.hi)));
+        }
+        if let Some(d) = default.filter(|d| !(d.is_object() || d.is_array() && self.ty.starts_with("Vec"))) {
+            facts.push(format!("default {d}"));
+        }
+        if !facts.is_empty() {
+            if !t.is_empty() {
+                t.push_str("\n\n");
+            }
+            t.push_str(&facts.join("; "));
+            t.push('.');
+        }
+        t
+    }
+}
+
+/// A bound for display: `1e6`, `0.5`, `−∞`.
+fn short(x: f64) -> String {
+    if x.is_infinite() {
+        return if x > 0.0 { "∞".into() } else { "−∞".into() };
+    }
+    // An f32 bound shows as the f32 it is (89.899994, not 89.89999389648438).
+    let s = if (x as f32) as f64 == x { format!("{}", x as f32) } else { format!("{x}") };
+    if s.len() > 10 { format!("{x:e}") } else { s }
+}
+
+/// True when the innermost number of a type is an `f32`.
+fn is_f32(ty: &Ty) -> bool {
+    match ty {
+        Ty::Prim(p) => *p == Prim::F32,
+        Ty::Option(t) | Ty::Vec(t) | Ty::Array(t, _) => is_f32(t),
+        _ => false,
+    }
+}
+
+/// The range of `f32` values `x` with `lo <= x as f64 <= hi`: the bounds rounded inwards.
+fn f32_inward(r: NumRange) -> NumRange {
+    let mut lo = r.lo as f32;
+    if (lo as f64) < r.lo {
+        lo = lo.next_up();
+    }
+    let mut hi = r.hi as f32;
+    if (hi as f64) > r.hi {
+        hi = hi.next_down();
+    }
+    NumRange { lo: lo as f64, hi: hi as f64 }
 }
 
 /// What an enum variant carries.
@@ -106,6 +175,8 @@ pub struct Variant {
     pub name: String,
     pub doc: String,
     pub payload: Payload,
+    /// The accepted range of a one-number tuple variant's payload (rounded inwards for `f32`).
+    pub range: Option<NumRange>,
 }
 
 /// A struct's fields or an enum's variants.
@@ -115,13 +186,15 @@ pub enum TypeKind {
     Enum(Vec<Variant>),
 }
 
-/// One parsed type definition.
+/// One parameter type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeDef {
     pub name: String,
     /// The type's own doc comment.
     pub doc: String,
     pub kind: TypeKind,
+    /// The type's `Default`, as serde JSON.
+    pub default: Value,
 }
 
 impl TypeDef {
@@ -129,28 +202,66 @@ impl TypeDef {
     pub fn is_unit_enum(&self) -> bool {
         matches!(&self.kind, TypeKind::Enum(vs) if vs.iter().all(|v| v.payload == Payload::Unit))
     }
+
+    /// The [`TypeDef`] of a declared type.
+    pub fn from_spec(spec: &TypeSpec) -> TypeDef {
+        let kind = match spec.shape {
+            ShapeSpec::Struct(fields) => TypeKind::Struct(fields.iter().map(Field::from_spec).collect()),
+            ShapeSpec::Enum(variants) => TypeKind::Enum(
+                variants
+                    .iter()
+                    .map(|v| {
+                        let doc = join_doc(v.doc);
+                        let payload = match v.payload {
+                            PayloadSpec::Unit => Payload::Unit,
+                            PayloadSpec::Tuple(ts) => Payload::Tuple(ts.iter().map(|t| normalize_ty(t)).collect()),
+                            PayloadSpec::Struct(fs) => {
+                                let mut fields: Vec<Field> = fs.iter().map(Field::from_spec).collect();
+                                // A lone undocumented field of a struct variant is described by
+                                // the variant's doc.
+                                if fields.len() == 1 && fields[0].doc.is_empty() {
+                                    fields[0].doc = doc.clone();
+                                }
+                                Payload::Struct(fields)
+                            }
+                        };
+                        let range = match (&payload, v.range) {
+                            (Payload::Tuple(ts), Some(r)) if ts.len() == 1 && is_f32(&Ty::parse(&ts[0])) => {
+                                Some(f32_inward(r))
+                            }
+                            (_, r) => r,
+                        };
+                        Variant { name: v.name.to_string(), doc, payload, range }
+                    })
+                    .collect(),
+            ),
+        };
+        TypeDef { name: spec.name.to_string(), doc: join_doc(spec.doc), kind, default: (spec.default_json)() }
+    }
 }
 
-/// Every parsed type, by name.
+/// Every parameter type, by name.
 #[derive(Clone, Debug, Default)]
 pub struct Schema {
     types: HashMap<String, TypeDef>,
 }
 
 impl Schema {
-    /// The schema of [`SOURCES`], parsed on first use.
+    /// The schema of every parameter type reachable from [`TOP_LEVEL`], built on first use.
     pub fn global() -> &'static Schema {
         static SCHEMA: OnceLock<Schema> = OnceLock::new();
-        SCHEMA.get_or_init(|| Schema::parse(SOURCES.iter().map(|(_, text)| *text)))
+        SCHEMA.get_or_init(|| {
+            let mut specs = Vec::new();
+            register_all(&mut specs);
+            Schema::from_specs(&specs)
+        })
     }
 
-    /// Parses the given source texts. When two files define the same name, the first wins.
-    pub fn parse<'a>(sources: impl IntoIterator<Item = &'a str>) -> Schema {
+    /// A schema of the given specs. When two have the same name, the first wins.
+    pub fn from_specs(specs: &[&TypeSpec]) -> Schema {
         let mut types = HashMap::new();
-        for src in sources {
-            for def in parse_source(src) {
-                types.entry(def.name.clone()).or_insert(def);
-            }
+        for s in specs {
+            types.entry(s.name.to_string()).or_insert_with(|| TypeDef::from_spec(s));
         }
         Schema { types }
     }
@@ -160,7 +271,7 @@ impl Schema {
         self.types.get(name)
     }
 
-    /// Names of all parsed types (unordered).
+    /// Names of all types (unordered).
     pub fn type_names(&self) -> impl Iterator<Item = &str> {
         self.types.keys().map(String::as_str)
     }
@@ -197,9 +308,9 @@ impl Schema {
         (!f.doc.is_empty()).then_some(f.doc.as_str())
     }
 
-    /// The numeric range given in a field's doc ([`parse_range`]).
+    /// The declared range of a struct's field (what its `validate()` accepts).
     pub fn range(&self, struct_name: &str, field: &str) -> Option<NumRange> {
-        parse_range(self.doc(struct_name, field)?)
+        self.field(struct_name, field)?.range
     }
 
     /// The doc of the named type a type text refers to (`Option<EdgeMode>` → `EdgeMode`'s doc),
@@ -217,6 +328,29 @@ impl Schema {
             }
         }
     }
+}
+
+fn normalize_ty(t: &str) -> String {
+    t.chars().filter(|c| !c.is_whitespace()).collect()
+}
+
+/// Joins doc lines (one `///` line each) with spaces; blank lines become paragraph breaks.
+fn join_doc(text: &str) -> String {
+    let mut out = String::new();
+    for l in text.lines() {
+        let l = l.trim();
+        if l.is_empty() {
+            if !out.is_empty() && !out.ends_with("\n\n") {
+                out.push_str("\n\n");
+            }
+        } else {
+            if !out.is_empty() && !out.ends_with('\n') {
+                out.push(' ');
+            }
+            out.push_str(l);
+        }
+    }
+    out.trim_end().to_string()
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -371,515 +505,11 @@ fn top_level_rfind(s: &str, c: char) -> Option<usize> {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Source parser.
-
-/// Parses every `pub struct Name { … }` / `pub enum Name { … }` declared at column 0.
-fn parse_source(src: &str) -> Vec<TypeDef> {
-    let mut out = Vec::new();
-    let mut doc: Vec<String> = Vec::new();
-    let mut offset = 0usize;
-    let mut skip_until = 0usize; // byte offset before which lines belong to an item already read
-    let mut attr_depth = 0i32; // bracket depth of a multi-line column-0 attribute
-    for line in src.split_inclusive('\n') {
-        let start = offset;
-        offset += line.len();
-        if start < skip_until {
-            continue;
-        }
-        if attr_depth > 0 {
-            attr_depth += bracket_delta(line);
-            continue;
-        }
-        if let Some(d) = line.strip_prefix("///") {
-            doc.push(doc_line(d));
-            continue;
-        }
-        if line.starts_with("#[") {
-            attr_depth = bracket_delta(line).max(0);
-            continue;
-        }
-        let (is_struct, rest) = if let Some(r) = line.strip_prefix("pub struct ") {
-            (true, r)
-        } else if let Some(r) = line.strip_prefix("pub enum ") {
-            (false, r)
-        } else {
-            doc.clear();
-            continue;
-        };
-        let item_doc = join_doc(&doc);
-        doc.clear();
-        let name: String = rest.chars().take_while(|c| c.is_alphanumeric() || *c == '_').collect();
-        let after = &rest[name.len()..];
-        // Braced body on this line (after optional generics / where clause), not a tuple struct.
-        let Some(brace) = after.find('{') else { continue };
-        if after[..brace].contains('(') || after[..brace].contains(';') || name.is_empty() {
-            continue;
-        }
-        let open = start + (line.len() - rest.len()) + name.len() + brace;
-        let Some(close) = match_brace(src, open) else { continue };
-        skip_until = close;
-        let body = &src[open + 1..close];
-        let kind = if is_struct { TypeKind::Struct(parse_fields(body)) } else { TypeKind::Enum(parse_variants(body)) };
-        out.push(TypeDef { name, doc: item_doc, kind });
-    }
-    out
-}
-
-fn bracket_delta(line: &str) -> i32 {
-    line.chars()
-        .map(|c| match c {
-            '[' => 1,
-            ']' => -1,
-            _ => 0,
-        })
-        .sum()
-}
-
-/// The text of one `///` line (without the marker and one leading space).
-fn doc_line(after_marker: &str) -> String {
-    let t = after_marker.trim_end_matches(['\n', '\r']);
-    t.strip_prefix(' ').unwrap_or(t).trim_end().to_string()
-}
-
-/// Joins doc lines with spaces; blank lines become paragraph breaks.
-fn join_doc(lines: &[String]) -> String {
-    let mut out = String::new();
-    for l in lines {
-        let l = l.trim();
-        if l.is_empty() {
-            if !out.is_empty() && !out.ends_with("\n\n") {
-                out.push_str("\n\n");
-            }
-        } else {
-            if !out.is_empty() && !out.ends_with('\n') {
-                out.push(' ');
-            }
-            out.push_str(l);
-        }
-    }
-    out.trim_end().to_string()
-}
-
-/// Byte index of the bracket closing the one at `open` (`{`, `(` or `[`), skipping `//` comments
-/// and string literals.
-fn match_brace(src: &str, open: usize) -> Option<usize> {
-    let bytes = src.as_bytes();
-    let (o, c) = match bytes[open] {
-        b'{' => (b'{', b'}'),
-        b'(' => (b'(', b')'),
-        b'[' => (b'[', b']'),
-        _ => return None,
-    };
-    let mut depth = 0i32;
-    let mut i = open;
-    while i < bytes.len() {
-        let b = bytes[i];
-        if b == b'/' && bytes.get(i + 1) == Some(&b'/') {
-            while i < bytes.len() && bytes[i] != b'\n' {
-                i += 1;
-            }
-            continue;
-        }
-        if b == b'"' {
-            i += 1;
-            while i < bytes.len() && bytes[i] != b'"' {
-                if bytes[i] == b'\\' {
-                    i += 1;
-                }
-                i += 1;
-            }
-        } else if b == o {
-            depth += 1;
-        } else if b == c {
-            depth -= 1;
-            if depth == 0 {
-                return Some(i);
-            }
-        }
-        i += 1;
-    }
-    None
-}
-
-/// A cursor over an item body.
-struct Cur<'a> {
-    s: &'a str,
-    pos: usize,
-}
-
-impl<'a> Cur<'a> {
-    fn rest(&self) -> &'a str {
-        &self.s[self.pos..]
-    }
-    fn eof(&self) -> bool {
-        self.pos >= self.s.len()
-    }
-    fn skip_ws(&mut self) {
-        let r = self.rest();
-        self.pos += r.len() - r.trim_start().len();
-    }
-    fn take_line(&mut self) -> &'a str {
-        let r = self.rest();
-        let end = r.find('\n').map_or(r.len(), |i| i + 1);
-        self.pos += end;
-        &r[..end]
-    }
-    fn ident(&mut self) -> Option<&'a str> {
-        let r = self.rest();
-        let n: usize = r.chars().take_while(|c| c.is_alphanumeric() || *c == '_').map(char::len_utf8).sum();
-        if n == 0 {
-            return None;
-        }
-        self.pos += n;
-        Some(&r[..n])
-    }
-    /// At an opening bracket: returns the text inside and moves past the closing one.
-    fn balanced(&mut self) -> &'a str {
-        match match_brace(self.s, self.pos) {
-            Some(close) => {
-                let inner = &self.s[self.pos + 1..close];
-                self.pos = close + 1;
-                inner
-            }
-            None => {
-                let inner = &self.s[(self.pos + 1).min(self.s.len())..];
-                self.pos = self.s.len();
-                inner
-            }
-        }
-    }
-    /// Text up to the next `,` outside brackets (or the end); the comma is consumed.
-    fn until_comma(&mut self) -> &'a str {
-        let r = self.rest();
-        let mut depth = 0i32;
-        for (i, ch) in r.char_indices() {
-            match ch {
-                '<' | '(' | '[' | '{' => depth += 1,
-                '>' | ')' | ']' | '}' => depth -= 1,
-                ',' if depth == 0 => {
-                    self.pos += i + 1;
-                    return &r[..i];
-                }
-                _ => {}
-            }
-        }
-        self.pos = self.s.len();
-        r
-    }
-    /// Skips comments and attributes, collecting `///` lines into `doc`. Returns false at the end.
-    fn skip_trivia(&mut self, doc: &mut Vec<String>) -> bool {
-        loop {
-            self.skip_ws();
-            if self.eof() {
-                return false;
-            }
-            let r = self.rest();
-            if let Some(d) = r.strip_prefix("///") {
-                let line_len = d.find('\n').unwrap_or(d.len());
-                doc.push(doc_line(&d[..line_len]));
-                self.take_line();
-            } else if r.starts_with("//") {
-                self.take_line();
-            } else if r.starts_with("/*") {
-                self.pos += r.find("*/").map_or(r.len(), |i| i + 2);
-            } else if r.starts_with("#[") || r.starts_with("#![") {
-                self.pos += r.find('[').unwrap_or(0);
-                self.balanced();
-            } else if r.starts_with("pub") && !r[3..].starts_with(|c: char| c.is_alphanumeric() || c == '_') {
-                self.pos += 3;
-                self.skip_ws();
-                if self.rest().starts_with('(') {
-                    self.balanced();
-                }
-            } else {
-                return true;
-            }
-        }
-    }
-}
-
-fn normalize_ty(t: &str) -> String {
-    t.chars().filter(|c| !c.is_whitespace()).collect()
-}
-
-/// Fields of a struct body (`[pub] name: Type,` with docs).
-fn parse_fields(body: &str) -> Vec<Field> {
-    let mut cur = Cur { s: body, pos: 0 };
-    let mut out = Vec::new();
-    let mut doc = Vec::new();
-    while cur.skip_trivia(&mut doc) {
-        let Some(name) = cur.ident() else {
-            cur.until_comma();
-            doc.clear();
-            continue;
-        };
-        cur.skip_ws();
-        if !cur.rest().starts_with(':') {
-            cur.until_comma();
-            doc.clear();
-            continue;
-        }
-        cur.pos += 1;
-        let ty = normalize_ty(cur.until_comma());
-        out.push(Field { name: name.to_string(), ty, doc: join_doc(&doc) });
-        doc.clear();
-    }
-    out
-}
-
-/// Variants of an enum body.
-fn parse_variants(body: &str) -> Vec<Variant> {
-    let mut cur = Cur { s: body, pos: 0 };
-    let mut out = Vec::new();
-    let mut doc = Vec::new();
-    while cur.skip_trivia(&mut doc) {
-        let Some(name) = cur.ident() else {
-            cur.until_comma();
-            doc.clear();
-            continue;
-        };
-        let vdoc = join_doc(&doc);
-        doc.clear();
-        cur.skip_ws();
-        let payload = if cur.rest().starts_with('(') {
-            let inner = cur.balanced();
-            let mut types = Vec::new();
-            let mut c = Cur { s: inner, pos: 0 };
-            while !c.eof() {
-                let t = normalize_ty(c.until_comma());
-                if !t.is_empty() {
-                    types.push(t);
-                }
-            }
-            Payload::Tuple(types)
-        } else if cur.rest().starts_with('{') {
-            let mut fields = parse_fields(cur.balanced());
-            // A lone undocumented field of a struct variant is described by the variant's doc.
-            if fields.len() == 1 && fields[0].doc.is_empty() {
-                fields[0].doc = vdoc.clone();
-            }
-            Payload::Struct(fields)
-        } else {
-            Payload::Unit
-        };
-        cur.until_comma(); // `= discriminant` if any, and the comma
-        out.push(Variant { name: name.to_string(), doc: vdoc, payload });
-    }
-    out
-}
-
-// ---------------------------------------------------------------------------------------------
-// Ranges.
-
-/// An inclusive numeric range read from a doc (bounds may be infinite).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct NumRange {
-    pub lo: f64,
-    pub hi: f64,
-}
-
-/// The first numeric range written in `doc`, or `None`.
-///
-/// Forms, tried in this order: `lo ..= hi` (spaces optional; `>1..=4` reads as 1..=4), an
-/// interval `[lo, hi]` / `(lo, hi]` / `[lo, hi)` / `(lo, hi)` (open ends are read as closed),
-/// and `±x`. Numbers may have a sign (`-`, `−`, `+`), thousands grouped by spaces (`65 536`),
-/// a decimal exponent (`1e-6`), a superscript power (`10⁶`, `2²⁴`, `10⁻³`) or a `^` power
-/// (`2^24`), or be `∞` or `u32::MAX`-style constants. Ranges whose ends are not both numbers
-/// (`radius_min..=16384`, `[0, width−1]`) are skipped.
-pub fn parse_range(doc: &str) -> Option<NumRange> {
-    // 1. `lo ..= hi`.
-    let mut from = 0;
-    while let Some(i) = doc[from..].find("..=") {
-        let at = from + i;
-        from = at + 3;
-        let (Some(lo), Some(hi)) = (number_before(&doc[..at]), number_after(&doc[at + 3..])) else {
-            continue;
-        };
-        if lo <= hi {
-            return Some(NumRange { lo, hi });
-        }
-    }
-    // 2. Intervals.
-    for (i, ch) in doc.char_indices() {
-        if ch != '[' && ch != '(' {
-            continue;
-        }
-        let r = &doc[i + 1..];
-        let Some((lo, n)) = parse_number(r.trim_start()) else { continue };
-        let r = r.trim_start()[n..].trim_start();
-        let Some(r) = r.strip_prefix(',') else { continue };
-        let r = r.trim_start();
-        let Some((hi, n)) = parse_number(r) else { continue };
-        if r[n..].trim_start().starts_with([']', ')']) && lo <= hi {
-            return Some(NumRange { lo, hi });
-        }
-    }
-    // 3. `±x`.
-    if let Some(i) = doc.find('±') {
-        if let Some((x, _)) = parse_number(&doc[i + '±'.len_utf8()..]) {
-            let x = x.abs();
-            return Some(NumRange { lo: -x, hi: x });
-        }
-    }
-    None
-}
-
-/// The number ending `text` (after trimming), e.g. `"Valid 0"` → 0, ``"`1 000"`` → 1000.
-fn number_before(text: &str) -> Option<f64> {
-    let t = text.trim_end();
-    let mut tokens: Vec<&str> = t.split(' ').collect();
-    let mut tok = tokens.pop()?.to_string();
-    // Thousands groups: "1 000" → "1000".
-    while tok.len() == 3 && tok.chars().all(|c| c.is_ascii_digit()) {
-        match tokens.last() {
-            Some(p) if (1..=3).contains(&p.len()) && p.chars().all(|c| c.is_ascii_digit()) => {
-                tok = format!("{p}{tok}");
-                tokens.pop();
-            }
-            Some(p) => {
-                // The group may be glued to a marker: "`1 000".
-                let digits: String = p.chars().rev().take_while(|c| c.is_ascii_digit()).collect();
-                if (1..=3).contains(&digits.len()) && p.len() > digits.len() {
-                    let d: String = digits.chars().rev().collect();
-                    tok = format!("{d}{tok}");
-                }
-                break;
-            }
-            None => break,
-        }
-    }
-    let tok = tok.trim_start_matches(|c: char| "`([>≥≤<*".contains(c));
-    let (v, n) = parse_number(tok)?;
-    (n == tok.len()).then_some(v)
-}
-
-/// The number starting `text` (after trimming).
-fn number_after(text: &str) -> Option<f64> {
-    let t = text.trim_start();
-    let t = t.strip_prefix('`').unwrap_or(t);
-    parse_number(t).map(|(v, _)| v)
-}
-
-const SUPERSCRIPTS: [char; 10] = ['⁰', '¹', '²', '³', '⁴', '⁵', '⁶', '⁷', '⁸', '⁹'];
-
-/// Parses a number at the start of `s`; returns the value and the bytes consumed.
-pub fn parse_number(s: &str) -> Option<(f64, usize)> {
-    let mut pos = 0;
-    let mut sign = 1.0;
-    if let Some(c) = s.chars().next() {
-        if c == '-' || c == '−' {
-            sign = -1.0;
-            pos += c.len_utf8();
-        } else if c == '+' {
-            pos += 1;
-        }
-    }
-    let r = &s[pos..];
-    if r.starts_with('∞') {
-        return Some((sign * f64::INFINITY, pos + '∞'.len_utf8()));
-    }
-    for (name, v) in [
-        ("u8::MAX", u8::MAX as f64),
-        ("u16::MAX", u16::MAX as f64),
-        ("u32::MAX", u32::MAX as f64),
-        ("u64::MAX", u64::MAX as f64),
-        ("usize::MAX", usize::MAX as f64),
-        ("i32::MAX", i32::MAX as f64),
-        ("i64::MAX", i64::MAX as f64),
-        ("f32::MAX", f32::MAX as f64),
-        ("f64::MAX", f64::MAX),
-    ] {
-        if r.starts_with(name) {
-            return Some((sign * v, pos + name.len()));
-        }
-    }
-    // Mantissa: digits with optional space-grouped thousands, optional fraction.
-    let b = s.as_bytes();
-    let mut text = String::new();
-    let mut i = pos;
-    while i < b.len() && b[i].is_ascii_digit() {
-        text.push(b[i] as char);
-        i += 1;
-    }
-    // "65 536": after a first group of 1-3 digits, a space and exactly three digits, repeatedly.
-    if (1..=3).contains(&text.len()) {
-        while b.get(i) == Some(&b' ')
-            && b.get(i + 1..i + 4).is_some_and(|g| g.iter().all(u8::is_ascii_digit))
-            && !b.get(i + 4).is_some_and(u8::is_ascii_digit)
-        {
-            text.push_str(std::str::from_utf8(&b[i + 1..i + 4]).ok()?);
-            i += 4;
-        }
-    }
-    if text.is_empty() {
-        return None;
-    }
-    if b.get(i) == Some(&b'.') && b.get(i + 1).is_some_and(u8::is_ascii_digit) {
-        text.push('.');
-        i += 1;
-        while i < b.len() && b[i].is_ascii_digit() {
-            text.push(b[i] as char);
-            i += 1;
-        }
-    }
-    if matches!(b.get(i), Some(b'e' | b'E')) {
-        let mut j = i + 1;
-        let mut exp = String::from("e");
-        if matches!(b.get(j), Some(b'-' | b'+')) {
-            exp.push(b[j] as char);
-            j += 1;
-        }
-        let e0 = j;
-        while j < b.len() && b[j].is_ascii_digit() {
-            exp.push(b[j] as char);
-            j += 1;
-        }
-        if j > e0 {
-            text.push_str(&exp);
-            i = j;
-        }
-    }
-    let mut v: f64 = text.parse().ok()?;
-    // Powers: superscripts or `^n`.
-    let rest = &s[i..];
-    let mut chars = rest.char_indices().peekable();
-    let mut neg = false;
-    let mut exp: Option<i32> = None;
-    let mut used = 0;
-    if let Some(&(_, '⁻')) = chars.peek() {
-        neg = true;
-        chars.next();
-        used += '⁻'.len_utf8();
-    }
-    while let Some(&(_, c)) = chars.peek() {
-        let Some(d) = SUPERSCRIPTS.iter().position(|&s| s == c) else { break };
-        exp = Some(exp.unwrap_or(0) * 10 + d as i32);
-        used += c.len_utf8();
-        chars.next();
-    }
-    if let Some(e) = exp {
-        v = v.powi(if neg { -e } else { e });
-        i += used;
-    } else if let Some(p) = rest.strip_prefix('^') {
-        let n: String = p.chars().take_while(|c| c.is_ascii_digit()).collect();
-        if let Ok(e) = n.parse::<i32>() {
-            v = v.powi(e);
-            i += 1 + n.len();
-        }
-    }
-    Some((sign * v, i))
-}
-
-// ---------------------------------------------------------------------------------------------
 // Default values.
-
-fn to_json<T: Serialize>(v: T) -> Option<Value> {
-    serde_json::to_value(v).ok()
-}
 
 /// A default value for a type text, as serde JSON: primitives 0/false/"", `Option` null, `Vec`
 /// empty, `[T; N]` N defaults, and the named parameter types from their `Default`. `None` for
-/// a named type missing from the registry (the tests make sure none the parameters reach is).
+/// a named type the schema does not know (the tests make sure none the parameters reach is).
 pub fn default_json(type_text: &str) -> Option<Value> {
     default_for(&Ty::parse(type_text))
 }
@@ -894,92 +524,8 @@ pub fn default_for(ty: &Ty) -> Option<Value> {
             let d = default_for(t)?;
             Some(Value::Array(vec![d; *n]))
         }
-        Ty::Named(n) => named_default(n),
+        Ty::Named(n) => Schema::global().get(n).map(|d| d.default.clone()),
         Ty::Unknown(_) => None,
-    }
-}
-
-/// The hand registry: `serde_json::to_value(T::default())` for every named parameter type.
-fn named_default(name: &str) -> Option<Value> {
-    use crate::core::brush::{BrushKind, BrushParams, Falloff};
-    use crate::core::erosion::droplet::DropletParams;
-    use crate::core::erosion::pipe::{Advection, PipeParams, RiverSource};
-    use crate::core::erosion::snowball::SnowballParams;
-    use crate::core::erosion::stream_power::{FlowMethod, StreamPowerParams, UpliftMode};
-    use crate::core::erosion::thermal::ThermalParams;
-    use crate::core::erosion::{Boundary, EdgeMode, ModelParams};
-    use crate::core::generate::diamond_square::{DiamondSquareParams, DsEdge};
-    use crate::core::generate::fbm::{FbmParams, Fractal, NoiseKind};
-    use crate::core::generate::hills::{HillShape, HillsParams};
-    use crate::core::generate::island_filter::{IslandFilterParams, IslandMode, RadialFalloffParams, SeaLevelParams};
-    use crate::core::generate::lazy_world::LazyWorldParams;
-    use crate::core::generate::terrace::TerraceParams;
-    use crate::core::generate::value_noise::Interpolation;
-    use crate::core::generate::voronoi_island::VoronoiIslandParams;
-    use crate::core::generate::warp::WarpParams;
-    use crate::core::generate::{Base, GenerateParams};
-    match name {
-        // Generation.
-        "GenerateParams" => to_json(GenerateParams::default()),
-        "Base" => to_json(Base::default()),
-        "FbmParams" => to_json(FbmParams::default()),
-        "NoiseKind" => to_json(NoiseKind::default()),
-        "Fractal" => to_json(Fractal::default()),
-        "Interpolation" => to_json(Interpolation::default()),
-        "WarpParams" => to_json(WarpParams::default()),
-        "DiamondSquareParams" => to_json(DiamondSquareParams::default()),
-        "DsEdge" => to_json(DsEdge::default()),
-        "LazyWorldParams" => to_json(LazyWorldParams::default()),
-        "VoronoiIslandParams" => to_json(VoronoiIslandParams::default()),
-        "HillsParams" => to_json(HillsParams::default()),
-        "HillShape" => to_json(HillShape::default()),
-        "TerraceParams" => to_json(TerraceParams::default()),
-        "IslandFilterParams" => to_json(IslandFilterParams::default()),
-        "IslandMode" => to_json(IslandMode::default()),
-        "RadialFalloffParams" => to_json(RadialFalloffParams::default()),
-        "SeaLevelParams" => to_json(SeaLevelParams::default()),
-        // Erosion.
-        "ModelParams" => to_json(ModelParams::Droplet(DropletParams::default())),
-        "DropletParams" => to_json(DropletParams::default()),
-        "SnowballParams" => to_json(SnowballParams::default()),
-        "PipeParams" => to_json(PipeParams::default()),
-        "RiverSource" => to_json(RiverSource::default()),
-        "Advection" => to_json(Advection::default()),
-        "ThermalParams" => to_json(ThermalParams::default()),
-        "StreamPowerParams" => to_json(StreamPowerParams::default()),
-        "UpliftMode" => to_json(UpliftMode::default()),
-        "FlowMethod" => to_json(FlowMethod::default()),
-        "Boundary" => to_json(Boundary::default()),
-        "EdgeMode" => to_json(EdgeMode::default()),
-        // Brush.
-        "BrushParams" => to_json(BrushParams::default()),
-        "BrushKind" => to_json(BrushKind::default()),
-        "Falloff" => to_json(Falloff::default()),
-        // Look (issue #5). Each look file registers its nested types here too.
-        "LookParams" => to_json(crate::editor::look::LookParams::default()),
-        "MaterialParams" => to_json(crate::editor::look::MaterialParams::default()),
-        "TerrainLayer" => to_json(crate::editor::look::material::TerrainLayer::default()),
-        "LayerBands" => to_json(crate::editor::look::material::LayerBands::default()),
-        "SedimentParams" => to_json(crate::editor::look::material::SedimentParams::default()),
-        "WetParams" => to_json(crate::editor::look::material::WetParams::default()),
-        "BiomeParams" => to_json(crate::editor::look::material::BiomeParams::default()),
-        "DetailParams" => to_json(crate::editor::look::material::DetailParams::default()),
-        "WaterParams" => to_json(crate::editor::look::WaterParams::default()),
-        "SkyParams" => to_json(crate::editor::look::SkyParams::default()),
-        "SunParams" => to_json(crate::editor::look::sky::SunParams::default()),
-        "ShadowParams" => to_json(crate::editor::look::sky::ShadowParams::default()),
-        "ShadowFilter" => to_json(crate::editor::look::sky::ShadowFilter::default()),
-        "AtmosphereParams" => to_json(crate::editor::look::sky::AtmosphereParams::default()),
-        "LightShaftParams" => to_json(crate::editor::look::sky::LightShaftParams::default()),
-        "ViewParams" => to_json(crate::editor::look::sky::ViewParams::default()),
-        "Antialias" => to_json(crate::editor::look::sky::Antialias::default()),
-        "ToneMapping" => to_json(crate::editor::look::sky::ToneMapping::default()),
-        "OverlayParams" => to_json(crate::editor::look::OverlayParams::default()),
-        "OverlayKind" => to_json(crate::editor::look::overlay::OverlayKind::default()),
-        "LakeSource" => to_json(crate::editor::look::overlay::LakeSource::default()),
-        "HardnessParams" => to_json(crate::core::erosion::hardness::HardnessParams::default()),
-        "HardnessMode" => to_json(crate::core::erosion::hardness::HardnessMode::default()),
-        _ => None,
     }
 }
 
@@ -1006,7 +552,7 @@ pub fn enum_payload_mut(value: &mut Value) -> Option<(String, &mut Value)> {
 /// otherwise the payload is built from [`default_json`] of its type(s)/fields.
 pub fn variant_default_json(schema: &Schema, enum_name: &str, variant: &str) -> Option<Value> {
     let v = schema.variant(enum_name, variant)?;
-    if let Some(d) = named_default(enum_name) {
+    if let Some(d) = schema.get(enum_name).map(|d| d.default.clone()) {
         if enum_tag(&d).is_some_and(|(tag, _)| tag == variant) {
             return Some(d);
         }
@@ -1231,40 +777,24 @@ mod tests {
     }
 
     #[test]
-    fn range_parser_on_real_docs() {
+    fn declared_ranges() {
         let r = |lo, hi| Some(NumRange { lo, hi });
-        assert_eq!(parse_range("Fraction, `0 ..= 1`; default 0.3."), r(0.0, 1.0));
-        assert_eq!(parse_range("Nodes, `1 ..= 64`; default 5."), r(1.0, 64.0));
-        assert_eq!(parse_range("Metres per node, `0 ..= 10⁶`; default 0.01."), r(0.0, 1e6));
-        assert_eq!(parse_range("Droplets per step. `1 ..= 2²⁴`; default 4096."), r(1.0, 16_777_216.0));
-        assert_eq!(parse_range("Count, `0 ..= 2³⁴`; default 5000."), r(0.0, 17_179_869_184.0));
-        assert_eq!(parse_range("Nodes along x. Range 1..=65 536; default 513."), r(1.0, 65_536.0));
-        assert_eq!(parse_range("Number of hills, 0..=1 000 000. Default 200."), r(0.0, 1e6));
-        assert_eq!(parse_range("Lowest hill height, metres, −1e5..=1e5 (negative = pit)."), r(-1e5, 1e5));
-        assert_eq!(parse_range("Frequency, cycles per node, 1e-6..=1. Default 0.06."), r(1e-6, 1.0));
-        assert_eq!(parse_range("Frequency ratio between consecutive octaves, >1..=4. Default 2."), r(1.0, 4.0));
-        assert_eq!(parse_range("Largest hill radius, nodes, radius_min..=16384. Default 48."), None);
-        assert_eq!(parse_range("Valid 0..=100 000 m. Default 100 m."), r(0.0, 1e5));
-        assert_eq!(parse_range("Number of iterations. Range `0..=u32::MAX`, default `50`."), r(0.0, u32::MAX as f64));
-        assert_eq!(parse_range("Time step Δt, seconds. Range `[1e-6, 10]`, default `0.1`."), r(1e-6, 10.0));
-        assert_eq!(parse_range("Distance between nodes, metres. Range (0, 1e6); default 1."), r(0.0, 1e6));
-        assert_eq!(parse_range("Radius of the affected disc, metres. Range (0, 100 000]; default 16."), r(0.0, 1e5));
-        assert_eq!(parse_range("Centre, grid x (nodes), within `[0, width−1]`."), None);
-        assert_eq!(parse_range("Target of `Flatten`, metres. Range ±1e7 when set; default `None`."), r(-1e7, 1e7));
-        assert_eq!(parse_range("Slope, `0 ..= ∞`"), r(0.0, f64::INFINITY));
-        assert_eq!(parse_range("Rate, `10⁻³ ..= 1`"), r(1e-3, 1.0));
-        assert_eq!(
-            parse_range("Apply every this many steps. Range `[1, u32::MAX]`, default `1`."),
-            r(1.0, u32::MAX as f64)
-        );
-        assert_eq!(parse_range("Nothing here (seed 003), default 5."), None);
-        assert_eq!(parse_range(""), None);
-        // Through the schema: the first `..=` wins over a non-range `[0, 1)` earlier in the doc.
         let s = Schema::global();
         assert_eq!(s.range("DiamondSquareParams", "roughness"), r(0.0, 16.0));
         assert_eq!(s.range("DropletParams", "batch"), r(1.0, 16_777_216.0));
         assert_eq!(s.range("PipeParams", "evaporation"), r(0.0, 1e3));
         assert_eq!(s.range("StreamPowerParams", "steps"), None);
+        // A one-number tuple variant carries its range too.
+        assert_eq!(s.variant("DsEdge", "Constant").unwrap().range, r(-100.0, 100.0));
+        // f32 bounds are rounded inwards: 89.9 is not an f32, the largest f32 below it is.
+        assert_eq!(s.range("ThermalParams", "talus_angle"), r(0.0, 89.9f32.next_down() as f64));
+        assert_eq!(s.field("ThermalParams", "talus_angle").unwrap().unit, "°");
+        let tip = s.field("ThermalParams", "talus_angle").unwrap().tooltip(s, Some(&Value::from(30.0)));
+        assert!(
+            tip.starts_with("Talus (repose) angle") && tip.contains("unit °") && tip.contains("default 30"),
+            "{tip}"
+        );
+        assert!(tip.contains("range 0 ..= 89.899994"), "{tip}");
     }
 
     #[test]
@@ -1288,16 +818,49 @@ mod tests {
         assert_eq!(hills, crate::core::generate::Base::Hills(Default::default()));
     }
 
+    crate::params! {
+        /// A thing.
+        #[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+        #[serde(default)]
+        pub struct Thing {
+            /// Documented,
+            /// over two lines.
+            #[serde(rename = "x")]
+            pub a: f32 = 1.0, unit "m", range [0.0, 2.0], step 0.1;
+            pub b: Option<Vec<u8>> = None;
+        }
+    }
+
+    crate::param_enum! {
+        #[derive(Clone, Debug, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+        pub enum E {
+            /// One.
+            #[default]
+            A,
+            B(u32, f32),
+            C {
+                /// Inner.
+                x: [f64; 3],
+                y: bool,
+            },
+        }
+    }
+
     #[test]
     fn detects_a_missing_doc() {
-        let src = "/// A thing.\n#[derive(Clone)]\n#[serde(default)]\npub struct Thing {\n    /// Documented,\n    /// over two lines.\n    #[serde(rename = \"x\")]\n    pub a: f32,\n    pub b: Option<Vec<u8>>,\n}\n\npub enum E {\n    /// One.\n    A,\n    B(u32, f32),\n    C {\n        /// Inner.\n        x: [f64; 3],\n        y: bool,\n    },\n    D = 4,\n}\npub struct Tuple(u32);\n";
-        let s = Schema::parse([src]);
+        use crate::core::params::ParamSchema;
+        let s = Schema::from_specs(&[Thing::spec(), E::spec()]);
         assert_eq!(s.get("Thing").unwrap().doc, "A thing.");
         assert_eq!(s.doc("Thing", "a"), Some("Documented, over two lines."));
+        let a = s.field("Thing", "a").unwrap();
+        assert_eq!((a.unit.as_str(), a.range, a.step), ("m", Some(NumRange { lo: 0.0, hi: 2.0 }), Some(0.1)));
         assert_eq!(s.doc("Thing", "b"), None);
         assert_eq!(s.field("Thing", "b").unwrap().ty, "Option<Vec<u8>>");
+        assert_eq!(Thing::default(), Thing { a: 1.0, b: None });
+        assert!(Thing { a: 2.5, b: None }.check_ranges().is_err());
+        assert_eq!(Thing::nan_probes().len(), 1);
         let v = s.variants("E").unwrap();
-        assert_eq!(v.len(), 4);
+        assert_eq!(v.len(), 3);
         assert_eq!(v[1].payload, Payload::Tuple(vec!["u32".into(), "f32".into()]));
         match &v[2].payload {
             Payload::Struct(f) => {
@@ -1306,12 +869,289 @@ mod tests {
             }
             p => panic!("{p:?}"),
         }
-        assert_eq!((v[3].name.as_str(), &v[3].payload), ("D", &Payload::Unit));
-        assert!(s.get("Tuple").is_none());
-        // The walk reports the undocumented field.
+        // The walk reports the undocumented field (the serialised name of `a` is `x`, so the
+        // walk also reports the renamed key).
         let mut problems = Vec::new();
         let value = serde_json::json!({"a": 1.0, "b": null});
         walk_fields(&s, "Thing", s.fields("Thing").unwrap(), &value, "Thing", 0, &mut problems);
         assert!(problems.iter().any(|p| p.contains("Thing.b: field has no doc")), "{problems:?}");
+    }
+
+    // -----------------------------------------------------------------------------------------
+    // Slider ranges equal validation.
+
+    /// What a top-level type's `validate()` says: `Err(Some(name))` for a `BadParam`, `Err(None)`
+    /// for another refusal (a size error). `None` when the JSON does not deserialise.
+    fn validate_json(top: &str, v: Value) -> Option<Result<(), Option<&'static str>>> {
+        use crate::core::brush::{BrushError, BrushParams};
+        use crate::core::erosion::droplet::DropletParams;
+        use crate::core::erosion::hardness::HardnessParams;
+        use crate::core::erosion::pipe::PipeParams;
+        use crate::core::erosion::snowball::SnowballParams;
+        use crate::core::erosion::stream_power::StreamPowerParams;
+        use crate::core::erosion::thermal::ThermalParams;
+        use crate::core::erosion::{Boundary, JobError};
+        use crate::core::generate::{GenError, GenerateParams};
+        use crate::editor::look::{MaterialParams, OverlayParams, SkyParams, WaterParams};
+        fn de<T: serde::de::DeserializeOwned>(v: Value) -> Option<T> {
+            serde_json::from_value(v).ok()
+        }
+        let job = |r: Result<(), JobError>| {
+            r.map_err(|e| match e {
+                JobError::BadParam { name, .. } => Some(name),
+                _ => None,
+            })
+        };
+        let bad = |r: Result<(), crate::core::params::BadParam>| r.map_err(|e| Some(e.name));
+        Some(match top {
+            "GenerateParams" => de::<GenerateParams>(v)?.validate().map_err(|e| match e {
+                GenError::BadParam { name, .. } => Some(name),
+                _ => None,
+            }),
+            "DropletParams" => job(de::<DropletParams>(v)?.validate()),
+            "SnowballParams" => job(de::<SnowballParams>(v)?.validate()),
+            "PipeParams" => job(de::<PipeParams>(v)?.validate(64, 64)),
+            "ThermalParams" => job(de::<ThermalParams>(v)?.validate()),
+            "StreamPowerParams" => job(de::<StreamPowerParams>(v)?.validate(64 * 64)),
+            "Boundary" => job(de::<Boundary>(v)?.validate()),
+            "HardnessParams" => job(de::<HardnessParams>(v)?.validate()),
+            "BrushParams" => de::<BrushParams>(v)?.validate().map_err(|BrushError::BadParam { name, .. }| Some(name)),
+            "MaterialParams" => bad(de::<MaterialParams>(v)?.validate()),
+            "WaterParams" => bad(de::<WaterParams>(v)?.validate()),
+            "SkyParams" => bad(de::<SkyParams>(v)?.validate()),
+            "OverlayParams" => bad(de::<OverlayParams>(v)?.validate()),
+            _ => panic!("no validate for {top}"),
+        })
+    }
+
+    /// Bounds another field's rule may refuse at the defaults (the range itself is still checked
+    /// just outside): `(type, field, the rule)`.
+    const CROSS_FIELD: &[(&str, &str, &str)] = &[
+        ("HillsParams", "radius_min", "radius_max >= radius_min"),
+        ("HillsParams", "radius_max", "radius_max >= radius_min"),
+        ("HillsParams", "height_min", "height_max >= height_min"),
+        ("HillsParams", "height_max", "height_max >= height_min"),
+        ("PipeParams", "evaporation", "evaporation · dt <= 1"),
+    ];
+
+    /// One ranged field reached from a top-level value: the whole value (with every `Option` on
+    /// the way switched on and every enum on the way set to the variant), the JSON pointer of
+    /// the field, its type and owner.
+    struct Site {
+        value: Value,
+        pointer: String,
+        field: Field,
+        owner: String,
+        path: String,
+    }
+
+    /// Collects every ranged field reachable from `value` at `pointer` (type `ty`).
+    fn sites(s: &Schema, ty: &Ty, value: &Value, pointer: &str, path: &str, depth: usize, out: &mut Vec<Site>) {
+        assert!(depth < 24, "{path}: nesting too deep");
+        let here = value.pointer(pointer).cloned().unwrap_or(Value::Null);
+        let with = |v: Value| {
+            let mut whole = value.clone();
+            *whole.pointer_mut(pointer).unwrap() = v;
+            whole
+        };
+        match ty {
+            Ty::Option(inner) => {
+                let on = if here.is_null() { with(default_for(inner).unwrap()) } else { value.clone() };
+                sites(s, inner, &on, pointer, &format!("{path}?"), depth + 1, out);
+            }
+            Ty::Vec(inner) if matches!(**inner, Ty::Named(_)) => {
+                let one = with(Value::Array(vec![default_for(inner).unwrap()]));
+                sites(s, inner, &one, &format!("{pointer}/0"), &format!("{path}[0]"), depth + 1, out);
+            }
+            Ty::Named(name) => match &s.get(name).unwrap_or_else(|| panic!("{path}: unknown {name}")).kind {
+                TypeKind::Struct(fields) => {
+                    for f in fields {
+                        let fp = format!("{pointer}/{}", f.name);
+                        if f.range.is_some() {
+                            out.push(Site {
+                                value: value.clone(),
+                                pointer: fp.clone(),
+                                field: f.clone(),
+                                owner: name.clone(),
+                                path: format!("{path}.{}", f.name),
+                            });
+                        }
+                        sites(s, &Ty::parse(&f.ty), value, &fp, &format!("{path}.{}", f.name), depth + 1, out);
+                    }
+                }
+                TypeKind::Enum(variants) => {
+                    for v in variants {
+                        let whole = with(variant_default_json(s, name, &v.name).unwrap());
+                        let vp = format!("{pointer}/{}", v.name);
+                        match &v.payload {
+                            Payload::Unit => {}
+                            Payload::Tuple(ts) if ts.len() == 1 => {
+                                let p = format!("{path}::{}", v.name);
+                                if let Some(range) = v.range {
+                                    let field = Field {
+                                        name: v.name.clone(),
+                                        ty: ts[0].clone(),
+                                        doc: v.doc.clone(),
+                                        unit: String::new(),
+                                        range: Some(range),
+                                        step: None,
+                                    };
+                                    let (pointer, owner) = (vp.clone(), name.clone());
+                                    out.push(Site { value: whole.clone(), pointer, field, owner, path: p.clone() });
+                                }
+                                sites(s, &Ty::parse(&ts[0]), &whole, &vp, &p, depth + 1, out)
+                            }
+                            Payload::Tuple(ts) => {
+                                for (i, t) in ts.iter().enumerate() {
+                                    let p = format!("{path}::{}.{i}", v.name);
+                                    sites(s, &Ty::parse(t), &whole, &format!("{vp}/{i}"), &p, depth + 1, out);
+                                }
+                            }
+                            Payload::Struct(fs) => {
+                                for f in fs {
+                                    assert!(f.range.is_none(), "{path}::{}: variant fields have no ranges", v.name);
+                                    let p = format!("{path}::{}.{}", v.name, f.name);
+                                    sites(
+                                        s,
+                                        &Ty::parse(&f.ty),
+                                        &whole,
+                                        &format!("{vp}/{}", f.name),
+                                        &p,
+                                        depth + 1,
+                                        out,
+                                    );
+                                }
+                            }
+                        }
+                    }
+                }
+            },
+            _ => {}
+        }
+    }
+
+    /// The number type inside a ranged field's type.
+    fn number(ty: &Ty) -> Prim {
+        match ty {
+            Ty::Prim(p) => *p,
+            Ty::Option(t) | Ty::Array(t, _) => number(t),
+            t => panic!("ranged field of type {t:?}"),
+        }
+    }
+
+    /// The JSON of a ranged field set to `x` (`Some(x)`, or every element `x`).
+    fn field_json(ty: &Ty, x: Value) -> Value {
+        match ty {
+            Ty::Option(t) => field_json(t, x),
+            Ty::Array(t, n) => Value::Array(vec![field_json(t, x); *n]),
+            _ => x,
+        }
+    }
+
+    /// `x` as a value of `p`, or `None` when `p` cannot hold it.
+    fn num_json(p: Prim, x: f64) -> Option<Value> {
+        if p.is_float() {
+            return x.is_finite().then(|| Value::from(x));
+        }
+        let (lo, hi) = p.int_bounds().unwrap();
+        (x.fract() == 0.0 && x >= lo as f64 && x <= hi as f64)
+            .then(|| if x < 0.0 { Value::from(x as i64) } else { Value::from(x as u64) })
+    }
+
+    /// The nearest value of `p` beyond `x` (downwards when `down`).
+    fn outside(p: Prim, x: f64, down: bool) -> f64 {
+        match p {
+            Prim::F32 => (if down { (x as f32).next_down() } else { (x as f32).next_up() }) as f64,
+            Prim::F64 => {
+                if down {
+                    x.next_down()
+                } else {
+                    x.next_up()
+                }
+            }
+            _ => {
+                if down {
+                    x - 1.0
+                } else {
+                    x + 1.0
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_slider_range_equals_validation() {
+        let s = Schema::global();
+        let mut problems = Vec::new();
+        let mut checked = 0;
+        for top in TOP_LEVEL {
+            let default = default_json(top).unwrap();
+            assert_eq!(validate_json(top, default.clone()), Some(Ok(())), "{top}: the default does not validate");
+            let mut found = Vec::new();
+            sites(s, &Ty::Named(top.to_string()), &default, "", top, 0, &mut found);
+            for site in found {
+                let ty = Ty::parse(&site.field.ty);
+                let p = number(&ty);
+                let r = site.field.range.unwrap();
+                let cross = CROSS_FIELD.iter().any(|(t, f, _)| *t == site.owner && *f == site.field.name);
+                let run = |x: Value| {
+                    let mut v = site.value.clone();
+                    *v.pointer_mut(&site.pointer).unwrap() = field_json(&ty, x);
+                    validate_json(top, v)
+                };
+                // The containing value as found validates.
+                if validate_json(top, site.value.clone()) != Some(Ok(())) {
+                    problems.push(format!("{}: the defaults around it do not validate", site.path));
+                    continue;
+                }
+                for (bound, down) in [(r.lo, true), (r.hi, false)] {
+                    if let Some(x) = num_json(p, bound) {
+                        match run(x) {
+                            Some(Ok(())) => {}
+                            Some(Err(Some(_))) if cross => {}
+                            other => problems.push(format!("{}: the bound {bound} is refused: {other:?}", site.path)),
+                        }
+                    }
+                    let beyond = outside(p, bound, down);
+                    if let Some(x) = num_json(p, beyond) {
+                        if let Some(Ok(())) = run(x) {
+                            problems.push(format!("{}: {beyond}, just outside {bound}, is accepted", site.path));
+                        }
+                    }
+                    checked += 1;
+                }
+            }
+        }
+        // NaN cannot travel in JSON: each type's own range check is asked directly.
+        let mut specs = Vec::new();
+        register_all(&mut specs);
+        let mut nans = 0;
+        for spec in &specs {
+            for (field, verdict) in (spec.nan_probes)() {
+                nans += 1;
+                if verdict.is_ok() {
+                    problems.push(format!("{}.{field}: NaN is accepted", spec.name));
+                }
+            }
+            // Every float field (or one-number variant) with a range has a probe.
+            let floats = match spec.shape {
+                ShapeSpec::Struct(fs) => {
+                    fs.iter().filter(|f| f.range.is_some() && number(&Ty::parse(f.ty)).is_float()).count()
+                }
+                ShapeSpec::Enum(vs) => vs
+                    .iter()
+                    .filter(|v| match v.payload {
+                        PayloadSpec::Tuple([t]) => v.range.is_some() && number(&Ty::parse(t)).is_float(),
+                        _ => false,
+                    })
+                    .count(),
+            };
+            let probes = (spec.nan_probes)().len();
+            if floats != probes {
+                problems.push(format!("{}: {floats} ranged float fields but {probes} NaN probes", spec.name));
+            }
+        }
+        assert!(problems.is_empty(), "slider range ≠ validation:\n{}", problems.join("\n"));
+        assert!(checked > 300 && nans > 150, "only {checked} bounds and {nans} NaN probes checked");
     }
 }

@@ -53,16 +53,10 @@ impl Default for AnisotropyParams {
 impl AnisotropyParams {
     /// Checks every tunable against its documented range.
     pub fn validate(&self) -> Result<(), AnalysisError> {
-        let bad = |name, value, range| Err(AnalysisError::BadParam { name, value, range });
-        if !(0.5..=20.0).contains(&self.half_width_deg) {
-            return bad("anisotropy.half_width_deg", self.half_width_deg, "0.5…20°");
-        }
-        if !(self.min_wavenumber >= 1.0 && self.min_wavenumber.is_finite()) {
-            return bad("anisotropy.min_wavenumber", self.min_wavenumber, "≥ 1");
-        }
-        if !(1..=64).contains(&self.bands) {
-            return bad("anisotropy.bands", self.bands as f64, "1…64");
-        }
+        use crate::core::params::check;
+        check("anisotropy.half_width_deg", self.half_width_deg, 0.5, 20.0, "0.5…20°")?;
+        check("anisotropy.min_wavenumber", self.min_wavenumber, 1.0, f64::MAX, "≥ 1")?;
+        check("anisotropy.bands", self.bands as f64, 1.0, 64.0, "1…64")?;
         Ok(())
     }
 }

@@ -1,5 +1,7 @@
 //! Why a job could not be built ([`JobError`]), and the range check every model's parameter
-//! validation uses ([`check_param`]).
+//! validation uses ([`check_param`], a wrapper of [`crate::core::params::check`]).
+
+use crate::core::params::BadParam;
 
 /// Why a job could not be built.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
@@ -12,11 +14,13 @@ pub enum JobError {
     NonFinite,
 }
 
-/// Checks `lo <= value <= hi` (and finiteness) for a parameter.
-pub fn check_param(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), JobError> {
-    if value.is_finite() && value >= lo && value <= hi {
-        Ok(())
-    } else {
-        Err(JobError::BadParam { name, value, range })
+impl From<BadParam> for JobError {
+    fn from(BadParam { name, value, range }: BadParam) -> Self {
+        JobError::BadParam { name, value, range }
     }
+}
+
+/// [`crate::core::params::check`] (the one range check) as a [`JobError`].
+pub fn check_param(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), JobError> {
+    Ok(crate::core::params::check(name, value, lo, hi, range)?)
 }

@@ -27,80 +27,59 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::{JobError, check_param};
+use super::JobError;
 use crate::core::generate::value_noise::{Interpolation, ValueNoise};
 use crate::core::heightmap::Heightmap;
 
-/// The shape of the hardness map.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum HardnessMode {
-    /// Every node erodes alike (`base`).
-    #[default]
-    Uniform,
-    /// Horizontal rock layers by height: alternating hard and soft bands.
-    Strata,
-    /// fBm patches of hard rock.
-    Noise,
+crate::param_enum! {
+    /// The shape of the hardness map.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum HardnessMode {
+        /// Every node erodes alike (`base`).
+        #[default]
+        Uniform,
+        /// Horizontal rock layers by height: alternating hard and soft bands.
+        Strata,
+        /// fBm patches of hard rock.
+        Noise,
+    }
 }
 
-/// Parameters of the hardness (erodibility) map.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct HardnessParams {
-    /// Uniform, Strata (layers by height) or Noise (fBm patches). Default `Uniform`.
-    pub mode: HardnessMode,
-    /// Erodibility of soft ground (and of every node in Uniform mode): 1 = normal, 0 =
-    /// unerodible. Dimensionless, range `0 ..= 1`, default `1`.
-    pub base: f32,
-    /// How much harder the hard parts are: their erodibility is `base·(1 − contrast)`.
-    /// Dimensionless, range `0 ..= 1`, default `0.8`.
-    pub contrast: f32,
-    /// Strata: height of one hard + soft layer pair, metres. Range `0.1 ..= 100 000`, default `30`.
-    pub thickness: f32,
-    /// Fraction of each layer pair (Strata) or of the area (Noise, roughly) that is hard rock.
-    /// Dimensionless, range `0 ..= 1`, default `0.4`.
-    pub hard_fraction: f32,
-    /// Softness of the hard/soft edges (0 = sharp). Dimensionless, range `0 ..= 1`, default `0.3`.
-    pub edge_softness: f32,
-    /// Strata: how far the layers undulate up and down, metres. Range `0 ..= 100 000`, default `8`.
-    pub warp: f32,
-    /// Feature size of the strata warp and of the Noise patches, metres. Range `1 ..= 10⁶`,
-    /// default `250`.
-    pub scale: f32,
-    /// Noise: fBm octaves. Range `1 ..= 8`, default `4`.
-    pub octaves: u32,
-    /// Seed of the warp and patch noise. Range `0 ..= u64::MAX`, default `7`.
-    pub seed: u64,
-}
-
-impl Default for HardnessParams {
-    fn default() -> Self {
-        Self {
-            mode: HardnessMode::Uniform,
-            base: 1.0,
-            contrast: 0.8,
-            thickness: 30.0,
-            hard_fraction: 0.4,
-            edge_softness: 0.3,
-            warp: 8.0,
-            scale: 250.0,
-            octaves: 4,
-            seed: 7,
-        }
+crate::params! {
+    prefix "hardness.";
+    /// Parameters of the hardness (erodibility) map.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct HardnessParams {
+        /// Uniform, Strata (layers by height) or Noise (fBm patches).
+        pub mode: HardnessMode = HardnessMode::Uniform;
+        /// Erodibility of soft ground (and of every node in Uniform mode): 1 = normal, 0 = unerodible.
+        /// Dimensionless.
+        pub base: f32 = 1.0, range [0.0, 1.0];
+        /// How much harder the hard parts are: their erodibility is `base·(1 − contrast)`. Dimensionless.
+        pub contrast: f32 = 0.8, range [0.0, 1.0];
+        /// Strata: height of one hard + soft layer pair, metres.
+        pub thickness: f32 = 30.0, range [0.1, 1e5];
+        /// Fraction of each layer pair (Strata) or of the area (Noise, roughly) that is hard rock.
+        /// Dimensionless.
+        pub hard_fraction: f32 = 0.4, range [0.0, 1.0];
+        /// Softness of the hard/soft edges (0 = sharp). Dimensionless.
+        pub edge_softness: f32 = 0.3, range [0.0, 1.0];
+        /// Strata: how far the layers undulate up and down, metres.
+        pub warp: f32 = 8.0, range [0.0, 1e5];
+        /// Feature size of the strata warp and of the Noise patches, metres.
+        pub scale: f32 = 250.0, range [1.0, 1e6];
+        /// Noise: fBm octaves.
+        pub octaves: u32 = 4, range [1.0, 8.0];
+        /// Seed of the warp and patch noise.
+        pub seed: u64 = 7;
     }
 }
 
 impl HardnessParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), JobError> {
-        check_param("hardness.base", self.base as f64, 0.0, 1.0, "0 ..= 1")?;
-        check_param("hardness.contrast", self.contrast as f64, 0.0, 1.0, "0 ..= 1")?;
-        check_param("hardness.thickness", self.thickness as f64, 0.1, 1e5, "0.1 ..= 100 000")?;
-        check_param("hardness.hard_fraction", self.hard_fraction as f64, 0.0, 1.0, "0 ..= 1")?;
-        check_param("hardness.edge_softness", self.edge_softness as f64, 0.0, 1.0, "0 ..= 1")?;
-        check_param("hardness.warp", self.warp as f64, 0.0, 1e5, "0 ..= 100 000")?;
-        check_param("hardness.scale", self.scale as f64, 1.0, 1e6, "1 ..= 10⁶")?;
-        check_param("hardness.octaves", self.octaves as f64, 1.0, 8.0, "1 ..= 8")?;
+        self.check_ranges()?;
         Ok(())
     }
 

@@ -45,33 +45,43 @@ pub mod thermal;
 pub use error::{JobError, check_param};
 pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
 
-/// What happens at one edge of the map.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum EdgeMode {
-    /// Closed: nothing leaves; particles/water reflect or stop at the wall.
-    Wall,
-    /// Open: water and sediment that cross the edge leave the map and are counted as lost.
-    #[default]
-    Drain,
-    /// Periodic: the opposite edge is the neighbour (torus).
-    Wrap,
+crate::param_enum! {
+    /// What happens at one edge of the map.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum EdgeMode {
+        /// Closed: nothing leaves; particles/water reflect or stop at the wall.
+        Wall,
+        /// Open: water and sediment that cross the edge leave the map and are counted as lost.
+        #[default]
+        Drain,
+        /// Periodic: the opposite edge is the neighbour (torus).
+        Wrap,
+    }
 }
 
-/// Edge modes of the four sides. `left` is x = 0, `right` x = width−1, `top` y = 0, `bottom` y = height−1.
-/// Wrap must be set on both sides of an axis to take effect; a lone `Wrap` acts as `Wall`.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub struct Boundary {
-    /// The x = 0 edge: Wall, Drain or Wrap. Default Drain.
-    pub left: EdgeMode,
-    /// The x = width − 1 edge: Wall, Drain or Wrap. Default Drain.
-    pub right: EdgeMode,
-    /// The y = 0 edge: Wall, Drain or Wrap. Default Drain.
-    pub top: EdgeMode,
-    /// The y = height − 1 edge: Wall, Drain or Wrap. Default Drain.
-    pub bottom: EdgeMode,
+crate::params! {
+    /// Edge modes of the four sides. `left` is x = 0, `right` x = width−1, `top` y = 0, `bottom` y = height−1.
+    /// Wrap must be set on both sides of an axis to take effect; a lone `Wrap` acts as `Wall`.
+    #[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+    pub struct Boundary {
+        /// The x = 0 edge: Wall, Drain or Wrap.
+        pub left: EdgeMode = EdgeMode::Drain;
+        /// The x = width − 1 edge: Wall, Drain or Wrap.
+        pub right: EdgeMode = EdgeMode::Drain;
+        /// The y = 0 edge: Wall, Drain or Wrap.
+        pub top: EdgeMode = EdgeMode::Drain;
+        /// The y = height − 1 edge: Wall, Drain or Wrap.
+        pub bottom: EdgeMode = EdgeMode::Drain;
+    }
 }
 
 impl Boundary {
+    /// Every combination of edge modes is valid; `Ok` always (here for symmetry with the other
+    /// parameter types).
+    pub fn validate(&self) -> Result<(), JobError> {
+        Ok(self.check_ranges()?)
+    }
+
     /// The same mode on all four sides.
     pub const fn all(mode: EdgeMode) -> Self {
         Self { left: mode, right: mode, top: mode, bottom: mode }

@@ -50,14 +50,15 @@ pub const MAX_DS_SIDE: usize = (1 << MAX_DS_LOG2) + 1;
 /// Largest `n` accepted by [`generate_side`].
 pub const MAX_DS_LOG2: u32 = 13;
 
-/// How diamond points whose neighbour lies outside the map are evaluated.
-#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
-pub enum DsEdge {
-    /// The outside neighbour has this height, in raw units (corners are uniform in `[0, 1)`).
-    /// Valid range −100..=100.
-    Constant(f32),
-    /// The map is a torus of period `2^n`: the outside neighbour is the one on the opposite side.
-    Wrap,
+crate::param_enum! {
+    /// How diamond points whose neighbour lies outside the map are evaluated.
+    #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+    pub enum DsEdge {
+        /// The outside neighbour has this height, in raw units (corners are uniform in `[0, 1)`).
+        Constant(f32) range [-100.0, 100.0],
+        /// The map is a torus of period `2^n`: the outside neighbour is the one on the opposite side.
+        Wrap,
+    }
 }
 
 impl Default for DsEdge {
@@ -66,40 +67,29 @@ impl Default for DsEdge {
     }
 }
 
-/// Parameters of [`generate`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DiamondSquareParams {
-    /// Roughness `R`: displacement range per layer is `±R·l/s` (unitless, relative to the
-    /// corners' `[0, 1)` range). Valid 0..=16. Default 0.5.
-    pub roughness: f32,
-    /// Treatment of diamond neighbours outside the map. Default `Constant(0.0)`.
-    pub edge: DsEdge,
-    /// Square the normalised `[0, 1]` result before scaling (implies normalisation).
-    /// Default false.
-    pub square: bool,
-    /// Metres the normalised result is scaled to (or the factor on raw heights when not
-    /// normalising). Valid 0..=100 000 m. Default 100 m.
-    pub height_scale: f32,
-    /// Map the raw field linearly onto `[0, 1]` before scaling. Default true.
-    pub normalize: bool,
-}
-
-impl Default for DiamondSquareParams {
-    fn default() -> Self {
-        Self { roughness: 0.5, edge: DsEdge::default(), square: false, height_scale: 100.0, normalize: true }
+crate::params! {
+    /// Parameters of [`generate`].
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct DiamondSquareParams {
+        /// Roughness `R`: displacement range per layer is `±R·l/s` (unitless, relative to the corners' `[0,
+        /// 1)` range).
+        pub roughness: f32 = 0.5, range [0.0, 16.0];
+        /// Treatment of diamond neighbours outside the map.
+        pub edge: DsEdge = DsEdge::default();
+        /// Square the normalised `[0, 1]` result before scaling (implies normalisation).
+        pub square: bool = false;
+        /// Metres the normalised result is scaled to (or the factor on raw heights when not normalising).
+        pub height_scale: f32 = 100.0, unit "m", range [0.0, 100_000.0];
+        /// Map the raw field linearly onto `[0, 1]` before scaling.
+        pub normalize: bool = true;
     }
 }
 
 impl DiamondSquareParams {
     /// Checks every field; the first offending one is reported.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("roughness", self.roughness as f64, 0.0, 16.0, "0..=16")?;
-        check("height_scale", self.height_scale as f64, 0.0, 100_000.0, "0..=100000 m")?;
-        if let DsEdge::Constant(c) = self.edge {
-            check("edge constant", c as f64, -100.0, 100.0, "-100..=100")?;
-        }
-        Ok(())
+        Ok(self.check_ranges()?)
     }
 }
 

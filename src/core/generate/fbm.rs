@@ -51,101 +51,78 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
+use super::GenError;
 use super::value_noise::{Interpolation, ValueNoise};
 use super::warp::{Warp, WarpParams};
-use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::{SplitMix64, mix64};
 
-/// The base noise summed by the fractal.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum NoiseKind {
-    /// Our fast 2-D gradient (Perlin) noise, [`GradientNoise`].
-    #[default]
-    Perlin,
-    /// `noise::Perlin` from the `noise` crate (slower, 4 gradients; kept for comparison).
-    CratePerlin,
-    /// `noise::OpenSimplex`.
-    OpenSimplex,
-    /// `noise::Simplex`.
-    Simplex,
-    /// Seed 004's value noise with the given interpolation.
-    Value(Interpolation),
+crate::param_enum! {
+    /// The base noise summed by the fractal.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum NoiseKind {
+        /// Our fast 2-D gradient (Perlin) noise, [`GradientNoise`].
+        #[default]
+        Perlin,
+        /// `noise::Perlin` from the `noise` crate (slower, 4 gradients; kept for comparison).
+        CratePerlin,
+        /// `noise::OpenSimplex`.
+        OpenSimplex,
+        /// `noise::Simplex`.
+        Simplex,
+        /// Seed 004's value noise with the given interpolation.
+        Value(Interpolation),
+    }
 }
 
-/// How octaves are combined.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Fractal {
-    /// Plain sum of octaves (fractional Brownian motion), seed 004.
-    #[default]
-    Fbm,
-    /// Musgrave's ridged multifractal (sharp crests, smooth valleys; never negative).
-    Ridged,
+crate::param_enum! {
+    /// How octaves are combined.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum Fractal {
+        /// Plain sum of octaves (fractional Brownian motion), seed 004.
+        #[default]
+        Fbm,
+        /// Musgrave's ridged multifractal (sharp crests, smooth valleys; never negative).
+        Ridged,
+    }
 }
 
-/// Parameters of the fractal noise generator. Defaults are seed 004's numbers where it gives them.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct FbmParams {
-    /// Base noise. Default [`NoiseKind::Perlin`].
-    pub noise: NoiseKind,
-    /// Octave combination. Default [`Fractal::Fbm`].
-    pub fractal: Fractal,
-    /// Number of octaves, 1..=16. Default 8.
-    pub octaves: u32,
-    /// Frequency of the first octave, cycles per node, 1e-6..=1. Default 0.06 (seed 004's `freq`).
-    pub frequency: f64,
-    /// Amplitude of the first octave, metres, 0..=1e5. Default 100.2 (seed 004's `ampl`).
-    pub amplitude: f64,
-    /// Amplitude ratio between consecutive octaves, 0..=1. Default 0.01 (seed 004's `pres`;
-    /// 0.5 is the classic choice for rough terrain).
-    pub persistence: f64,
-    /// Frequency ratio between consecutive octaves, >1..=4. Default 2 (seed 004 doubles).
-    pub lacunarity: f64,
-    /// Seed 004's `seed_x, seed_y`: added to every octave's noise coordinates (noise lattice
-    /// units), |offset| ≤ 1e6. A fresh random offset gives a fresh landscape. Default [660, 660].
-    pub offset: [f64; 2],
-    /// Ridged only: the constant `|n|` is subtracted from, 0..=2. Default 1.
-    pub ridge_offset: f64,
-    /// Ridged only: how strongly one octave's signal gates the next, 0..=8. Default 2.
-    pub ridge_gain: f64,
-    /// Optional domain warp applied to the sample point (strength 0 = off, the default).
-    pub warp: WarpParams,
-}
-
-impl Default for FbmParams {
-    fn default() -> Self {
-        Self {
-            noise: NoiseKind::Perlin,
-            fractal: Fractal::Fbm,
-            octaves: 8,
-            frequency: 0.06,
-            amplitude: 100.2,
-            persistence: 0.01,
-            lacunarity: 2.0,
-            offset: [660.0, 660.0],
-            ridge_offset: 1.0,
-            ridge_gain: 2.0,
-            warp: WarpParams::default(),
-        }
+crate::params! {
+    /// Parameters of the fractal noise generator. Defaults are seed 004's numbers where it gives them.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct FbmParams {
+        /// Base noise.
+        pub noise: NoiseKind = NoiseKind::Perlin;
+        /// Octave combination.
+        pub fractal: Fractal = Fractal::Fbm;
+        /// Number of octaves.
+        pub octaves: u32 = 8, range [1.0, 16.0];
+        /// Frequency of the first octave, cycles per node. Default: seed 004's `freq`.
+        pub frequency: f64 = 0.06, unit "cycles/node", range [1e-6, 1.0];
+        /// Amplitude of the first octave, metres. Default: seed 004's `ampl`.
+        pub amplitude: f64 = 100.2, unit "m", range [0.0, 1e5];
+        /// Amplitude ratio between consecutive octaves. Default: seed 004's `pres`; 0.5 is the classic
+        /// choice for rough terrain.
+        pub persistence: f64 = 0.01, range [0.0, 1.0];
+        /// Frequency ratio between consecutive octaves. Default: seed 004 doubles.
+        pub lacunarity: f64 = 2.0, range [1.000_000_000_000_000_2, 4.0];
+        /// Seed 004's `seed_x, seed_y`: added to every octave's noise coordinates (noise lattice units).
+        /// A fresh random offset gives a fresh landscape.
+        pub offset: [f64; 2] = [660.0, 660.0], range [-1e6, 1e6];
+        /// Ridged only: the constant `|n|` is subtracted from.
+        pub ridge_offset: f64 = 1.0, range [0.0, 2.0];
+        /// Ridged only: how strongly one octave's signal gates the next.
+        pub ridge_gain: f64 = 2.0, range [0.0, 8.0];
+        /// Optional domain warp applied to the sample point (strength 0 = off, the default).
+        pub warp: WarpParams = WarpParams::default();
     }
 }
 
 impl FbmParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("octaves", self.octaves as f64, 1.0, 16.0, "1..=16")?;
-        check("frequency", self.frequency, 1e-6, 1.0, "1e-6..=1 cycles per node")?;
-        check("amplitude", self.amplitude, 0.0, 1e5, "0..=1e5 m")?;
-        check("persistence", self.persistence, 0.0, 1.0, "0..=1")?;
-        check("lacunarity", self.lacunarity, 1.0, 4.0, ">1..=4")?;
-        if self.lacunarity <= 1.0 {
-            return Err(GenError::BadParam { name: "lacunarity", value: self.lacunarity, range: ">1..=4" });
-        }
-        check("offset[0]", self.offset[0], -1e6, 1e6, "-1e6..=1e6")?;
-        check("offset[1]", self.offset[1], -1e6, 1e6, "-1e6..=1e6")?;
-        check("ridge_offset", self.ridge_offset, 0.0, 2.0, "0..=2")?;
-        check("ridge_gain", self.ridge_gain, 0.0, 8.0, "0..=8")?;
+        self.check_ranges()?;
         self.warp.validate()
     }
 

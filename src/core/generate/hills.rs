@@ -26,18 +26,20 @@ use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::{SplitMix64, mix64};
 
-/// Profile of one hill.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum HillShape {
-    /// Straight-sided cone, `1 − t`.
-    Cone,
-    /// Dome, `1 − t²`.
-    Paraboloid,
-    /// Bell, σ = r/3, shifted so it reaches 0 at the radius.
-    Gaussian,
-    /// Raised cosine, `(1 + cos πt)/2` (smooth at the top and at the foot).
-    #[default]
-    Cosine,
+crate::param_enum! {
+    /// Profile of one hill.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum HillShape {
+        /// Straight-sided cone, `1 − t`.
+        Cone,
+        /// Dome, `1 − t²`.
+        Paraboloid,
+        /// Bell, σ = r/3, shifted so it reaches 0 at the radius.
+        Gaussian,
+        /// Raised cosine, `(1 + cos πt)/2` (smooth at the top and at the foot).
+        #[default]
+        Cosine,
+    }
 }
 
 impl HillShape {
@@ -59,44 +61,32 @@ impl HillShape {
     }
 }
 
-/// Parameters of the hills generator.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct HillsParams {
-    /// Number of hills, 0..=1 000 000. Default 200.
-    pub count: u32,
-    /// Smallest hill radius, nodes, 0.5..=16384. Default 8.
-    pub radius_min: f32,
-    /// Largest hill radius, nodes, radius_min..=16384. Default 48.
-    pub radius_max: f32,
-    /// Lowest hill height, metres, −1e5..=1e5 (negative = pit). Default 2.
-    pub height_min: f32,
-    /// Highest hill height, metres, height_min..=1e5. Default 20.
-    pub height_max: f32,
-    /// Profile of every hill. Default [`HillShape::Cosine`].
-    pub shape: HillShape,
-}
-
-impl Default for HillsParams {
-    fn default() -> Self {
-        Self {
-            count: 200,
-            radius_min: 8.0,
-            radius_max: 48.0,
-            height_min: 2.0,
-            height_max: 20.0,
-            shape: HillShape::Cosine,
-        }
+crate::params! {
+    prefix "hills.";
+    /// Parameters of the hills generator.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct HillsParams {
+        /// Number of hills.
+        pub count: u32 = 200, range [0.0, 1e6];
+        /// Smallest hill radius, nodes.
+        pub radius_min: f32 = 8.0, unit "nodes", range [0.5, 16384.0];
+        /// Largest hill radius, at least `radius_min`.
+        pub radius_max: f32 = 48.0, unit "nodes", range [0.5, 16384.0];
+        /// Lowest hill height, metres (negative = pit).
+        pub height_min: f32 = 2.0, unit "m", range [-1e5, 1e5];
+        /// Highest hill height, at least `height_min`.
+        pub height_max: f32 = 20.0, unit "m", range [-1e5, 1e5];
+        /// Profile of every hill.
+        pub shape: HillShape = HillShape::Cosine;
     }
 }
 
 impl HillsParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("hills.count", self.count as f64, 0.0, 1e6, "0..=1000000")?;
-        check("hills.radius_min", self.radius_min as f64, 0.5, 16384.0, "0.5..=16384 nodes")?;
+        self.check_ranges()?;
         check("hills.radius_max", self.radius_max as f64, self.radius_min as f64, 16384.0, "radius_min..=16384 nodes")?;
-        check("hills.height_min", self.height_min as f64, -1e5, 1e5, "-1e5..=1e5 m")?;
         check("hills.height_max", self.height_max as f64, self.height_min as f64, 1e5, "height_min..=1e5 m")
     }
 }

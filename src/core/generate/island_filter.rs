@@ -50,30 +50,29 @@ use serde::{Deserialize, Serialize};
 use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
 
-/// Which island filter formula to use.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum IslandMode {
-    /// Seed 004's C++ loop, quirks included (see the module docs).
-    Seed004,
-    /// `h' = h·d/waterside` with `d` the distance to the nearest of the four borders.
-    #[default]
-    Symmetric,
+crate::param_enum! {
+    /// Which island filter formula to use.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum IslandMode {
+        /// Seed 004's C++ loop, quirks included (see the module docs).
+        Seed004,
+        /// `h' = h·d/waterside` with `d` the distance to the nearest of the four borders.
+        #[default]
+        Symmetric,
+    }
 }
 
-/// Parameters of the island filter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct IslandFilterParams {
-    /// Width of the sunken band along the border, nodes, 0..=max(width, height) of the map
-    /// (0 = off). Default 100 (seed 004's `_underwater_size`).
-    pub waterside: u32,
-    /// Formula. Default [`IslandMode::Symmetric`].
-    pub mode: IslandMode,
-}
-
-impl Default for IslandFilterParams {
-    fn default() -> Self {
-        Self { waterside: 100, mode: IslandMode::Symmetric }
+crate::params! {
+    prefix "island.";
+    /// Parameters of the island filter.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct IslandFilterParams {
+        /// Width of the sunken band along the border, nodes, 0..=max(width, height) of the map (0 = off).
+        /// Default: seed 004's `_underwater_size`.
+        pub waterside: u32 = 100;
+        /// Formula.
+        pub mode: IslandMode = IslandMode::Symmetric;
     }
 }
 
@@ -175,34 +174,28 @@ pub fn island_filter(hm: &mut Heightmap, p: &IslandFilterParams) -> Result<(), G
     Ok(())
 }
 
-/// Parameters of the radial (elliptical) falloff.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct RadialFalloffParams {
-    /// Where the falloff starts, as a fraction of the half-size of the map along each axis
-    /// (1 = the midpoints of the edges, √2 ≈ 1.41 = the corners), 0..=2. Default 0.7.
-    pub radius: f32,
-    /// Width of the falloff ring in the same units, 0.001..=2. Default 0.3.
-    pub width: f32,
-    /// Shape exponent applied to the smoothstep ramp, 0.1..=10 (>1 keeps more land). Default 1.
-    pub exponent: f32,
-    /// Height the edge is pushed to is `−depth`, metres, 0..=1e5. Default 0.
-    pub depth: f32,
-}
-
-impl Default for RadialFalloffParams {
-    fn default() -> Self {
-        Self { radius: 0.7, width: 0.3, exponent: 1.0, depth: 0.0 }
+crate::params! {
+    prefix "falloff.";
+    /// Parameters of the radial (elliptical) falloff.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct RadialFalloffParams {
+        /// Where the falloff starts, as a fraction of the half-size of the map along each axis (1 = the
+        /// midpoints of the edges, √2 ≈ 1.41 = the corners).
+        pub radius: f32 = 0.7, range [0.0, 2.0];
+        /// Width of the falloff ring in the same units.
+        pub width: f32 = 0.3, range [1e-3, 2.0];
+        /// Shape exponent applied to the smoothstep ramp(>1 keeps more land).
+        pub exponent: f32 = 1.0, range [0.1, 10.0];
+        /// Height the edge is pushed to is `−depth`, metres.
+        pub depth: f32 = 0.0, unit "m", range [0.0, 1e5];
     }
 }
 
 impl RadialFalloffParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("falloff.radius", self.radius as f64, 0.0, 2.0, "0..=2")?;
-        check("falloff.width", self.width as f64, 1e-3, 2.0, "0.001..=2")?;
-        check("falloff.exponent", self.exponent as f64, 0.1, 10.0, "0.1..=10")?;
-        check("falloff.depth", self.depth as f64, 0.0, 1e5, "0..=1e5 m")
+        Ok(self.check_ranges()?)
     }
 
     /// The blend weight `f ∈ [0, 1]` at normalised radius `r`.
@@ -232,36 +225,26 @@ pub fn radial_falloff(hm: &mut Heightmap, p: &RadialFalloffParams) -> Result<(),
     Ok(())
 }
 
-/// Parameters of the sea-level stage.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SeaLevelParams {
-    /// Height of the water plane, metres, −1e6..=1e6. Default 0.
-    pub level: f32,
-    /// If set, shift all heights so that this fraction of nodes lies strictly below `level`,
-    /// 0..=1. Default `None` (no shift).
-    pub coverage: Option<f32>,
-    /// If set, raise underwater nodes to at least `level − seabed_depth`, metres, 0..=1e6.
-    /// Default `None` (no clamp).
-    pub seabed_depth: Option<f32>,
-}
-
-impl Default for SeaLevelParams {
-    fn default() -> Self {
-        Self { level: 0.0, coverage: None, seabed_depth: None }
+crate::params! {
+    prefix "sea.";
+    /// Parameters of the sea-level stage.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct SeaLevelParams {
+        /// Height of the water plane, metres.
+        pub level: f32 = 0.0, unit "m", range [-1e6, 1e6];
+        /// If set, shift all heights so that this fraction of nodes lies strictly below `level`. Default:
+        /// no shift.
+        pub coverage: Option<f32> = None, range [0.0, 1.0];
+        /// If set, raise underwater nodes to at least `level − seabed_depth`, metres. Default: no clamp.
+        pub seabed_depth: Option<f32> = None, unit "m", range [0.0, 1e6];
     }
 }
 
 impl SeaLevelParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("sea.level", self.level as f64, -1e6, 1e6, "-1e6..=1e6 m")?;
-        if let Some(c) = self.coverage {
-            check("sea.coverage", c as f64, 0.0, 1.0, "0..=1")?;
-        }
-        if let Some(d) = self.seabed_depth {
-            check("sea.seabed_depth", d as f64, 0.0, 1e6, "0..=1e6 m")?;
-        }
+        self.check_ranges()?;
         Ok(())
     }
 }

@@ -44,7 +44,7 @@ use std::hash::{BuildHasherDefault, Hasher};
 
 use serde::{Deserialize, Serialize};
 
-use super::{GenError, check};
+use super::GenError;
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::{hash2, mix64, signed_f32, unit_f32};
 
@@ -54,35 +54,28 @@ pub const DEFAULT_CACHE_LIMIT: usize = 1 << 22;
 /// Largest accepted `side_log2`.
 pub const MAX_SIDE_LOG2: u32 = 24;
 
-/// Parameters of the lazy world.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LazyWorldParams {
-    /// World side is `2^side_log2` cells (`2^side_log2 + 1` nodes). Valid 1..=24. Default 24
-    /// (seed 001's 16 777 216² world).
-    pub side_log2: u32,
-    /// Roughness `R`: displacement range `±R·2b/S` (unitless, corners are in `[0, 1)`).
-    /// Valid 0..=16. Default 0.5.
-    pub roughness: f32,
-    /// Metres per raw unit. Valid 0..=1 000 000 m. Default 100 m.
-    pub height_scale: f32,
-    /// Top-left world node of the window [`generate`] returns. Any value; nodes outside the
-    /// world are 0. Default `[0, 0]`.
-    pub origin: [i64; 2],
-}
-
-impl Default for LazyWorldParams {
-    fn default() -> Self {
-        Self { side_log2: 24, roughness: 0.5, height_scale: 100.0, origin: [0, 0] }
+crate::params! {
+    /// Parameters of the lazy world.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct LazyWorldParams {
+        /// World side is `2^side_log2` cells (`2^side_log2 + 1` nodes). Default: seed 001's 16 777 216²
+        /// world.
+        pub side_log2: u32 = 24, range [1.0, MAX_SIDE_LOG2 as f64];
+        /// Roughness `R`: displacement range `±R·2b/S` (unitless, corners are in `[0, 1)`).
+        pub roughness: f32 = 0.5, range [0.0, 16.0];
+        /// Metres per raw unit.
+        pub height_scale: f32 = 100.0, unit "m", range [0.0, 1.0e6];
+        /// Top-left world node of the window [`generate`] returns. Any value; nodes outside the world are
+        /// 0.
+        pub origin: [i64; 2] = [0, 0];
     }
 }
 
 impl LazyWorldParams {
     /// Checks every field; the first offending one is reported.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("side_log2", self.side_log2 as f64, 1.0, MAX_SIDE_LOG2 as f64, "1..=24")?;
-        check("roughness", self.roughness as f64, 0.0, 16.0, "0..=16")?;
-        check("height_scale", self.height_scale as f64, 0.0, 1.0e6, "0..=1000000 m")?;
+        self.check_ranges()?;
         Ok(())
     }
 }

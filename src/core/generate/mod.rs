@@ -10,7 +10,8 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use serde::{Deserialize, Serialize};
 use thiserror::Error;
 
-use super::heightmap::{Heightmap, HeightmapError};
+use super::heightmap::{Heightmap, HeightmapError, MAX_SIDE};
+use super::params::{ABOVE_ZERO, BadParam};
 
 pub mod diamond_square;
 pub mod fbm;
@@ -34,13 +35,15 @@ pub enum GenError {
     Cancelled,
 }
 
-/// Checks `lo <= value <= hi` (and finiteness) for a generator parameter.
-pub fn check(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), GenError> {
-    if value.is_finite() && value >= lo && value <= hi {
-        Ok(())
-    } else {
-        Err(GenError::BadParam { name, value, range })
+impl From<BadParam> for GenError {
+    fn from(BadParam { name, value, range }: BadParam) -> Self {
+        GenError::BadParam { name, value, range }
     }
+}
+
+/// [`crate::core::params::check`] (the one range check) as a [`GenError`].
+pub fn check(name: &'static str, value: f64, lo: f64, hi: f64, range: &'static str) -> Result<(), GenError> {
+    Ok(crate::core::params::check(name, value, lo, hi, range)?)
 }
 
 use self::diamond_square::DiamondSquareParams;
@@ -52,21 +55,23 @@ use self::terrace::TerraceParams;
 use self::voronoi_island::VoronoiIslandParams;
 use super::rng::mix64;
 
-/// The base generator: what makes the first heights.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum Base {
-    /// Fractal noise (Perlin, simplex, OpenSimplex or value noise; fBm or ridged; optional warp).
-    Fbm(FbmParams),
-    /// Diamond-square on a 2^n+1 square (seed 001), cropped to the requested size.
-    DiamondSquare(DiamondSquareParams),
-    /// A window into a lazily evaluated diamond-square world of side up to 2^24 (seed 001).
-    LazyWorld(LazyWorldParams),
-    /// Voronoi islands with Lloyd relaxation (seed 001).
-    VoronoiIsland(VoronoiIslandParams),
-    /// Random bumps on flat ground (seed 001).
-    Hills(HillsParams),
-    /// Flat ground at a height (metres).
-    Flat { height: f32 },
+crate::param_enum! {
+    /// The base generator: what makes the first heights.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    pub enum Base {
+        /// Fractal noise (Perlin, simplex, OpenSimplex or value noise; fBm or ridged; optional warp).
+        Fbm(FbmParams),
+        /// Diamond-square on a 2^n+1 square (seed 001), cropped to the requested size.
+        DiamondSquare(DiamondSquareParams),
+        /// A window into a lazily evaluated diamond-square world of side up to 2^24 (seed 001).
+        LazyWorld(LazyWorldParams),
+        /// Voronoi islands with Lloyd relaxation (seed 001).
+        VoronoiIsland(VoronoiIslandParams),
+        /// Random bumps on flat ground (seed 001).
+        Hills(HillsParams),
+        /// Flat ground at a height (metres).
+        Flat { height: f32 },
+    }
 }
 
 impl Default for Base {
@@ -103,55 +108,74 @@ impl Base {
     }
 }
 
-/// Everything needed to make a map: size, seed, base generator and the optional stages.
-/// This is what presets store (RON) and what the editor's Generator panel edits.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct GenerateParams {
-    /// Nodes along x. Range 1..=65 536; default 513.
-    pub width: usize,
-    /// Nodes along y. Range 1..=65 536; default 513.
-    pub height: usize,
-    /// Distance between nodes, metres. Range (0, 1e6); default 1.
-    pub cell_size: f32,
-    /// Seed of every random choice; the same seed gives the same bits. Default 1.
-    pub seed: u64,
-    /// The base generator.
-    pub base: Base,
-    /// Random bumps added on top of the base (seed 001). Default off.
-    pub hills: Option<HillsParams>,
-    /// Linear rescale of the result to `[min, max]` metres before the later stages. Default
-    /// `[0, 100]`; `None` keeps the generator's own units.
-    pub normalize: Option<[f32; 2]>,
-    /// Terraces (seed 003). Default off.
-    pub terrace: Option<TerraceParams>,
-    /// Seed 004's island filter. Default off.
-    pub island: Option<IslandFilterParams>,
-    /// Radial falloff towards the border. Default off.
-    pub falloff: Option<RadialFalloffParams>,
-    /// Sea level (coverage / seabed). Default off.
-    pub sea_level: Option<SeaLevelParams>,
-}
-
-impl Default for GenerateParams {
-    fn default() -> Self {
-        Self {
-            width: 513,
-            height: 513,
-            cell_size: 1.0,
-            seed: 1,
-            base: Base::default(),
-            hills: None,
-            normalize: Some([0.0, 100.0]),
-            terrace: None,
-            island: None,
-            falloff: None,
-            sea_level: None,
-        }
+crate::params! {
+    /// Everything needed to make a map: size, seed, base generator and the optional stages.
+    /// This is what presets store (RON) and what the editor's Generator panel edits.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct GenerateParams {
+        /// Nodes along x.
+        pub width: usize = 513, unit "nodes", range [1, MAX_SIDE];
+        /// Nodes along y.
+        pub height: usize = 513, unit "nodes", range [1, MAX_SIDE];
+        /// Distance between nodes (greater than 0, less than 10⁶: 999 999.94 is the largest f32
+        /// below it).
+        pub cell_size: f32 = 1.0, unit "m", range [ABOVE_ZERO, 999_999.937_5];
+        /// Seed of every random choice; the same seed gives the same bits.
+        pub seed: u64 = 1;
+        /// The base generator.
+        pub base: Base = Base::default();
+        /// Random bumps added on top of the base (seed 001).
+        pub hills: Option<HillsParams> = None;
+        /// Linear rescale of the result to `[min, max]` metres (`min <= max`) before the later
+        /// stages; `None` keeps the generator's own units.
+        pub normalize: Option<[f32; 2]> = Some([0.0, 100.0]), unit "m", range [-1.0e6, 1.0e6];
+        /// Terraces (seed 003).
+        pub terrace: Option<TerraceParams> = None;
+        /// Seed 004's island filter.
+        pub island: Option<IslandFilterParams> = None;
+        /// Radial falloff towards the border.
+        pub falloff: Option<RadialFalloffParams> = None;
+        /// Sea level (coverage / seabed).
+        pub sea_level: Option<SeaLevelParams> = None;
     }
 }
 
 impl GenerateParams {
+    /// Checks everything [`generate`] checks before it runs a stage: the size and cell size
+    /// ([`GenError::Size`]), the declared ranges, and the parameters of the base and of every
+    /// stage that is on (the island filter's band width depends on the map and is checked when it
+    /// runs).
+    pub fn validate(&self) -> Result<(), GenError> {
+        super::heightmap::check_size(self.width, self.height)?;
+        super::heightmap::check_cell(self.cell_size)?;
+        self.check_ranges()?;
+        match &self.base {
+            Base::Fbm(b) => b.validate()?,
+            Base::DiamondSquare(b) => b.validate()?,
+            Base::LazyWorld(b) => b.validate()?,
+            Base::VoronoiIsland(b) => b.validate()?,
+            Base::Hills(b) => b.validate()?,
+            Base::Flat { height } => check_flat(*height)?,
+        }
+        if let Some(h) = &self.hills {
+            h.validate()?;
+        }
+        if let Some([lo, hi]) = self.normalize {
+            check_normalize(lo, hi)?;
+        }
+        if let Some(t) = &self.terrace {
+            t.validate()?;
+        }
+        if let Some(f) = &self.falloff {
+            f.validate()?;
+        }
+        if let Some(s) = &self.sea_level {
+            s.validate()?;
+        }
+        Ok(())
+    }
+
     /// "Random landscape": the same settings with a fresh seed from the OS.
     pub fn randomized(&self) -> Self {
         Self { seed: super::rng::fresh_seed(), ..self.clone() }
@@ -161,6 +185,18 @@ impl GenerateParams {
     fn stage_seed(&self, stage: u64) -> u64 {
         mix64(self.seed ^ stage.wrapping_mul(0x9e37_79b9_7f4a_7c15))
     }
+}
+
+/// The height of a [`Base::Flat`].
+fn check_flat(height: f32) -> Result<(), GenError> {
+    check("flat.height", height as f64, -1.0e6, 1.0e6, "[-1e6, 1e6] m")
+}
+
+/// `normalize = [min, max]`: each within the declared range, and `min <= max`.
+fn check_normalize(lo: f32, hi: f32) -> Result<(), GenError> {
+    let p = GenerateParams { normalize: Some([lo, hi]), ..GenerateParams::default() };
+    p.check_ranges()?;
+    check("normalize.max", hi as f64, lo as f64, 1.0e6, "[min, 1e6] m")
 }
 
 /// Runs the whole pipeline (see the module doc for the order).
@@ -182,7 +218,7 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
         Base::VoronoiIsland(b) => voronoi_island::generate(w, h, c, b, p.seed)?,
         Base::Hills(b) => hills::generate(w, h, c, b, p.seed)?,
         Base::Flat { height } => {
-            check("flat.height", *height as f64, -1.0e6, 1.0e6, "[-1e6, 1e6] m")?;
+            check_flat(*height)?;
             Heightmap::filled(w, h, c, *height)?
         }
     };
@@ -192,8 +228,7 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
     }
     stop()?;
     if let Some([lo, hi]) = p.normalize {
-        check("normalize.min", lo as f64, -1.0e6, 1.0e6, "[-1e6, 1e6] m")?;
-        check("normalize.max", hi as f64, lo as f64, 1.0e6, "[min, 1e6] m")?;
+        check_normalize(lo, hi)?;
         hm.normalize(lo, hi);
     }
     stop()?;

@@ -23,31 +23,26 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{GenError, check};
+use super::GenError;
 use crate::core::heightmap::Heightmap;
 
-/// Parameters of the terrace filter.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TerraceParams {
-    /// Number of bands the height range is cut into, 1..=1024. Default 8.
-    pub steps: u32,
-    /// Fraction of each step taken by the riser, 0..=1: 0 = hard steps, 1 = no terracing.
-    /// Default 0.2.
-    pub smoothness: f32,
-}
-
-impl Default for TerraceParams {
-    fn default() -> Self {
-        Self { steps: 8, smoothness: 0.2 }
+crate::params! {
+    prefix "terrace.";
+    /// Parameters of the terrace filter.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct TerraceParams {
+        /// Number of bands the height range is cut into.
+        pub steps: u32 = 8, range [1.0, 1024.0];
+        /// Fraction of each step taken by the riser: 0 = hard steps, 1 = no terracing.
+        pub smoothness: f32 = 0.2, range [0.0, 1.0];
     }
 }
 
 impl TerraceParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("terrace.steps", self.steps as f64, 1.0, 1024.0, "1..=1024")?;
-        check("terrace.smoothness", self.smoothness as f64, 0.0, 1.0, "0..=1")
+        Ok(self.check_ranges()?)
     }
 }
 

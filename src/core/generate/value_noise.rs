@@ -25,16 +25,18 @@ use serde::{Deserialize, Serialize};
 use super::fbm::split;
 use crate::core::rng::{hash2, mix64};
 
-/// How [`ValueNoise`] interpolates between lattice values.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
-pub enum Interpolation {
-    /// Seed 004's `linear_mix` (bilinear).
-    Linear,
-    /// Seed 004's `cos_mix` (cosine-eased bilinear).
-    #[default]
-    Cosine,
-    /// Catmull-Rom cubic over 4 lattice values per axis (bicubic over 4×4).
-    Cubic,
+crate::param_enum! {
+    /// How [`ValueNoise`] interpolates between lattice values.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
+    pub enum Interpolation {
+        /// Seed 004's `linear_mix` (bilinear).
+        Linear,
+        /// Seed 004's `cos_mix` (cosine-eased bilinear).
+        #[default]
+        Cosine,
+        /// Catmull-Rom cubic over 4 lattice values per axis (bicubic over 4×4).
+        Cubic,
+    }
 }
 
 /// Seed 004's `linear_mix(a, b, k) = a + (b - a)·k`.

@@ -40,69 +40,45 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::{GenError, check};
+use super::GenError;
 use crate::core::heightmap::{Heightmap, check_size};
 use crate::core::rng::{SplitMix64, hash2, mix64, signed_f32};
 
-/// Parameters of [`generate`].
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct VoronoiIslandParams {
-    /// Number of Voronoi sites (polygons). Valid 1..=65 536. Default 512.
-    pub points: u32,
-    /// Lloyd relaxation passes. Valid 0..=64. Default 2.
-    pub lloyd_iterations: u32,
-    /// Fraction of the polygons chosen at random as water (before border polygons are added).
-    /// Valid 0..=1. Default 0.25.
-    pub water_fraction: f32,
-    /// Make every polygon that touches the map border water (gives an island). Default true.
-    pub border_is_water: bool,
-    /// Height of the land node farthest from water, metres. Valid 0..=100 000. Default 100.
-    pub height_scale: f32,
-    /// Exponent `e` on the normalised distance to water (1 = linear cones, >1 = flatter
-    /// lowlands and sharper peaks). Valid 0.1..=10. Default 1.
-    pub height_exponent: f32,
-    /// Depth of the water node farthest from land, as a fraction of `height_scale`
-    /// (0 = flat sea at level 0). Valid 0..=10. Default 0.2.
-    pub sea_depth: f32,
-    /// Relative height noise `a`: heights are multiplied by `1 + a·n`, `n ∈ [-1, 1]`.
-    /// Valid 0..=1 (at 1 land may touch sea level). Default 0.3.
-    pub height_noise: f32,
-    /// Largest displacement of polygon borders, nodes. Valid 0..=1024. Default 6.
-    pub border_noise: f32,
-    /// Base-octave noise features across the map's longer side. Valid 0.01..=4096. Default 8.
-    pub noise_frequency: f32,
-}
-
-impl Default for VoronoiIslandParams {
-    fn default() -> Self {
-        Self {
-            points: 512,
-            lloyd_iterations: 2,
-            water_fraction: 0.25,
-            border_is_water: true,
-            height_scale: 100.0,
-            height_exponent: 1.0,
-            sea_depth: 0.2,
-            height_noise: 0.3,
-            border_noise: 6.0,
-            noise_frequency: 8.0,
-        }
+crate::params! {
+    /// Parameters of [`generate`].
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct VoronoiIslandParams {
+        /// Number of Voronoi sites (polygons).
+        pub points: u32 = 512, range [1.0, 65_536.0];
+        /// Lloyd relaxation passes.
+        pub lloyd_iterations: u32 = 2, range [0.0, 64.0];
+        /// Fraction of the polygons chosen at random as water (before border polygons are added).
+        pub water_fraction: f32 = 0.25, range [0.0, 1.0];
+        /// Make every polygon that touches the map border water (gives an island).
+        pub border_is_water: bool = true;
+        /// Height of the land node farthest from water, metres.
+        pub height_scale: f32 = 100.0, unit "m", range [0.0, 100_000.0];
+        /// Exponent `e` on the normalised distance to water (1 = linear cones, >1 = flatter lowlands and
+        /// sharper peaks).
+        pub height_exponent: f32 = 1.0, range [0.1, 10.0];
+        /// Depth of the water node farthest from land, as a fraction of `height_scale` (0 = flat sea at
+        /// level 0).
+        pub sea_depth: f32 = 0.2, range [0.0, 10.0];
+        /// Relative height noise `a`: heights are multiplied by `1 + a·n`, `n ∈ [-1, 1]` (at 1 land may
+        /// touch sea level).
+        pub height_noise: f32 = 0.3, range [0.0, 1.0];
+        /// Largest displacement of polygon borders, nodes.
+        pub border_noise: f32 = 6.0, unit "nodes", range [0.0, 1024.0];
+        /// Base-octave noise features across the map's longer side.
+        pub noise_frequency: f32 = 8.0, range [0.01, 4096.0];
     }
 }
 
 impl VoronoiIslandParams {
     /// Checks every field; the first offending one is reported.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("points", self.points as f64, 1.0, 65_536.0, "1..=65536")?;
-        check("lloyd_iterations", self.lloyd_iterations as f64, 0.0, 64.0, "0..=64")?;
-        check("water_fraction", self.water_fraction as f64, 0.0, 1.0, "0..=1")?;
-        check("height_scale", self.height_scale as f64, 0.0, 100_000.0, "0..=100000 m")?;
-        check("height_exponent", self.height_exponent as f64, 0.1, 10.0, "0.1..=10")?;
-        check("sea_depth", self.sea_depth as f64, 0.0, 10.0, "0..=10")?;
-        check("height_noise", self.height_noise as f64, 0.0, 1.0, "0..=1")?;
-        check("border_noise", self.border_noise as f64, 0.0, 1024.0, "0..=1024 nodes")?;
-        check("noise_frequency", self.noise_frequency as f64, 0.01, 4096.0, "0.01..=4096")?;
+        self.check_ranges()?;
         Ok(())
     }
 }

@@ -15,34 +15,29 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::GenError;
 use super::fbm::GradientNoise;
-use super::{GenError, check};
 use crate::core::rng::SplitMix64;
 
-/// Parameters of the domain warp.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct WarpParams {
-    /// Largest displacement of a sample point along each axis, nodes, 0..=1e4. 0 = off (default).
-    pub strength: f64,
-    /// Frequency of the warp field's first octave, cycles per node, 1e-6..=1. Default 0.01.
-    pub frequency: f64,
-    /// Octaves of the warp field (persistence 0.5, lacunarity 2), 1..=16. Default 4.
-    pub octaves: u32,
-}
-
-impl Default for WarpParams {
-    fn default() -> Self {
-        Self { strength: 0.0, frequency: 0.01, octaves: 4 }
+crate::params! {
+    prefix "warp.";
+    /// Parameters of the domain warp.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct WarpParams {
+        /// Largest displacement of a sample point along each axis, nodes. 0 = off (default).
+        pub strength: f64 = 0.0, unit "nodes", range [0.0, 1e4];
+        /// Frequency of the warp field's first octave, cycles per node.
+        pub frequency: f64 = 0.01, unit "cycles/node", range [1e-6, 1.0];
+        /// Octaves of the warp field (persistence 0.5, lacunarity 2).
+        pub octaves: u32 = 4, range [1.0, 16.0];
     }
 }
 
 impl WarpParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
-        check("warp.strength", self.strength, 0.0, 1e4, "0..=1e4 nodes")?;
-        check("warp.frequency", self.frequency, 1e-6, 1.0, "1e-6..=1 cycles per node")?;
-        check("warp.octaves", self.octaves as f64, 1.0, 16.0, "1..=16")
+        Ok(self.check_ranges()?)
     }
 }
 

@@ -63,277 +63,179 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::Heightmap;
 
-/// Parameters of the terrain material.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct MaterialParams {
-    /// Draw the splatted layers. Off: the plain height-coloured mesh (per-vertex colours).
-    /// Default `true`.
-    pub enabled: bool,
-    /// Where the layers start and end: heights (fractions of the peak above sea level) and
-    /// slopes (degrees), the blend widths and the noise that breaks the edges.
-    pub bands: LayerBands,
-    /// Beach and sea-floor sand, below `beach_top`.
-    pub sand: TerrainLayer,
-    /// Grass on gentle ground (its colour is the temperate biome's).
-    pub grass: TerrainLayer,
-    /// Bare earth on high or moderately steep ground.
-    pub dirt: TerrainLayer,
-    /// Rock on steep slopes, with strata.
-    pub rock: TerrainLayer,
-    /// Snow on high, flat enough ground.
-    pub snow: TerrainLayer,
-    /// Sediment and gravel where the last simulation deposited material (seed 002).
-    pub sediment: SedimentParams,
-    /// Wet, darker ground along the channels of the flow map.
-    pub wet: WetParams,
-    /// Biome choice from latitude, height and distance to water (seed 001).
-    pub biome: BiomeParams,
-    /// Procedural surface detail: noise scale and strength, strata on rock.
-    pub detail: DetailParams,
-}
-
-impl Default for MaterialParams {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            bands: LayerBands::default(),
-            sand: TerrainLayer {
-                color: [0.80, 0.72, 0.52],
-                variation: [0.68, 0.60, 0.44],
-                variation_amount: 0.5,
-                roughness: 0.85,
-            },
-            grass: TerrainLayer {
-                color: [0.33, 0.46, 0.20],
-                variation: [0.42, 0.50, 0.22],
-                variation_amount: 0.6,
-                roughness: 0.9,
-            },
-            dirt: TerrainLayer {
-                color: [0.47, 0.38, 0.28],
-                variation: [0.38, 0.31, 0.24],
-                variation_amount: 0.5,
-                roughness: 0.95,
-            },
-            rock: TerrainLayer {
-                color: [0.43, 0.40, 0.37],
-                variation: [0.29, 0.28, 0.27],
-                variation_amount: 0.7,
-                roughness: 0.8,
-            },
-            snow: TerrainLayer {
-                color: [0.94, 0.95, 0.98],
-                variation: [0.82, 0.87, 0.95],
-                variation_amount: 0.3,
-                roughness: 0.55,
-            },
-            sediment: SedimentParams::default(),
-            wet: WetParams::default(),
-            biome: BiomeParams::default(),
-            detail: DetailParams::default(),
-        }
+crate::params! {
+    /// Parameters of the terrain material.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct MaterialParams {
+        /// Draw the splatted layers. Off: the plain height-coloured mesh (per-vertex colours).
+        pub enabled: bool = true;
+        /// Where the layers start and end: heights (fractions of the peak above sea level) and slopes
+        /// (degrees), the blend widths and the noise that breaks the edges.
+        pub bands: LayerBands = LayerBands::default();
+        /// Beach and sea-floor sand, below `beach_top`.
+        pub sand: TerrainLayer = TerrainLayer { color: [0.80, 0.72, 0.52], variation: [0.68, 0.60, 0.44], variation_amount: 0.5, roughness: 0.85, };
+        /// Grass on gentle ground (its colour is the temperate biome's).
+        pub grass: TerrainLayer = TerrainLayer { color: [0.33, 0.46, 0.20], variation: [0.42, 0.50, 0.22], variation_amount: 0.6, roughness: 0.9, };
+        /// Bare earth on high or moderately steep ground.
+        pub dirt: TerrainLayer = TerrainLayer { color: [0.47, 0.38, 0.28], variation: [0.38, 0.31, 0.24], variation_amount: 0.5, roughness: 0.95, };
+        /// Rock on steep slopes, with strata.
+        pub rock: TerrainLayer = TerrainLayer { color: [0.43, 0.40, 0.37], variation: [0.29, 0.28, 0.27], variation_amount: 0.7, roughness: 0.8, };
+        /// Snow on high, flat enough ground.
+        pub snow: TerrainLayer = TerrainLayer { color: [0.94, 0.95, 0.98], variation: [0.82, 0.87, 0.95], variation_amount: 0.3, roughness: 0.55, };
+        /// Sediment and gravel where the last simulation deposited material (seed 002).
+        pub sediment: SedimentParams = SedimentParams::default();
+        /// Wet, darker ground along the channels of the flow map.
+        pub wet: WetParams = WetParams::default();
+        /// Biome choice from latitude, height and distance to water (seed 001).
+        pub biome: BiomeParams = BiomeParams::default();
+        /// Procedural surface detail: noise scale and strength, strata on rock.
+        pub detail: DetailParams = DetailParams::default();
     }
 }
 
-/// One material layer: two colours mixed by noise, and a roughness.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct TerrainLayer {
-    /// Main colour (sRGB colour, each channel `0 ..= 1`).
-    pub color: [f32; 3],
-    /// Second colour the detail noise mixes in (sRGB colour, each channel `0 ..= 1`).
-    pub variation: [f32; 3],
-    /// How far the noise moves from `color` toward `variation`, `0 ..= 1`.
-    pub variation_amount: f32,
-    /// Perceptual roughness (0 = mirror, 1 = matte), `0 ..= 1`.
-    pub roughness: f32,
-}
-
-impl Default for TerrainLayer {
-    fn default() -> Self {
-        Self { color: [0.5; 3], variation: [0.4; 3], variation_amount: 0.5, roughness: 0.9 }
+impl MaterialParams {
+    /// Checks every field (and nested section) against its declared range. The renderer does not
+    /// need it (it draws any value); presets and tests do.
+    pub fn validate(&self) -> Result<(), crate::core::params::BadParam> {
+        self.check_ranges()
     }
 }
 
-/// Band limits. Heights are fractions of the peak above sea level (0 = shore, 1 = peak), slopes
-/// degrees from horizontal.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LayerBands {
-    /// Top of the beach: sand below, grass above. Height fraction, `-1 ..= 1`, default `0.02`.
-    pub beach_top: f32,
-    /// Height where grass gives way to bare dirt. Height fraction, `0 ..= 2`, default `0.6`.
-    pub dirt_height: f32,
-    /// Height where snow starts. Height fraction, `0 ..= 2`, default `0.86`.
-    pub snow_line: f32,
-    /// Half-width of every height transition. Height fraction, `0 ..= 0.5`, default `0.03`.
-    pub height_blend: f32,
-    /// Slope where grass turns to dirt, degrees, `0 ..= 90`, default `30`.
-    pub dirt_slope: f32,
-    /// Slope where rock shows, degrees, `0 ..= 90`, default `40`.
-    pub rock_slope: f32,
-    /// Snow does not hold on slopes steeper than this, degrees, `0 ..= 90`, default `42`.
-    pub snow_max_slope: f32,
-    /// Half-width of every slope transition, degrees, `0 ..= 45`, default `5`.
-    pub slope_blend: f32,
-    /// How far the noise pushes each boundary, in blend widths, `0 ..= 4`, default `1.5`.
-    pub edge_noise: f32,
-}
-
-impl Default for LayerBands {
-    fn default() -> Self {
-        Self {
-            beach_top: 0.02,
-            dirt_height: 0.6,
-            snow_line: 0.86,
-            height_blend: 0.03,
-            dirt_slope: 30.0,
-            rock_slope: 40.0,
-            snow_max_slope: 42.0,
-            slope_blend: 5.0,
-            edge_noise: 1.5,
-        }
+crate::params! {
+    /// One material layer: two colours mixed by noise, and a roughness.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct TerrainLayer {
+        /// Main colour (sRGB colour).
+        pub color: [f32; 3] = [0.5; 3], range [0.0, 1.0];
+        /// Second colour the detail noise mixes in (sRGB colour).
+        pub variation: [f32; 3] = [0.4; 3], range [0.0, 1.0];
+        /// How far the noise moves from `color` toward `variation`.
+        pub variation_amount: f32 = 0.5, range [0.0, 1.0];
+        /// Perceptual roughness (0 = mirror, 1 = matte).
+        pub roughness: f32 = 0.9, range [0.0, 1.0];
     }
 }
 
-/// Fresh deposits drawn as sediment (seed 002).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SedimentParams {
-    /// Show the sediment layer. Default `true`.
-    pub enabled: bool,
-    /// Net deposit (deposited − eroded) where sediment starts to show, metres, `0 ..= 100`,
-    /// default `0.02`.
-    pub deposit_min: f32,
-    /// Net deposit at full cover, metres, `0 ..= 100`, default `0.4`.
-    pub deposit_full: f32,
-    /// Cover at full deposit, `0 ..= 1`, default `0.9`.
-    pub strength: f32,
-    /// Freshly eroded ground shows dirt: cover per metre eroded (at most 0.6), `0 ..= 10`, default `0.15`.
-    pub erosion_exposes: f32,
-    /// The sediment layer's colours and roughness (gravel comes from its noise).
-    pub layer: TerrainLayer,
-}
-
-impl Default for SedimentParams {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            deposit_min: 0.02,
-            deposit_full: 0.4,
-            strength: 0.9,
-            erosion_exposes: 0.15,
-            layer: TerrainLayer {
-                color: [0.62, 0.55, 0.42],
-                variation: [0.45, 0.42, 0.38],
-                variation_amount: 0.7,
-                roughness: 0.9,
-            },
-        }
+crate::params! {
+    /// Band limits. Heights are fractions of the peak above sea level (0 = shore, 1 = peak), slopes
+    /// degrees from horizontal.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct LayerBands {
+        /// Top of the beach: sand below, grass above. Height fraction.
+        pub beach_top: f32 = 0.02, range [-1.0, 1.0];
+        /// Height where grass gives way to bare dirt. Height fraction.
+        pub dirt_height: f32 = 0.6, range [0.0, 2.0];
+        /// Height where snow starts. Height fraction.
+        pub snow_line: f32 = 0.86, range [0.0, 2.0];
+        /// Half-width of every height transition. Height fraction.
+        pub height_blend: f32 = 0.03, range [0.0, 0.5];
+        /// Slope where grass turns to dirt, degrees.
+        pub dirt_slope: f32 = 30.0, range [0.0, 90.0];
+        /// Slope where rock shows, degrees.
+        pub rock_slope: f32 = 40.0, range [0.0, 90.0];
+        /// Snow does not hold on slopes steeper than this, degrees.
+        pub snow_max_slope: f32 = 42.0, range [0.0, 90.0];
+        /// Half-width of every slope transition, degrees.
+        pub slope_blend: f32 = 5.0, range [0.0, 45.0];
+        /// How far the noise pushes each boundary, in blend widths.
+        pub edge_noise: f32 = 1.5, range [0.0, 4.0];
     }
 }
 
-/// Wet channels from the flow map.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct WetParams {
-    /// Darken the channels. Default `true`.
-    pub enabled: bool,
-    /// Normalised flow (log scale, 1 = the busiest node) where wetness starts, `0 ..= 1`,
-    /// default `0.35`.
-    pub flow_min: f32,
-    /// Normalised flow at full wetness, `0 ..= 1`, default `0.75`.
-    pub flow_full: f32,
-    /// Colour multiplier lost at full wetness, `0 ..= 1`, default `0.45`.
-    pub darkening: f32,
-    /// Roughness at full wetness (wet ground is shinier), `0 ..= 1`, default `0.35`.
-    pub roughness: f32,
-    /// Simulated water deeper than this counts as water for the distance to water, metres,
-    /// `0 ..= 100`, default `0.05`.
-    pub wet_depth: f32,
-}
-
-impl Default for WetParams {
-    fn default() -> Self {
-        Self { enabled: true, flow_min: 0.35, flow_full: 0.75, darkening: 0.45, roughness: 0.35, wet_depth: 0.05 }
+crate::params! {
+    /// Fresh deposits drawn as sediment (seed 002).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct SedimentParams {
+        /// Show the sediment layer.
+        pub enabled: bool = true;
+        /// Net deposit (deposited − eroded) where sediment starts to show, metres.
+        pub deposit_min: f32 = 0.02, range [0.0, 100.0];
+        /// Net deposit at full cover, metres.
+        pub deposit_full: f32 = 0.4, range [0.0, 100.0];
+        /// Cover at full deposit.
+        pub strength: f32 = 0.9, range [0.0, 1.0];
+        /// Freshly eroded ground shows dirt: cover per metre eroded (at most 0.6).
+        pub erosion_exposes: f32 = 0.15, range [0.0, 10.0];
+        /// The sediment layer's colours and roughness (gravel comes from its noise).
+        pub layer: TerrainLayer = TerrainLayer { color: [0.62, 0.55, 0.42], variation: [0.45, 0.42, 0.38], variation_amount: 0.7, roughness: 0.9, };
     }
 }
 
-/// Biomes from latitude, altitude and distance to water (seed 001).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct BiomeParams {
-    /// Choose the grass colour by biome; off: temperate everywhere. Default `true`.
-    pub enabled: bool,
-    /// Latitude of the map's first row (top, −z), degrees, `-90 ..= 90`, default `48`.
-    pub latitude_north: f32,
-    /// Latitude of the map's last row (bottom, +z), degrees, `-90 ..= 90`, default `40`.
-    pub latitude_south: f32,
-    /// Sea-level temperature at the equator, °C, `-50 ..= 60`, default `30`.
-    pub temperature_equator: f32,
-    /// Sea-level temperature at the poles, °C, `-80 ..= 40`, default `-25`.
-    pub temperature_pole: f32,
-    /// Cooling from the shore to the peak, °C, `0 ..= 100`, default `14`.
-    pub lapse: f32,
-    /// Distance over which moisture falls to 1/e, metres, `1 ..= 10⁵`, default `220`.
-    pub moisture_range: f32,
-    /// Below this temperature the ground is tundra, °C, `-50 ..= 50`, default `-2`.
-    pub tundra_temperature: f32,
-    /// Above this temperature dry ground becomes desert, °C, `-50 ..= 60`, default `20`.
-    pub desert_temperature: f32,
-    /// Moisture below which warm ground is desert, `0 ..= 1`, default `0.05`.
-    pub desert_moisture: f32,
-    /// Moisture below which ground is steppe, `0 ..= 1`, default `0.15`.
-    pub steppe_moisture: f32,
-    /// Desert ground colour (sRGB colour, each channel `0 ..= 1`).
-    pub desert_color: [f32; 3],
-    /// Steppe grass colour (sRGB colour, each channel `0 ..= 1`).
-    pub steppe_color: [f32; 3],
-    /// Tundra colour (sRGB colour, each channel `0 ..= 1`).
-    pub tundra_color: [f32; 3],
-}
-
-impl Default for BiomeParams {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            latitude_north: 48.0,
-            latitude_south: 40.0,
-            temperature_equator: 30.0,
-            temperature_pole: -25.0,
-            lapse: 14.0,
-            moisture_range: 220.0,
-            tundra_temperature: -2.0,
-            desert_temperature: 20.0,
-            desert_moisture: 0.05,
-            steppe_moisture: 0.15,
-            desert_color: [0.78, 0.64, 0.44],
-            steppe_color: [0.56, 0.55, 0.30],
-            tundra_color: [0.46, 0.46, 0.36],
-        }
+crate::params! {
+    /// Wet channels from the flow map.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct WetParams {
+        /// Darken the channels.
+        pub enabled: bool = true;
+        /// Normalised flow (log scale, 1 = the busiest node) where wetness starts.
+        pub flow_min: f32 = 0.35, range [0.0, 1.0];
+        /// Normalised flow at full wetness.
+        pub flow_full: f32 = 0.75, range [0.0, 1.0];
+        /// Colour multiplier lost at full wetness.
+        pub darkening: f32 = 0.45, range [0.0, 1.0];
+        /// Roughness at full wetness (wet ground is shinier).
+        pub roughness: f32 = 0.35, range [0.0, 1.0];
+        /// Simulated water deeper than this counts as water for the distance to water, metres.
+        pub wet_depth: f32 = 0.05, range [0.0, 100.0];
     }
 }
 
-/// Procedural detail.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct DetailParams {
-    /// Size of the finest noise features, metres, `0.1 ..= 1000`, default `6`.
-    pub scale: f32,
-    /// Size of the edge-breaking noise, metres, `1 ..= 10⁴`, default `40`.
-    pub edge_scale: f32,
-    /// Triplanar blend sharpness on cliffs (higher = crisper seams), `1 ..= 16`, default `4`.
-    pub triplanar_sharpness: f32,
-    /// Rock strata: contrast of the horizontal bands, `0 ..= 1`, default `0.18`.
-    pub strata: f32,
-    /// Rock strata spacing, metres, `0.1 ..= 1000`, default `7`.
-    pub strata_spacing: f32,
+crate::params! {
+    /// Biomes from latitude, altitude and distance to water (seed 001).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct BiomeParams {
+        /// Choose the grass colour by biome; off: temperate everywhere.
+        pub enabled: bool = true;
+        /// Latitude of the map's first row (top, −z), degrees.
+        pub latitude_north: f32 = 48.0, range [-90.0, 90.0];
+        /// Latitude of the map's last row (bottom, +z), degrees.
+        pub latitude_south: f32 = 40.0, range [-90.0, 90.0];
+        /// Sea-level temperature at the equator, °C.
+        pub temperature_equator: f32 = 30.0, range [-50.0, 60.0];
+        /// Sea-level temperature at the poles, °C.
+        pub temperature_pole: f32 = -25.0, range [-80.0, 40.0];
+        /// Cooling from the shore to the peak, °C.
+        pub lapse: f32 = 14.0, range [0.0, 100.0];
+        /// Distance over which moisture falls to 1/e, metres.
+        pub moisture_range: f32 = 220.0, range [1.0, 1e5];
+        /// Below this temperature the ground is tundra, °C.
+        pub tundra_temperature: f32 = -2.0, range [-50.0, 50.0];
+        /// Above this temperature dry ground becomes desert, °C.
+        pub desert_temperature: f32 = 20.0, range [-50.0, 60.0];
+        /// Moisture below which warm ground is desert.
+        pub desert_moisture: f32 = 0.05, range [0.0, 1.0];
+        /// Moisture below which ground is steppe.
+        pub steppe_moisture: f32 = 0.15, range [0.0, 1.0];
+        /// Desert ground colour (sRGB colour).
+        pub desert_color: [f32; 3] = [0.78, 0.64, 0.44], range [0.0, 1.0];
+        /// Steppe grass colour (sRGB colour).
+        pub steppe_color: [f32; 3] = [0.56, 0.55, 0.30], range [0.0, 1.0];
+        /// Tundra colour (sRGB colour).
+        pub tundra_color: [f32; 3] = [0.46, 0.46, 0.36], range [0.0, 1.0];
+    }
 }
 
-impl Default for DetailParams {
-    fn default() -> Self {
-        Self { scale: 6.0, edge_scale: 40.0, triplanar_sharpness: 4.0, strata: 0.18, strata_spacing: 7.0 }
+crate::params! {
+    /// Procedural detail.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct DetailParams {
+        /// Size of the finest noise features, metres.
+        pub scale: f32 = 6.0, range [0.1, 1000.0];
+        /// Size of the edge-breaking noise, metres.
+        pub edge_scale: f32 = 40.0, range [1.0, 1e4];
+        /// Triplanar blend sharpness on cliffs (higher = crisper seams).
+        pub triplanar_sharpness: f32 = 4.0, range [1.0, 16.0];
+        /// Rock strata: contrast of the horizontal bands.
+        pub strata: f32 = 0.18, range [0.0, 1.0];
+        /// Rock strata spacing, metres.
+        pub strata_spacing: f32 = 7.0, range [0.1, 1000.0];
     }
 }
 

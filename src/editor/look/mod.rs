@@ -16,17 +16,19 @@ pub use overlay::OverlayParams;
 pub use sky::SkyParams;
 pub use water::WaterParams;
 
-/// Everything about how the terrain is drawn. Missing fields take their defaults, so a preset or
-/// script may give only what it changes.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LookParams {
-    /// Terrain layers (sand, grass, dirt, rock, snow, sediment) and how they blend.
-    pub material: MaterialParams,
-    /// The sea plane, its waves and foam, and the pipe model's water surface.
-    pub water: WaterParams,
-    /// Sun, shadows, atmosphere, light shafts, anti-aliasing.
-    pub sky: SkyParams,
-    /// The data overlay drawn over the terrain (flow, water, erosion, masks, hardness).
-    pub overlay: OverlayParams,
+crate::params! {
+    /// Everything about how the terrain is drawn. Missing fields take their defaults, so a preset or
+    /// script may give only what it changes.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct LookParams {
+        /// Terrain layers (sand, grass, dirt, rock, snow, sediment) and how they blend.
+        pub material: MaterialParams = Default::default();
+        /// The sea plane, its waves and foam, and the pipe model's water surface.
+        pub water: WaterParams = Default::default();
+        /// Sun, shadows, atmosphere, light shafts, anti-aliasing.
+        pub sky: SkyParams = Default::default();
+        /// The data overlay drawn over the terrain (flow, water, erosion, masks, hardness).
+        pub overlay: OverlayParams = Default::default();
+    }
 }

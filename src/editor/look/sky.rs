@@ -38,221 +38,170 @@ use serde::{Deserialize, Serialize};
 /// Relative change of a fitted cascade bound that triggers a refit.
 pub const REFIT_TOLERANCE: f32 = 0.1;
 
-/// Everything about the light and the sky.
-#[derive(Clone, Debug, Default, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SkyParams {
-    /// The sun: where it stands, how bright and what colour.
-    pub sun: SunParams,
-    /// Cascaded shadow maps of the sun.
-    pub shadows: ShadowParams,
-    /// Rayleigh and Mie scattering of the sky (Bevy's `Atmosphere`).
-    pub atmosphere: AtmosphereParams,
-    /// Close-range Mie scattering raymarched against the shadow map (Bevy's volumetric fog).
-    pub light_shafts: LightShaftParams,
-    /// Anti-aliasing, exposure, tone mapping and bloom of the 3-D view.
-    pub camera: ViewParams,
-}
-
-/// The sun (a directional light).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct SunParams {
-    /// Compass direction of the sun in degrees, clockwise from north (`−z`, the map's first
-    /// row): 90 = east (`+x`). Range `0 ..= 360`, default `135`.
-    pub azimuth_deg: f32,
-    /// Height of the sun above the horizon in degrees (0 = sunrise/sunset, 90 = overhead).
-    /// Range `0 ..= 90`, default `38`.
-    pub elevation_deg: f32,
-    /// Sun illuminance in lux before the atmosphere filters it (bright daylight is about
-    /// 100 000). Range `0 ..= 200 000`, default `100 000`.
-    pub illuminance_lux: f32,
-    /// Sun colour, sRGB `[r, g, b]` each `0 ..= 1`. Default `[1.0, 0.98, 0.95]`.
-    pub color: [f32; 3],
-    /// How much warmer (redder) the light turns near the horizon when the atmosphere is off
-    /// (the atmosphere does this by itself). Range `0 ..= 1`, default `1`.
-    pub low_sun_warmth: f32,
-    /// Turns the sun around the map, degrees of azimuth per second (0 = still), for a moving
-    /// time of day. Range `-90 ..= 90`, default `0`.
-    pub spin_deg_per_s: f32,
-    /// Size of the sun's disk in the sky as a multiple of the real sun's (0 hides it; the light
-    /// stays). Only drawn with the atmosphere. Range `0 ..= 20`, default `1`.
-    pub disk_scale: f32,
-}
-
-impl Default for SunParams {
-    fn default() -> Self {
-        Self {
-            azimuth_deg: 135.0,
-            elevation_deg: 38.0,
-            illuminance_lux: 100_000.0,
-            color: [1.0, 0.98, 0.95],
-            low_sun_warmth: 1.0,
-            spin_deg_per_s: 0.0,
-            disk_scale: 1.0,
-        }
+crate::params! {
+    /// Everything about the light and the sky.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct SkyParams {
+        /// The sun: where it stands, how bright and what colour.
+        pub sun: SunParams = Default::default();
+        /// Cascaded shadow maps of the sun.
+        pub shadows: ShadowParams = Default::default();
+        /// Rayleigh and Mie scattering of the sky (Bevy's `Atmosphere`).
+        pub atmosphere: AtmosphereParams = Default::default();
+        /// Close-range Mie scattering raymarched against the shadow map (Bevy's volumetric fog).
+        pub light_shafts: LightShaftParams = Default::default();
+        /// Anti-aliasing, exposure, tone mapping and bloom of the 3-D view.
+        pub camera: ViewParams = Default::default();
     }
 }
 
-/// How shadow-map texels are filtered (Bevy's `ShadowFilteringMethod`).
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ShadowFilter {
-    /// One hardware 2×2 comparison: fast, hard-edged.
-    Hardware2x2,
-    /// A 5×5 Gaussian-weighted PCF kernel in 9 taps (The Witness): soft, stable, works with MSAA.
-    #[default]
-    Gaussian,
-    /// 8 taps in a spiral rotated by per-pixel noise that changes every frame: soft only with
-    /// temporal anti-aliasing, noisy without.
-    Temporal,
-}
-
-/// Cascaded shadow maps of the sun, fitted to the terrain.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ShadowParams {
-    /// Draw shadows (the sun's shadow maps). Light shafts need them. Default `true`.
-    pub enabled: bool,
-    /// Filtering of the shadow edges (percentage-closer filtering). Default `Gaussian`.
-    pub filter: ShadowFilter,
-    /// Number of cascades (shadow maps of growing reach). Range `1 ..= 4`, default `3`.
-    pub cascades: u32,
-    /// Side of each cascade's shadow map in texels (rounded up to a power of two).
-    /// Range `256 ..= 8192`, default `2048`.
-    pub map_size: u32,
-    /// Where the first (sharpest) cascade ends, as a fraction of the way from the nearest to the
-    /// farthest terrain seen from the camera. Range `0.01 ..= 0.9`, default `0.15`.
-    pub first_cascade_fraction: f32,
-    /// Shadow reach as a multiple of the distance to the farthest corner of the terrain.
-    /// Range `0.2 ..= 4`, default `1`.
-    pub distance_scale: f32,
-    /// Depth bias against shadow acne, metres along the light. Range `0 ..= 10`, default `0.3`.
-    pub depth_bias: f32,
-    /// Bias along the surface normal, in shadow-map texels. Range `0 ..= 10`, default `1.8`.
-    pub normal_bias: f32,
-}
-
-impl Default for ShadowParams {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            filter: ShadowFilter::Gaussian,
-            cascades: 3,
-            map_size: 2048,
-            first_cascade_fraction: 0.15,
-            distance_scale: 1.0,
-            depth_bias: 0.3,
-            normal_bias: 1.8,
-        }
+impl SkyParams {
+    /// Checks every field (and nested section) against its declared range. The renderer does not
+    /// need it (it draws any value); presets and tests do.
+    pub fn validate(&self) -> Result<(), crate::core::params::BadParam> {
+        self.check_ranges()
     }
 }
 
-/// Bevy's physically based atmosphere (Hillaire 2020: Rayleigh + Mie + ozone, look-up tables).
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct AtmosphereParams {
-    /// Draw the scattering sky and the haze in front of the terrain; off: a plain sky colour and
-    /// an ambient light. Default `true`.
-    pub enabled: bool,
-    /// Multiplier of the Rayleigh (air molecule) scattering: deeper blue, redder sunsets.
-    /// Range `0 ..= 10`, default `1`.
-    pub rayleigh_scale: f32,
-    /// Multiplier of the Mie (aerosol, haze) scattering and absorption. Range `0 ..= 50`,
-    /// default `1`.
-    pub mie_scale: f32,
-    /// Mie phase asymmetry `g` (Henyey-Greenstein-like): how strongly haze glows around the sun.
-    /// Range `0 ..= 0.99`, default `0.8`.
-    pub mie_asymmetry: f32,
-    /// Metres of air each scene metre counts for (the atmosphere's world scale, inverted): 1 is
-    /// physical; more makes a small map hazier with distance. Range `1 ..= 200`, default `8`.
-    pub aerial_scale: f32,
-    /// Average ground albedo for the multiple scattering. Range `0 ..= 1`, default `0.3`.
-    pub ground_albedo: f32,
-    /// Brightness of the light the sky sheds on the terrain (an environment map generated from
-    /// the atmosphere; 0 uses the plain ambient light instead). Range `0 ..= 4`, default `1`.
-    pub sky_light: f32,
-    /// Integrate the sky per pixel by raymarching (slower, sharper) instead of from look-up
-    /// textures. Default `false`.
-    pub raymarched: bool,
-}
-
-impl Default for AtmosphereParams {
-    fn default() -> Self {
-        Self {
-            enabled: true,
-            rayleigh_scale: 1.0,
-            mie_scale: 1.0,
-            mie_asymmetry: 0.8,
-            aerial_scale: 8.0,
-            ground_albedo: 0.3,
-            sky_light: 1.0,
-            raymarched: false,
-        }
+crate::params! {
+    /// The sun (a directional light).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct SunParams {
+        /// Compass direction of the sun in degrees, clockwise from north (`−z`, the map's first row): 90 =
+        /// east (`+x`).
+        pub azimuth_deg: f32 = 135.0, range [0.0, 360.0];
+        /// Height of the sun above the horizon in degrees (0 = sunrise/sunset, 90 = overhead).
+        pub elevation_deg: f32 = 38.0, range [0.0, 90.0];
+        /// Sun illuminance in lux before the atmosphere filters it (bright daylight is about 100 000).
+        pub illuminance_lux: f32 = 100_000.0, range [0.0, 200000.0];
+        /// Sun colour, sRGB `[r, g, b]`.
+        pub color: [f32; 3] = [1.0, 0.98, 0.95], range [0.0, 1.0];
+        /// How much warmer (redder) the light turns near the horizon when the atmosphere is off (the
+        /// atmosphere does this by itself).
+        pub low_sun_warmth: f32 = 1.0, range [0.0, 1.0];
+        /// Turns the sun around the map, degrees of azimuth per second (0 = still), for a moving time of
+        /// day.
+        pub spin_deg_per_s: f32 = 0.0, range [-90.0, 90.0];
+        /// Size of the sun's disk in the sky as a multiple of the real sun's (0 hides it; the light stays).
+        /// Only drawn with the atmosphere.
+        pub disk_scale: f32 = 1.0, range [0.0, 20.0];
     }
 }
 
-/// Light shafts: a fog volume over the terrain, lit by the sun through its shadow map.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct LightShaftParams {
-    /// Draw the light shafts (needs shadows). Default `false`.
-    pub enabled: bool,
-    /// Fog density, per metre of ray (extinction = density × (absorption + scattering)).
-    /// Range `0 ..= 0.05`, default `0.002`.
-    pub density: f32,
-    /// Fraction of the light the fog absorbs. Range `0 ..= 1`, default `0.05`.
-    pub absorption: f32,
-    /// Fraction of the light the fog scatters. Range `0 ..= 1`, default `0.4`.
-    pub scattering: f32,
-    /// Henyey-Greenstein asymmetry `g`: above 0 the shafts glow looking towards the sun.
-    /// Range `-0.95 ..= 0.95`, default `0.7`.
-    pub asymmetry: f32,
-    /// Raymarching steps per pixel. Range `4 ..= 256`, default `48`.
-    pub steps: u32,
-    /// Random offset of each ray's start, metres (interleaved gradient noise, new each frame):
-    /// trades banding for noise. Range `0 ..= 50`, default `0`.
-    pub jitter_m: f32,
-    /// Ambient light in the fog (without the sun). Range `0 ..= 1`, default `0`.
-    pub ambient: f32,
-    /// Artistic brightness multiplier of the scattered sun light. Range `0 ..= 20`, default `1`.
-    pub intensity: f32,
-    /// Height of the fog layer above the highest terrain, metres. Range `1 ..= 5000`,
-    /// default `60`.
-    pub headroom_m: f32,
-    /// Fog colour, sRGB `[r, g, b]` each `0 ..= 1`. Default `[1.0, 1.0, 1.0]`.
-    pub color: [f32; 3],
-}
-
-impl Default for LightShaftParams {
-    fn default() -> Self {
-        Self {
-            enabled: false,
-            density: 0.002,
-            absorption: 0.05,
-            scattering: 0.4,
-            asymmetry: 0.7,
-            steps: 48,
-            jitter_m: 0.0,
-            ambient: 0.0,
-            intensity: 1.0,
-            headroom_m: 60.0,
-            color: [1.0, 1.0, 1.0],
-        }
+crate::param_enum! {
+    /// How shadow-map texels are filtered (Bevy's `ShadowFilteringMethod`).
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ShadowFilter {
+        /// One hardware 2×2 comparison: fast, hard-edged.
+        Hardware2x2,
+        /// A 5×5 Gaussian-weighted PCF kernel in 9 taps (The Witness): soft, stable, works with MSAA.
+        #[default]
+        Gaussian,
+        /// 8 taps in a spiral rotated by per-pixel noise that changes every frame: soft only with
+        /// temporal anti-aliasing, noisy without.
+        Temporal,
     }
 }
 
-/// Multisample anti-aliasing of the 3-D view.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum Antialias {
-    /// No multisampling.
-    Off,
-    /// 2 samples per pixel.
-    X2,
-    /// 4 samples per pixel (seed 004).
-    #[default]
-    X4,
-    /// 8 samples per pixel (where the GPU offers it; 4 otherwise).
-    X8,
+crate::params! {
+    /// Cascaded shadow maps of the sun, fitted to the terrain.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct ShadowParams {
+        /// Draw shadows (the sun's shadow maps). Light shafts need them.
+        pub enabled: bool = true;
+        /// Filtering of the shadow edges (percentage-closer filtering).
+        pub filter: ShadowFilter = ShadowFilter::Gaussian;
+        /// Number of cascades (shadow maps of growing reach).
+        pub cascades: u32 = 3, range [1.0, 4.0];
+        /// Side of each cascade's shadow map in texels (rounded up to a power of two).
+        pub map_size: u32 = 2048, range [256.0, 8192.0];
+        /// Where the first (sharpest) cascade ends, as a fraction of the way from the nearest to the
+        /// farthest terrain seen from the camera.
+        pub first_cascade_fraction: f32 = 0.15, range [0.01, 0.9];
+        /// Shadow reach as a multiple of the distance to the farthest corner of the terrain.
+        pub distance_scale: f32 = 1.0, range [0.2, 4.0];
+        /// Depth bias against shadow acne, metres along the light.
+        pub depth_bias: f32 = 0.3, range [0.0, 10.0];
+        /// Bias along the surface normal, in shadow-map texels.
+        pub normal_bias: f32 = 1.8, range [0.0, 10.0];
+    }
+}
+
+crate::params! {
+    /// Bevy's physically based atmosphere (Hillaire 2020: Rayleigh + Mie + ozone, look-up tables).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct AtmosphereParams {
+        /// Draw the scattering sky and the haze in front of the terrain; off: a plain sky colour and an
+        /// ambient light.
+        pub enabled: bool = true;
+        /// Multiplier of the Rayleigh (air molecule) scattering: deeper blue, redder sunsets.
+        pub rayleigh_scale: f32 = 1.0, range [0.0, 10.0];
+        /// Multiplier of the Mie (aerosol, haze) scattering and absorption.
+        pub mie_scale: f32 = 1.0, range [0.0, 50.0];
+        /// Mie phase asymmetry `g` (Henyey-Greenstein-like): how strongly haze glows around the sun.
+        pub mie_asymmetry: f32 = 0.8, range [0.0, 0.99];
+        /// Metres of air each scene metre counts for (the atmosphere's world scale, inverted): 1 is
+        /// physical; more makes a small map hazier with distance.
+        pub aerial_scale: f32 = 8.0, range [1.0, 200.0];
+        /// Average ground albedo for the multiple scattering.
+        pub ground_albedo: f32 = 0.3, range [0.0, 1.0];
+        /// Brightness of the light the sky sheds on the terrain (an environment map generated from the
+        /// atmosphere; 0 uses the plain ambient light instead).
+        pub sky_light: f32 = 1.0, range [0.0, 4.0];
+        /// Integrate the sky per pixel by raymarching (slower, sharper) instead of from look-up textures.
+        pub raymarched: bool = false;
+    }
+}
+
+crate::params! {
+    /// Light shafts: a fog volume over the terrain, lit by the sun through its shadow map.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct LightShaftParams {
+        /// Draw the light shafts (needs shadows).
+        pub enabled: bool = false;
+        /// Fog density, per metre of ray (extinction = density × (absorption + scattering)).
+        pub density: f32 = 0.002, range [0.0, 0.05];
+        /// Fraction of the light the fog absorbs.
+        pub absorption: f32 = 0.05, range [0.0, 1.0];
+        /// Fraction of the light the fog scatters.
+        pub scattering: f32 = 0.4, range [0.0, 1.0];
+        /// Henyey-Greenstein asymmetry `g`: above 0 the shafts glow looking towards the sun.
+        pub asymmetry: f32 = 0.7, range [-0.95, 0.95];
+        /// Raymarching steps per pixel.
+        pub steps: u32 = 48, range [4.0, 256.0];
+        /// Random offset of each ray's start, metres (interleaved gradient noise, new each frame): trades
+        /// banding for noise.
+        pub jitter_m: f32 = 0.0, range [0.0, 50.0];
+        /// Ambient light in the fog (without the sun).
+        pub ambient: f32 = 0.0, range [0.0, 1.0];
+        /// Artistic brightness multiplier of the scattered sun light.
+        pub intensity: f32 = 1.0, range [0.0, 20.0];
+        /// Height of the fog layer above the highest terrain, metres.
+        pub headroom_m: f32 = 60.0, range [1.0, 5000.0];
+        /// Fog colour, sRGB `[r, g, b]`.
+        pub color: [f32; 3] = [1.0, 1.0, 1.0], range [0.0, 1.0];
+    }
+}
+
+crate::param_enum! {
+    /// Multisample anti-aliasing of the 3-D view.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum Antialias {
+        /// No multisampling.
+        Off,
+        /// 2 samples per pixel.
+        X2,
+        /// 4 samples per pixel (seed 004).
+        #[default]
+        X4,
+        /// 8 samples per pixel (where the GPU offers it; 4 otherwise).
+        X8,
+    }
 }
 
 impl Antialias {
@@ -267,56 +216,43 @@ impl Antialias {
     }
 }
 
-/// How HDR colours are mapped to the screen.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
-pub enum ToneMapping {
-    /// Troy Sobotka's AgX: natural, desaturates bright light.
-    AgX,
-    /// Tomasz Stachowiak's TonyMcMapface: neutral, Bevy's default.
-    #[default]
-    TonyMcMapface,
-    /// ACES fitted: contrasty, filmic.
-    AcesFitted,
-    /// Blender Filmic.
-    BlenderFilmic,
-    /// Reinhard on luminance.
-    ReinhardLuminance,
-    /// No tone mapping (clips).
-    None,
+crate::param_enum! {
+    /// How HDR colours are mapped to the screen.
+    #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
+    pub enum ToneMapping {
+        /// Troy Sobotka's AgX: natural, desaturates bright light.
+        AgX,
+        /// Tomasz Stachowiak's TonyMcMapface: neutral, Bevy's default.
+        #[default]
+        TonyMcMapface,
+        /// ACES fitted: contrasty, filmic.
+        AcesFitted,
+        /// Blender Filmic.
+        BlenderFilmic,
+        /// Reinhard on luminance.
+        ReinhardLuminance,
+        /// No tone mapping (clips).
+        None,
+    }
 }
 
-/// The 3-D view's image: anti-aliasing, exposure, tone mapping, bloom, ambient light.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct ViewParams {
-    /// Multisample anti-aliasing. Default `X4`.
-    pub msaa: Antialias,
-    /// Camera exposure, EV at ISO 100 (higher = darker; 15 is "sunny 16"). Range `5 ..= 20`,
-    /// default `13.5`.
-    pub exposure_ev100: f32,
-    /// Tone mapping curve. Default `TonyMcMapface`.
-    pub tonemapping: ToneMapping,
-    /// Bloom strength (glow around the sun and bright snow; 0 = off). Range `0 ..= 1`,
-    /// default `0`.
-    pub bloom: f32,
-    /// Ambient light brightness in cd/m², used without the atmosphere's sky light.
-    /// Range `0 ..= 100 000`, default `6000`.
-    pub ambient: f32,
-    /// Plain sky (clear) colour without the atmosphere, sRGB `[r, g, b]` each `0 ..= 1`.
-    /// Default `[0.55, 0.70, 0.88]`.
-    pub sky_color: [f32; 3],
-}
-
-impl Default for ViewParams {
-    fn default() -> Self {
-        Self {
-            msaa: Antialias::X4,
-            exposure_ev100: 13.5,
-            tonemapping: ToneMapping::TonyMcMapface,
-            bloom: 0.0,
-            ambient: 6000.0,
-            sky_color: [0.55, 0.70, 0.88],
-        }
+crate::params! {
+    /// The 3-D view's image: anti-aliasing, exposure, tone mapping, bloom, ambient light.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct ViewParams {
+        /// Multisample anti-aliasing.
+        pub msaa: Antialias = Antialias::X4;
+        /// Camera exposure, EV at ISO 100 (higher = darker; 15 is "sunny 16").
+        pub exposure_ev100: f32 = 13.5, range [5.0, 20.0];
+        /// Tone mapping curve.
+        pub tonemapping: ToneMapping = ToneMapping::TonyMcMapface;
+        /// Bloom strength (glow around the sun and bright snow; 0 = off).
+        pub bloom: f32 = 0.0, range [0.0, 1.0];
+        /// Ambient light brightness in cd/m², used without the atmosphere's sky light.
+        pub ambient: f32 = 6000.0, range [0.0, 100000.0];
+        /// Plain sky (clear) colour without the atmosphere, sRGB `[r, g, b]`.
+        pub sky_color: [f32; 3] = [0.55, 0.70, 0.88], range [0.0, 1.0];
     }
 }
 

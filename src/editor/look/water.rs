@@ -20,96 +20,72 @@
 
 use serde::{Deserialize, Serialize};
 
-/// Parameters of the water look.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-#[serde(default)]
-pub struct WaterParams {
-    /// Height of the sea surface, metres, `-10000 ..= 10000`, default `0`. This is the sea level
-    /// of the whole look (the terrain material's beach band reads it too).
-    pub sea_level: f32,
-    /// Draw the sea plane. Default `true`.
-    pub sea_plane: bool,
-    /// Measure the water depth with the camera's depth prepass (exact, any ground shape) instead
-    /// of from the height field under the surface (flat-bottom approximation). Default `false`:
-    /// Mesa's software Vulkan crashes with a depth prepass and the atmosphere together.
-    pub depth_prepass: bool,
-    /// Colour of shallow water (sRGB colour, each channel `0 ..= 1`).
-    pub shallow_color: [f32; 3],
-    /// Colour of deep water (sRGB colour, each channel `0 ..= 1`).
-    pub deep_color: [f32; 3],
-    /// Water depth at which the colour is `1 − 1/e` of the way to `deep_color`, metres,
-    /// `0.01 ..= 1000`, default `10`.
-    pub color_depth: f32,
-    /// Water depth at which transparency has fallen to `1/e`, metres, `0.01 ..= 1000`, default `3`.
-    pub opacity_depth: f32,
-    /// How much of the ground shows through very shallow water, `0 ..= 1`, default `0.85`.
-    pub clarity: f32,
-    /// Strength of the Fresnel reflection at grazing angles, `0 ..= 1`, default `1`.
-    pub fresnel: f32,
-    /// Perceptual roughness of the surface (0 = mirror), `0.02 ..= 1`, default `0.06`.
-    pub roughness: f32,
-    /// How much the animated ripples tilt the normal, `0 ..= 1`, default `0.35`.
-    pub ripple_strength: f32,
-    /// Wavelength of the largest ripple octave, metres, `0.1 ..= 1000`, default `9`.
-    pub ripple_scale: f32,
-    /// Speed of the ripples, metres per second, `0 ..= 50`, default `1.2`.
-    pub ripple_speed: f32,
-    /// Draw foam along the waterline and on breaking shore waves. Default `true`.
-    pub foam: bool,
-    /// Water depth under which foam shows at the waterline, metres, `0 ..= 50`, default `0.8`.
-    pub foam_width: f32,
-    /// Foam colour (sRGB colour, each channel `0 ..= 1`).
-    pub foam_color: [f32; 3],
-    /// Draw waves running toward the shore (from the jump-flooded distance to the shore).
-    /// Default `true`.
-    pub shore_waves: bool,
-    /// Distance between wave crests, metres, `0.5 ..= 1000`, default `14`.
-    pub wave_length: f32,
-    /// Speed of the crests toward the shore, metres per second, `0 ..= 100`, default `4`.
-    pub wave_speed: f32,
-    /// How strongly crests tilt the surface and whiten near the shore, `0 ..= 1`, default `0.7`.
-    pub wave_strength: f32,
-    /// Distance from the shore out to which the waves show, metres, `0 ..= 10000`, default `90`.
-    pub wave_reach: f32,
-    /// Draw the pipe model's water (terrain + simulated depth) as its own surface. Default `true`.
-    pub pipe_water: bool,
-    /// Simulated water shallower than this is hidden, metres, `0 ..= 100`, default `0.02`.
-    pub pipe_min_depth: f32,
-    /// Colour of the simulated water (sRGB colour, each channel `0 ..= 1`).
-    pub pipe_color: [f32; 3],
-    /// Opacity of deep simulated water, `0 ..= 1`, default `0.85`.
-    pub pipe_opacity: f32,
+crate::params! {
+    /// Parameters of the water look.
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct WaterParams {
+        /// Height of the sea surface, metres. This is the sea level of the whole look (the terrain
+        /// material's beach band reads it too).
+        pub sea_level: f32 = 0.0, range [-10000.0, 10000.0];
+        /// Draw the sea plane.
+        pub sea_plane: bool = true;
+        /// Measure the water depth with the camera's depth prepass (exact, any ground shape) instead of
+        /// from the height field under the surface (flat-bottom approximation). Default `false`: Mesa's
+        /// software Vulkan crashes with a depth prepass and the atmosphere together.
+        pub depth_prepass: bool = false;
+        /// Colour of shallow water (sRGB colour).
+        pub shallow_color: [f32; 3] = [0.10, 0.62, 0.60], range [0.0, 1.0];
+        /// Colour of deep water (sRGB colour).
+        pub deep_color: [f32; 3] = [0.01, 0.09, 0.17], range [0.0, 1.0];
+        /// Water depth at which the colour is `1 − 1/e` of the way to `deep_color`, metres.
+        pub color_depth: f32 = 10.0, range [0.01, 1000.0];
+        /// Water depth at which transparency has fallen to `1/e`, metres.
+        pub opacity_depth: f32 = 3.0, range [0.01, 1000.0];
+        /// How much of the ground shows through very shallow water.
+        pub clarity: f32 = 0.85, range [0.0, 1.0];
+        /// Strength of the Fresnel reflection at grazing angles.
+        pub fresnel: f32 = 1.0, range [0.0, 1.0];
+        /// Perceptual roughness of the surface (0 = mirror).
+        pub roughness: f32 = 0.06, range [0.02, 1.0];
+        /// How much the animated ripples tilt the normal.
+        pub ripple_strength: f32 = 0.35, range [0.0, 1.0];
+        /// Wavelength of the largest ripple octave, metres.
+        pub ripple_scale: f32 = 9.0, range [0.1, 1000.0];
+        /// Speed of the ripples, metres per second.
+        pub ripple_speed: f32 = 1.2, range [0.0, 50.0];
+        /// Draw foam along the waterline and on breaking shore waves.
+        pub foam: bool = true;
+        /// Water depth under which foam shows at the waterline, metres.
+        pub foam_width: f32 = 0.8, range [0.0, 50.0];
+        /// Foam colour (sRGB colour).
+        pub foam_color: [f32; 3] = [0.93, 0.96, 0.97], range [0.0, 1.0];
+        /// Draw waves running toward the shore (from the jump-flooded distance to the shore).
+        pub shore_waves: bool = true;
+        /// Distance between wave crests, metres.
+        pub wave_length: f32 = 14.0, range [0.5, 1000.0];
+        /// Speed of the crests toward the shore, metres per second.
+        pub wave_speed: f32 = 4.0, range [0.0, 100.0];
+        /// How strongly crests tilt the surface and whiten near the shore.
+        pub wave_strength: f32 = 0.7, range [0.0, 1.0];
+        /// Distance from the shore out to which the waves show, metres.
+        pub wave_reach: f32 = 90.0, range [0.0, 10000.0];
+        /// Draw the pipe model's water (terrain + simulated depth) as its own surface.
+        pub pipe_water: bool = true;
+        /// Simulated water shallower than this is hidden, metres.
+        pub pipe_min_depth: f32 = 0.02, range [0.0, 100.0];
+        /// Colour of the simulated water (sRGB colour).
+        pub pipe_color: [f32; 3] = [0.16, 0.42, 0.50], range [0.0, 1.0];
+        /// Opacity of deep simulated water.
+        pub pipe_opacity: f32 = 0.85, range [0.0, 1.0];
+    }
 }
 
-impl Default for WaterParams {
-    fn default() -> Self {
-        Self {
-            sea_level: 0.0,
-            sea_plane: true,
-            depth_prepass: false,
-            shallow_color: [0.10, 0.62, 0.60],
-            deep_color: [0.01, 0.09, 0.17],
-            color_depth: 10.0,
-            opacity_depth: 3.0,
-            clarity: 0.85,
-            fresnel: 1.0,
-            roughness: 0.06,
-            ripple_strength: 0.35,
-            ripple_scale: 9.0,
-            ripple_speed: 1.2,
-            foam: true,
-            foam_width: 0.8,
-            foam_color: [0.93, 0.96, 0.97],
-            shore_waves: true,
-            wave_length: 14.0,
-            wave_speed: 4.0,
-            wave_strength: 0.7,
-            wave_reach: 90.0,
-            pipe_water: true,
-            pipe_min_depth: 0.02,
-            pipe_color: [0.16, 0.42, 0.50],
-            pipe_opacity: 0.85,
-        }
+impl WaterParams {
+    /// Checks every field (and nested section) against its declared range. The renderer does not
+    /// need it (it draws any value); presets and tests do.
+    pub fn validate(&self) -> Result<(), crate::core::params::BadParam> {
+        self.check_ranges()
     }
 }
 
