@@ -113,8 +113,66 @@ const SUB: usize = 4;
 const ACC_WORDS: u64 = 4;
 /// Words of the run's book counters: eroded, deposited, lost, lifted, droplets ended (u64 each).
 const BOOK_WORDS: usize = 10;
-/// Number of `u32` parameters in the uniform block (the WGSL `Params` struct).
-const NPARAM: usize = 40;
+
+super::uniform::wgsl_uniform! {
+    /// The uniform block of `walk` and `apply` (the WGSL `Params` struct of `droplet.wgsl`; the
+    /// layout is checked against it by `tests::the_uniform_block_matches_the_wgsl`). Set whole when
+    /// the job is built (`fill_block`); the unit fields change on an edit (`set_unit`) and the
+    /// batch fields (`first_*`, `count`, `row`, `stamp_base`) per batch.
+    struct DropletUniform {
+        w: u32,
+        h: u32,
+        wrap_x: u32,
+        wrap_y: u32,
+        /// 1 = drain, 0 = wall (reflect); ignored on a wrapped axis.
+        drain_left: u32,
+        drain_right: u32,
+        drain_top: u32,
+        drain_bottom: u32,
+        span_x: f32,
+        span_y: f32,
+        inertia: f32,
+        min_slope: f32,
+        capacity: f32,
+        deposition: f32,
+        erosion: f32,
+        gravity: f32,
+        /// `1 − evaporation`.
+        keep_water: f32,
+        /// Water below which a droplet ends: `max(initial_water · 10⁻²⁰, 10⁻³⁰)`.
+        min_water: f32,
+        initial_water: f32,
+        initial_speed: f32,
+        max_life: u32,
+        /// Erosion floor (f32 heights; 0 without one) and `guard` = 1 when there is one.
+        floor: f32,
+        guard: u32,
+        has_hard: u32,
+        /// The floor in height units (i64 as lo, hi words).
+        floor_lo: u32,
+        floor_hi: u32,
+        /// Height unit = 2^k metres: `inv_unit` = 1/unit, `unit`.
+        inv_unit: f32,
+        unit: f32,
+        /// Water unit of the flow-volume map.
+        inv_wunit: f32,
+        wunit: f32,
+        seed_lo: u32,
+        seed_hi: u32,
+        /// Index of the batch's first droplet (u64 as lo, hi) and the droplets in the batch.
+        first_lo: u32,
+        first_hi: u32,
+        count: u32,
+        /// Brush: `ceil(radius)`, and taps per sub-cell variant.
+        reach: u32,
+        taps: u32,
+        /// Threads per row of the 2-D dispatch grid.
+        row: u32,
+        /// Claim stamp of the batch's step 0.
+        stamp_base: u32,
+        _pad: u32,
+    }
+}
 
 /// Tuning of the GPU droplet job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -221,8 +279,8 @@ pub struct GpuDropletJob {
     boundary: Boundary,
     /// Kept for a CPU fallback.
     hardness: Option<Vec<f32>>,
-    /// The uniform block (host copy); `first`/`count`/`stamp_base` change per batch.
-    block: [u32; NPARAM],
+    /// The uniform block (host copy); `first_*`/`count`/`row`/`stamp_base` change per batch.
+    block: DropletUniform,
     /// Height unit exponent (unit = 2^k metres) and the water unit of the flow-volume map.
     unit_k: i32,
     wunit: f32,
@@ -295,7 +353,7 @@ impl GpuDropletJob {
             seed: inputs.seed,
             boundary: inputs.boundary,
             hardness: None,
-            block: [0; NPARAM],
+            block: DropletUniform::default(),
             unit_k,
             wunit,
             floor,
@@ -351,41 +409,42 @@ impl GpuDropletJob {
         let wrap_x = b.wrap_x();
         let wrap_y = b.wrap_y();
         let drain = |s: Side| (b.effective(s) == EdgeMode::Drain) as u32;
-        let f = f32::to_bits;
         let span_x = if wrap_x { w as f32 } else { w.saturating_sub(1) as f32 };
         let span_y = if wrap_y { h as f32 } else { h.saturating_sub(1) as f32 };
         let (_, taps) = brush_taps(p.radius);
-        let k = &mut self.block;
-        k[0] = w as u32;
-        k[1] = h as u32;
-        k[2] = wrap_x as u32;
-        k[3] = wrap_y as u32;
-        k[4] = drain(Side::Left);
-        k[5] = drain(Side::Right);
-        k[6] = drain(Side::Top);
-        k[7] = drain(Side::Bottom);
-        k[8] = f(span_x);
-        k[9] = f(span_y);
-        k[10] = f(p.inertia);
-        k[11] = f(p.min_slope);
-        k[12] = f(p.capacity);
-        k[13] = f(p.deposition);
-        k[14] = f(p.erosion);
-        k[15] = f(p.gravity);
-        k[16] = f(1.0 - p.evaporation);
-        k[17] = f((p.initial_water * 1e-20).max(1e-30));
-        k[18] = f(p.initial_water);
-        k[19] = f(p.initial_speed);
-        k[20] = p.max_lifetime;
-        k[21] = f(if self.floor.is_finite() { self.floor } else { 0.0 });
-        k[22] = self.floor.is_finite() as u32;
-        k[23] = has_hard as u32;
-        k[28] = f(1.0 / self.wunit);
-        k[29] = f(self.wunit);
-        k[30] = self.seed as u32;
-        k[31] = (self.seed >> 32) as u32;
-        k[35] = p.radius.ceil() as u32;
-        k[36] = taps;
+        self.block = DropletUniform {
+            w: w as u32,
+            h: h as u32,
+            wrap_x: wrap_x as u32,
+            wrap_y: wrap_y as u32,
+            drain_left: drain(Side::Left),
+            drain_right: drain(Side::Right),
+            drain_top: drain(Side::Top),
+            drain_bottom: drain(Side::Bottom),
+            span_x,
+            span_y,
+            inertia: p.inertia,
+            min_slope: p.min_slope,
+            capacity: p.capacity,
+            deposition: p.deposition,
+            erosion: p.erosion,
+            gravity: p.gravity,
+            keep_water: 1.0 - p.evaporation,
+            min_water: (p.initial_water * 1e-20).max(1e-30),
+            initial_water: p.initial_water,
+            initial_speed: p.initial_speed,
+            max_life: p.max_lifetime,
+            floor: if self.floor.is_finite() { self.floor } else { 0.0 },
+            guard: self.floor.is_finite() as u32,
+            has_hard: has_hard as u32,
+            inv_wunit: 1.0 / self.wunit,
+            wunit: self.wunit,
+            seed_lo: self.seed as u32,
+            seed_hi: (self.seed >> 32) as u32,
+            reach: p.radius.ceil() as u32,
+            taps,
+            ..DropletUniform::default()
+        };
         self.set_unit(self.unit_k);
     }
 
@@ -398,10 +457,10 @@ impl GpuDropletJob {
         } else {
             0
         };
-        self.block[24] = fq as u64 as u32;
-        self.block[25] = ((fq as u64) >> 32) as u32;
-        self.block[26] = pow2(-k).to_bits();
-        self.block[27] = pow2(k).to_bits();
+        self.block.floor_lo = fq as u64 as u32;
+        self.block.floor_hi = ((fq as u64) >> 32) as u32;
+        self.block.inv_unit = pow2(-k);
+        self.block.unit = pow2(k);
     }
 
     /// Fixed-point heights (i64 as lo, hi words) of `data` in the current unit.
@@ -508,12 +567,12 @@ impl GpuDropletJob {
                 ctx.queue().submit([enc.finish()]);
                 self.stamp = 1;
             }
-            self.block[32] = first as u32;
-            self.block[33] = (first >> 32) as u32;
-            self.block[34] = count;
-            self.block[37] = row;
-            self.block[38] = self.stamp;
-            ctx.write(&dev.params, 0, &self.block);
+            self.block.first_lo = first as u32;
+            self.block.first_hi = (first >> 32) as u32;
+            self.block.count = count;
+            self.block.row = row;
+            self.block.stamp_base = self.stamp;
+            ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
             // Only a batch longer than one submission checks for an early end (a readback).
             let ended_before = if steps > STEPS_PER_SUBMIT { self.read_books()?[4] } else { 0 };
             let mut step = 0u32;
@@ -778,7 +837,7 @@ impl Simulation for GpuDropletJob {
         self.set_unit(unit_exp(s.min.abs().max(s.max.abs())));
         let q = self.to_units(&hm.data);
         if let Some(dev) = &self.dev {
-            dev.ctx.write(&dev.params, 0, &self.block);
+            dev.ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
             dev.ctx.write(&dev.hf, 0, &hm.data);
             dev.ctx.write(&dev.hq, 0, &q);
         }
@@ -811,6 +870,12 @@ mod tests {
             assert!((s - 1.0).abs() < 1e-5, "{s}");
             assert!(v.iter().all(|t| t[2] >= 0.0 && (t[0] * t[0] + t[1] * t[1]).sqrt() < 7.0));
         }
+    }
+
+    #[test]
+    fn the_uniform_block_matches_the_wgsl() {
+        crate::gpu::uniform::assert_matches_wgsl::<DropletUniform>(SHADER, "Params");
+        assert_eq!(std::mem::size_of::<DropletUniform>(), 160);
     }
 
     #[test]

@@ -2,6 +2,7 @@
 //!
 //! * [`context`]: instance → adapter → device/queue, typed [`GpuError`]s, buffer helpers.
 //! * [`droplet`]: particle (droplet) erosion (seed 000, Beyer 2015), deterministic fixed-point books.
+//! * [`uniform`]: uniform blocks as named `#[repr(C)]` Pod structs checked against their WGSL.
 //! * [`pipe`]: the pipe model (Mei et al. 2007, Št'ava et al. 2008, seed 003) and thermal erosion.
 //!
 //! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
@@ -9,6 +10,7 @@
 //! reference; every GPU model implements the same [`crate::core::erosion::Simulation`] trait.
 
 pub mod context;
+pub mod uniform;
 
 pub use context::{AdapterChoice, AdapterSummary, GpuContext, GpuError};
 pub mod pipe;

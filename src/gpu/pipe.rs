@@ -63,8 +63,6 @@ use std::cell::OnceCell;
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytemuck::{Pod, Zeroable};
-
 use super::context::{GpuContext, GpuError, groups};
 use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
 use crate::core::erosion::thermal::{ThermalParams, check_hardness};
@@ -110,40 +108,44 @@ pub enum GpuJobError {
     Gpu(#[from] GpuError),
 }
 
-/// The uniform block every kernel reads (`Params` in `pipe_common.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-struct GpuParams {
-    w: u32,
-    h: u32,
-    groups_x: u32,
-    groups: u32,
-    edge_l: u32,
-    edge_r: u32,
-    edge_t: u32,
-    edge_b: u32,
-    flags: u32,
-    _pad0: [u32; 3],
-    kflux: f32,
-    area_dt: f32,
-    dt_area: f32,
-    inv_l: f32,
-    vmax: f32,
-    courant: f32,
-    kc: f32,
-    ks: f32,
-    kd: f32,
-    min_tilt: f32,
-    inv_max_depth: f32,
-    keep: f32,
-    rain_dt: f32,
-    t_card: f32,
-    t_diag: f32,
-    th_rate: f32,
-    th_inv_amax: f32,
-    /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
-    sea: f32,
-    _pad1: [f32; 2],
+super::uniform::wgsl_uniform! {
+    /// The uniform block every kernel reads (`Params` in `pipe_common.wgsl`; the layout is checked
+    /// against it by `tests::the_uniform_block_matches_the_wgsl`).
+    struct GpuParams {
+        w: u32,
+        h: u32,
+        groups_x: u32,
+        groups: u32,
+        edge_l: u32,
+        edge_r: u32,
+        edge_t: u32,
+        edge_b: u32,
+        flags: u32,
+        _pad0: u32,
+        _pad1: u32,
+        _pad2: u32,
+        kflux: f32,
+        area_dt: f32,
+        dt_area: f32,
+        inv_l: f32,
+        vmax: f32,
+        courant: f32,
+        kc: f32,
+        ks: f32,
+        kd: f32,
+        min_tilt: f32,
+        inv_max_depth: f32,
+        keep: f32,
+        rain_dt: f32,
+        t_card: f32,
+        t_diag: f32,
+        th_rate: f32,
+        th_inv_amax: f32,
+        /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
+        sea: f32,
+        _pad4: f32,
+        _pad5: f32,
+    }
 }
 
 fn edge_code(b: &crate::core::erosion::Boundary, side: Side) -> u32 {
