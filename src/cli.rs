@@ -844,7 +844,22 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let t = Instant::now();
-    let end = pool.install(|| erosion::run(sim.as_mut(), &cancel, |s| bar.set_position(s.progress().done)));
+    // The job's notes (a GPU that failed mid-run and what happened next) are printed as they come.
+    let mut noted = 0;
+    let mut print_notes = |s: &dyn erosion::Simulation| {
+        let notes = s.notes();
+        for n in notes.iter().skip(noted) {
+            bar.suspend(|| eprintln!("talus: {n}"));
+        }
+        noted = noted.max(notes.len());
+    };
+    let end = pool.install(|| {
+        erosion::run(sim.as_mut(), &cancel, |s| {
+            bar.set_position(s.progress().done);
+            print_notes(s);
+        })
+    });
+    print_notes(sim.as_ref());
     bar.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     let ledger = sim.ledger();

@@ -567,6 +567,9 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
             if !sim.backend_used.is_empty() {
                 ui.small(format!("on {}", sim.backend_used));
             }
+            if let Some(n) = sim.notes.last() {
+                ui.small(n);
+            }
         }
         ui.add_enabled_ui(!sim.running(), |ui| {
             let i = panel.model;

@@ -83,19 +83,22 @@
 //! ## Failure
 //! Building the job returns a [`GpuError`] (no adapter, shader, memory, size) for the caller to
 //! show and fall back from. A fault *during* the run (device lost) is caught after the step that
-//! met it: the job continues on the CPU model from the last state it read back (the remaining
-//! droplets, seed mixed with the progress; see [`GpuDropletJob::fault`]), so a job never ends
-//! silently or takes its caller down.
+//! met it: [`GpuDropletJob`] is the GPU part ([`GpuDropletCore`]) in the GPU models' one fallback
+//! wrapper ([`super::fallback`]), which continues on the CPU model from the last state read back
+//! (the remaining droplets, the same erosion floor, the seed mixed with the progress; see
+//! [`GpuJob::adjust_continuation`]), so a job never ends silently or takes its caller down; the
+//! note saying so is one of the job's [`Simulation::notes`].
 
 use std::sync::{Arc, OnceLock};
 
-use crate::core::erosion::droplet::{DropletJob, DropletParams};
+use crate::core::erosion::droplet::DropletParams;
 use crate::core::erosion::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation,
+    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, ModelParams, Progress, Side, Simulation,
 };
 use crate::core::heightmap::Heightmap;
 
 use super::context::{GpuContext, GpuError};
+use super::fallback::{GpuJob, Handover, ResilientGpuJob};
 
 /// The WGSL source, embedded so the binary works anywhere.
 pub const SHADER: &str = include_str!("../../shaders/gpu/droplet.wgsl");
@@ -266,9 +269,45 @@ struct Cache {
     books: OnceLock<[u64; 5]>,
 }
 
-/// A droplet-erosion job on the GPU (see the module doc). Implements [`Simulation`]: progress in
-/// droplets, snapshots read back on demand, terrain edits uploaded.
-pub struct GpuDropletJob {
+/// A droplet-erosion job on the GPU that goes on on the CPU if the GPU fails mid-run (see the
+/// module doc): what the GPU backend runs.
+pub type GpuDropletJob = ResilientGpuJob<GpuDropletCore>;
+
+impl GpuDropletJob {
+    /// Prepares a job on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and fails with
+    /// a [`GpuError`] when the GPU cannot hold or compile it.
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        terrain: Heightmap,
+        params: DropletParams,
+        inputs: JobInputs,
+        opts: GpuDropletOptions,
+    ) -> Result<Self, GpuDropletError> {
+        let model = ModelParams::Droplet(params.clone());
+        let core = GpuDropletCore::new(ctx, terrain, params, &inputs, opts)?;
+        Ok(Self::wrap(core, model, inputs))
+    }
+
+    /// The parameters the job runs with.
+    pub fn params(&self) -> &DropletParams {
+        &self.gpu().params
+    }
+
+    /// Droplets advancing in lockstep (per batch).
+    pub fn in_flight(&self) -> u32 {
+        self.gpu().in_flight
+    }
+
+    /// The height unit in metres (`2^k`).
+    pub fn height_unit(&self) -> f64 {
+        self.gpu().height_unit()
+    }
+}
+
+/// The GPU part of a droplet-erosion job (see the module doc): a [`GpuJob`] that stops at its
+/// first failure. Implements [`Simulation`]: progress in droplets, snapshots read back on
+/// demand, terrain edits uploaded.
+pub struct GpuDropletCore {
     dev: Option<Device>,
     /// Geometry and cell size of the terrain, and the last heights read back (the fallback's start).
     last: Heightmap,
@@ -276,9 +315,6 @@ pub struct GpuDropletJob {
     ledger: Ledger,
     params: DropletParams,
     seed: u64,
-    boundary: Boundary,
-    /// Kept for a CPU fallback.
-    hardness: Option<Vec<f32>>,
     /// The uniform block (host copy); `first_*`/`count`/`row`/`stamp_base` change per batch.
     block: DropletUniform,
     /// Height unit exponent (unit = 2^k metres) and the water unit of the flow-volume map.
@@ -291,33 +327,18 @@ pub struct GpuDropletJob {
     stamp: u32,
     degenerate: bool,
     cache: Cache,
-    /// What made the job leave the GPU, and the CPU job that took over (with the progress, books
-    /// and maps it started from).
+    /// What stopped the job.
     fault: Option<GpuError>,
-    fallback: Option<Fallback>,
 }
 
-/// The CPU job that took over after a fault, and the state it started from.
-struct Fallback {
-    job: DropletJob,
-    /// Droplets done on the GPU before it took over.
-    base_done: u64,
-    /// Books of the GPU part; `volume_after` = Σh the CPU job started from.
-    base_ledger: Ledger,
-    base_maps: ErosionMaps,
-    base_flow: Vec<f32>,
-    base_fvol: Vec<f32>,
-    merged_maps: OnceLock<ErosionMaps>,
-}
-
-impl GpuDropletJob {
-    /// Prepares a job on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and fails with
-    /// a [`GpuError`] when the GPU cannot hold or compile it.
+impl GpuDropletCore {
+    /// Prepares the GPU part on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and
+    /// fails with a [`GpuError`] when the GPU cannot hold or compile it.
     pub fn new(
         ctx: Arc<GpuContext>,
         terrain: Heightmap,
         params: DropletParams,
-        inputs: JobInputs,
+        inputs: &JobInputs,
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
         params.validate()?;
@@ -351,8 +372,6 @@ impl GpuDropletJob {
             dev: None,
             ledger: Ledger { volume_before: volume, volume_after: volume, ..Ledger::default() },
             seed: inputs.seed,
-            boundary: inputs.boundary,
-            hardness: None,
             block: DropletUniform::default(),
             unit_k,
             wunit,
@@ -363,7 +382,6 @@ impl GpuDropletJob {
             degenerate,
             cache: Cache::default(),
             fault: None,
-            fallback: None,
             params,
             last: terrain,
         };
@@ -371,31 +389,7 @@ impl GpuDropletJob {
         if !degenerate {
             job.dev = Some(job.build_device(ctx, inputs.hardness.as_deref())?);
         }
-        job.hardness = inputs.hardness;
         Ok(job)
-    }
-
-    /// The parameters the job runs with.
-    pub fn params(&self) -> &DropletParams {
-        &self.params
-    }
-
-    /// Droplets advancing in lockstep (per batch).
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-
-    /// The GPU fault that made the job continue on the CPU, if one did.
-    pub fn fault(&self) -> Option<&GpuError> {
-        self.fault.as_ref()
-    }
-
-    /// Makes the job leave the GPU as if `err` had happened (for tests of the fallback).
-    #[doc(hidden)]
-    pub fn simulate_fault(&mut self, err: GpuError) {
-        if self.fallback.is_none() {
-            self.fall_back(err);
-        }
     }
 
     /// The height unit in metres (`2^k`).
@@ -676,61 +670,70 @@ impl GpuDropletJob {
         Ok(())
     }
 
-    /// Leaves the GPU after `err`: the rest runs on the CPU model from the last state that could
-    /// be read back (or the input when nothing could).
-    fn fall_back(&mut self, err: GpuError) {
-        let hm = self.read_heights().unwrap_or_else(|_| self.last.clone());
-        let readable = self.read_books().is_ok();
-        let base_ledger =
-            if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
-        let maps = self.gpu_maps().to_vec();
-        let base_done = self.done;
-        eprintln!("talus: {err}; droplets continue on the CPU from droplet {base_done}");
-        self.fault = Some(err);
-        self.dev = None;
-        let mut params = self.params.clone();
-        params.droplets = params.droplets.saturating_sub(base_done);
-        // The CPU guard must stay where the GPU's was, not move to the new minimum.
-        if params.min_height.is_none() && params.floor_at_input_min && self.floor.is_finite() {
-            params.min_height = Some(self.floor);
+    /// Stops the job at its first failure (the fallback wrapper takes over from here).
+    fn fail(&mut self, err: GpuError) {
+        if self.fault.is_none() {
+            self.fault = Some(err);
         }
-        let seed = crate::core::rng::mix64(self.seed ^ base_done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let inputs = JobInputs { hardness: self.hardness.take(), boundary: self.boundary, seed, ..Default::default() };
-        match DropletJob::new(hm.clone(), params, inputs) {
-            Ok(job) => {
-                self.fallback = Some(Fallback {
-                    job,
-                    base_done,
-                    base_ledger,
-                    base_maps: ErosionMaps {
-                        eroded: maps.iter().map(|m| m[0]).collect(),
-                        deposited: maps.iter().map(|m| m[1]).collect(),
-                    },
-                    base_flow: maps.iter().map(|m| m[2]).collect(),
-                    base_fvol: maps.iter().map(|m| m[3]).collect(),
-                    merged_maps: OnceLock::new(),
-                });
-            }
-            Err(_) => {
-                // Cannot happen (the parameters were checked when the job was built); end the job
-                // rather than loop.
-                self.done = self.params.droplets;
-            }
-        }
-        self.last = hm;
-        self.cache = Cache::default();
     }
 }
 
-impl Simulation for GpuDropletJob {
-    fn step(&mut self) {
-        if let Some(fb) = &mut self.fallback {
-            fb.job.step();
-            fb.merged_maps = OnceLock::new();
-            self.done = fb.base_done + fb.job.progress().done;
-            return;
+impl GpuJob for GpuDropletCore {
+    fn fault(&self) -> Option<&GpuError> {
+        self.fault.as_ref()
+    }
+
+    fn inject_fault(&mut self, err: GpuError) {
+        self.fail(err);
+    }
+
+    /// The last state that could be read back (or the last one known when nothing could); the
+    /// GPU resources are released.
+    fn hand_over(&mut self) -> Handover {
+        let hm = self.read_heights().unwrap_or_else(|_| self.last.clone());
+        let readable = self.read_books().is_ok();
+        let ledger =
+            if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
+        let maps = self.gpu_maps().to_vec();
+        self.dev = None;
+        self.last = hm.clone();
+        self.cache = Cache::default();
+        Handover {
+            heightmap: hm,
+            done: self.done,
+            ledger,
+            maps: ErosionMaps {
+                eroded: maps.iter().map(|m| m[0]).collect(),
+                deposited: maps.iter().map(|m| m[1]).collect(),
+            },
+            flow: Some(maps.iter().map(|m| m[2]).collect()),
+            flow_volume: Some(maps.iter().map(|m| m[3]).collect()),
         }
-        if self.done >= self.params.droplets {
+    }
+
+    fn continuation_note(&self, err: &GpuError, done: u64) -> String {
+        format!("{err}; droplets continue on the CPU from droplet {done}")
+    }
+
+    /// The CPU's guard stays where the GPU's was (not at the new minimum), the seed is mixed with
+    /// the droplets done (the rest must not repeat the first droplets' paths), and there is no
+    /// sea (the GPU version has none).
+    fn adjust_continuation(&self, params: &mut ModelParams, inputs: &mut JobInputs, done: u64) {
+        if let ModelParams::Droplet(p) = params
+            && p.min_height.is_none()
+            && p.floor_at_input_min
+            && self.floor.is_finite()
+        {
+            p.min_height = Some(self.floor);
+        }
+        inputs.seed = crate::core::rng::mix64(self.seed ^ done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        inputs.sea_level = None;
+    }
+}
+
+impl Simulation for GpuDropletCore {
+    fn step(&mut self) {
+        if self.fault.is_some() || self.done >= self.params.droplets {
             return;
         }
         let start = self.done;
@@ -743,7 +746,7 @@ impl Simulation for GpuDropletJob {
         self.cache = Cache::default();
         match self.run_gpu(start, end) {
             Ok(()) => self.done = end,
-            Err(e) => self.fall_back(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -751,42 +754,19 @@ impl Simulation for GpuDropletJob {
         Progress { done: self.done, total: self.params.droplets }
     }
 
+    fn is_done(&self) -> bool {
+        self.fault.is_some() || self.done >= self.params.droplets
+    }
+
     fn heightmap(&self) -> &Heightmap {
-        if let Some(fb) = &self.fallback {
-            return fb.job.heightmap();
-        }
         self.cache.hm.get_or_init(|| self.read_heights().unwrap_or_else(|_| self.last.clone()))
     }
 
     fn ledger(&self) -> Ledger {
-        if let Some(fb) = &self.fallback {
-            let c = fb.job.ledger();
-            let b = fb.base_ledger;
-            return Ledger {
-                eroded: b.eroded + c.eroded,
-                deposited: b.deposited + c.deposited,
-                lost_at_border: b.lost_at_border + c.lost_at_border,
-                clamped: b.clamped + c.clamped,
-                uplift: b.uplift + c.uplift,
-                suspended: c.suspended,
-                volume_before: b.volume_before + (c.volume_before - b.volume_after),
-                volume_after: c.volume_after,
-            };
-        }
         self.gpu_ledger(self.heightmap().sum())
     }
 
     fn maps(&self) -> &ErosionMaps {
-        if let Some(fb) = &self.fallback {
-            return fb.merged_maps.get_or_init(|| {
-                let c = fb.job.maps();
-                let add = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x + y).collect();
-                ErosionMaps {
-                    eroded: add(&fb.base_maps.eroded, &c.eroded),
-                    deposited: add(&fb.base_maps.deposited, &c.deposited),
-                }
-            });
-        }
         self.cache.erosion_maps.get_or_init(|| {
             let m = self.gpu_maps();
             ErosionMaps { eroded: m.iter().map(|v| v[0]).collect(), deposited: m.iter().map(|v| v[1]).collect() }
@@ -794,15 +774,6 @@ impl Simulation for GpuDropletJob {
     }
 
     fn fields(&self) -> Fields {
-        if let Some(fb) = &self.fallback {
-            let c = fb.job.fields();
-            let add = |a: &[f32], b: Option<Vec<f32>>| b.map(|b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
-            return Fields {
-                flow: add(&fb.base_flow, c.flow),
-                flow_volume: add(&fb.base_fvol, c.flow_volume),
-                ..Fields::default()
-            };
-        }
         let m = self.gpu_maps();
         Fields {
             flow: Some(m.iter().map(|v| v[2]).collect()),
@@ -811,9 +782,10 @@ impl Simulation for GpuDropletJob {
         }
     }
 
+    /// A failure to read the books back stops the job before the edit is applied (the wrapper
+    /// then applies it to the CPU continuation).
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        if let Some(fb) = &mut self.fallback {
-            fb.job.edit_terrain(f);
+        if self.fault.is_some() {
             return;
         }
         let mut hm = self.heightmap().clone();
@@ -825,8 +797,7 @@ impl Simulation for GpuDropletJob {
             return;
         }
         if let Err(e) = self.flush_books() {
-            self.fall_back(e);
-            self.edit_terrain(f);
+            self.fail(e);
             return;
         }
         if !crate::core::erosion::apply_edit(&mut hm, &mut self.ledger.volume_before, f) {

@@ -59,11 +59,12 @@
 //! pipe model amplifies last-bit differences a little each step. `tests::gpu_matches_cpu_*`
 //! measures the gap on 256² after N steps (see the README for the figures).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use super::context::{GpuContext, GpuError, groups};
+use super::fallback::{GpuJob, Handover, ResilientGpuJob};
 use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
 use crate::core::erosion::thermal::{ThermalParams, check_hardness};
 use crate::core::erosion::{
@@ -269,6 +270,8 @@ pub struct GpuErosionJob {
     /// The first GPU failure; the job stops (is done) and keeps the last snapshot it read.
     fault: Option<GpuError>,
     last_good: Option<Cache>,
+    /// What the job has to tell the user (a failed readback, the failure that stopped it).
+    notes: RefCell<Vec<String>>,
 }
 
 impl std::fmt::Debug for GpuErosionJob {
@@ -575,6 +578,7 @@ impl GpuErosionJob {
             cache: OnceCell::new(),
             fault: None,
             last_good: None,
+            notes: RefCell::new(Vec::new()),
         })
     }
 
@@ -707,7 +711,7 @@ impl GpuErosionJob {
                     let _ = self.cache.set(c);
                 }
                 Err(e) => {
-                    eprintln!("talus: GPU readback failed: {e}");
+                    self.note(format!("GPU readback failed: {e}"));
                     return self.last_good.as_ref();
                 }
             }
@@ -715,9 +719,38 @@ impl GpuErosionJob {
         self.cache.get()
     }
 
-    /// Marks the job as failed, as a lost device would (tests of the fallback path).
-    #[cfg(test)]
-    pub(crate) fn inject_fault(&mut self, e: GpuError) {
+    /// Records a note for the user (a repeat of the newest one is dropped: a readback that keeps
+    /// failing is said once).
+    fn note(&self, text: String) {
+        let mut notes = self.notes.borrow_mut();
+        if notes.last() != Some(&text) {
+            notes.push(text);
+        }
+    }
+
+    fn fail(&mut self, e: GpuError) {
+        self.note(format!("GPU erosion stopped: {e}"));
+        if self.fault.is_none() {
+            self.fault = Some(e);
+        }
+    }
+}
+
+impl ResilientGpuJob<GpuErosionJob> {
+    /// Wraps a pipe or thermal GPU job in the GPU models' fallback; `params`/`inputs` are what it
+    /// was built from (for the CPU continuation).
+    pub fn new(gpu: GpuErosionJob, params: crate::core::erosion::ModelParams, inputs: JobInputs) -> Self {
+        Self::wrap(gpu, params, inputs)
+    }
+}
+
+impl GpuJob for GpuErosionJob {
+    fn fault(&self) -> Option<&GpuError> {
+        self.fault.as_ref()
+    }
+
+    /// Marks the job as failed, as a lost device would, keeping the state read back now.
+    fn inject_fault(&mut self, e: GpuError) {
         let now = self.cache.take().or_else(|| self.read_back().ok());
         if now.is_some() {
             self.last_good = now;
@@ -725,10 +758,16 @@ impl GpuErosionJob {
         self.fail(e);
     }
 
-    fn fail(&mut self, e: GpuError) {
-        eprintln!("talus: GPU erosion stopped: {e}");
-        if self.fault.is_none() {
-            self.fault = Some(e);
+    /// The last snapshot read back before the failure (the water and sediment it carried are not
+    /// handed on: the CPU part starts them afresh).
+    fn hand_over(&mut self) -> Handover {
+        Handover {
+            heightmap: self.heightmap().clone(),
+            done: self.snapshot_done(),
+            ledger: self.ledger(),
+            maps: self.maps().clone(),
+            flow: None,
+            flow_volume: None,
         }
     }
 }
@@ -791,6 +830,10 @@ impl Simulation for GpuErosionJob {
 
     fn is_done(&self) -> bool {
         self.fault.is_some() || self.done >= self.total
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.borrow().clone()
     }
 
     fn heightmap(&self) -> &Heightmap {
