@@ -13,7 +13,7 @@
 //! the base.
 //!
 //! The run's notes (a GPU that failed mid-run and the CPU that went on; see
-//! [`crate::gpu::fallback`]) arrive with the updates: each new one is shown in the status line
+//! `crate::gpu::fallback`) arrive with the updates: each new one is shown in the status line
 //! as it comes, the newest stays under the books in the Erosion section, and the end-of-run
 //! message repeats it.
 //!
