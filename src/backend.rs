@@ -5,9 +5,14 @@
 //! job is built on the CPU instead and [`BackendUsed::note`] says why. Parameter errors are the
 //! same as the CPU's and are returned as errors. Models without a GPU version run on the CPU.
 //!
+//! Which models have a GPU version is the table `gpu::GPU_MODELS`, the GPU half of the model
+//! registry ([`crate::core::erosion::registry`]; `core` cannot see the GPU code), keyed by the
+//! registry's model name.
+//!
 //! GPU jobs that lose their device mid-run carry on on the CPU from the last state read back
-//! (see `gpu::ResilientGpuJob`), with the books continued, so a driver reset never takes the editor
-//! down.
+//! (every GPU model runs in the one wrapper of [`crate::gpu::fallback`]), with the books
+//! continued, so a driver reset never takes the editor down; the job's
+//! [`Simulation::notes`] say so (the CLI prints them, the editor shows them in its status line).
 //!
 //! Software adapters (Mesa's lavapipe, WARP) are slower than the CPU models, so `gpu` and `auto`
 //! only take them when asked: [`BackendOptions::allow_software`], or `TALUS_GPU_SOFTWARE=1` in the
@@ -139,8 +144,11 @@ pub mod gpu {
     use std::sync::{Arc, Mutex, PoisonError};
 
     use super::*;
-    use crate::core::erosion::{ErosionMaps, Fields, Ledger, Progress};
-    use crate::gpu::{AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuJobError};
+    use crate::gpu::{AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuError, GpuJobError};
+
+    /// The pipe and thermal GPU job in the GPU models' one fallback wrapper
+    /// ([`crate::gpu::fallback`]); the droplet job is [`GpuDropletJob`], the same wrapper.
+    pub type ResilientGpuJob = crate::gpu::ResilientGpuJob<GpuErosionJob>;
 
     /// What [`build`] made of a request.
     pub(super) enum Outcome {
@@ -149,11 +157,89 @@ pub mod gpu {
         Unavailable(String),
     }
 
+    /// Why a GPU version gave no job: parameters it refuses (as the CPU would), or the GPU.
+    enum BuildError {
+        Invalid(JobError),
+        Gpu(GpuError),
+    }
+
+    impl From<GpuJobError> for BuildError {
+        fn from(e: GpuJobError) -> Self {
+            match e {
+                GpuJobError::Job(e) => BuildError::Invalid(e),
+                GpuJobError::Gpu(e) => BuildError::Gpu(e),
+            }
+        }
+    }
+
+    impl From<GpuDropletError> for BuildError {
+        fn from(e: GpuDropletError) -> Self {
+            match e {
+                GpuDropletError::Job(e) => BuildError::Invalid(e),
+                GpuDropletError::Gpu(e) => BuildError::Gpu(e),
+            }
+        }
+    }
+
+    type GpuBuild =
+        fn(Arc<GpuContext>, &Heightmap, &ModelParams, &JobInputs) -> Result<Box<dyn Simulation>, BuildError>;
+
+    /// A model's GPU version: the GPU half of the model registry
+    /// ([`crate::core::erosion::registry`]), keyed by the registry entry's `name`. Every build
+    /// returns its job inside [`crate::gpu::ResilientGpuJob`], so a GPU failure mid-run goes on
+    /// on the CPU.
+    struct GpuModel {
+        /// [`crate::core::erosion::ModelEntry::name`].
+        name: &'static str,
+        /// Whether the GPU version has the sea level (otherwise a run with a sea stays on the CPU).
+        sea_level: bool,
+        build: GpuBuild,
+    }
+
+    /// The models with a GPU version. A model not listed runs on the CPU (with a note).
+    static GPU_MODELS: &[GpuModel] = &[
+        GpuModel { name: "Droplet", sea_level: false, build: droplet },
+        GpuModel { name: "Pipe", sea_level: true, build: pipe },
+        GpuModel { name: "Thermal", sea_level: false, build: thermal },
+    ];
+
+    fn droplet(
+        ctx: Arc<GpuContext>,
+        t: &Heightmap,
+        p: &ModelParams,
+        i: &JobInputs,
+    ) -> Result<Box<dyn Simulation>, BuildError> {
+        let ModelParams::Droplet(p) = p else { unreachable!("GPU_MODELS is keyed by model") };
+        Ok(Box::new(GpuDropletJob::new(ctx, t.clone(), p.clone(), i.clone(), Default::default())?))
+    }
+
+    fn pipe(
+        ctx: Arc<GpuContext>,
+        t: &Heightmap,
+        p: &ModelParams,
+        i: &JobInputs,
+    ) -> Result<Box<dyn Simulation>, BuildError> {
+        let ModelParams::Pipe(pp) = p else { unreachable!("GPU_MODELS is keyed by model") };
+        let j = GpuErosionJob::pipe(ctx, t.clone(), pp.clone(), i.clone())?;
+        Ok(Box::new(ResilientGpuJob::new(j, p.clone(), i.clone())))
+    }
+
+    fn thermal(
+        ctx: Arc<GpuContext>,
+        t: &Heightmap,
+        p: &ModelParams,
+        i: &JobInputs,
+    ) -> Result<Box<dyn Simulation>, BuildError> {
+        let ModelParams::Thermal(tp) = p else { unreachable!("GPU_MODELS is keyed by model") };
+        let j = GpuErosionJob::thermal(ctx, t.clone(), tp.clone(), i.clone())?;
+        Ok(Box::new(ResilientGpuJob::new(j, p.clone(), i.clone())))
+    }
+
     /// One context per adapter choice, opened on first use and kept (opening costs 0.1–1 s);
     /// dropped and reopened after a device loss.
     static CONTEXTS: Mutex<[Option<Arc<GpuContext>>; 2]> = Mutex::new([None, None]);
 
-    fn context(choice: AdapterChoice) -> Result<Arc<GpuContext>, crate::gpu::GpuError> {
+    fn context(choice: AdapterChoice) -> Result<Arc<GpuContext>, GpuError> {
         let slot = usize::from(choice == AdapterChoice::AllowSoftware);
         let mut g = CONTEXTS.lock().unwrap_or_else(PoisonError::into_inner);
         if let Some(c) = &g[slot] {
@@ -172,16 +258,11 @@ pub mod gpu {
         inputs: &JobInputs,
         opts: BackendOptions,
     ) -> Outcome {
-        let model = match params {
-            ModelParams::Pipe(_) => "pipe",
-            ModelParams::Thermal(_) => "thermal",
-            ModelParams::Droplet(_) => "droplet",
-            ModelParams::Snowball(_) => return Outcome::Unavailable("the snowball model has no GPU version".into()),
-            ModelParams::StreamPower(_) => {
-                return Outcome::Unavailable("the stream-power model has no GPU version".into());
-            }
+        let model = params.entry().cli;
+        let Some(gpu) = GPU_MODELS.iter().find(|g| g.name == params.entry().name) else {
+            return Outcome::Unavailable(format!("the {model} model has no GPU version"));
         };
-        if inputs.sea_level.is_some() && matches!(params, ModelParams::Droplet(_) | ModelParams::Thermal(_)) {
+        if inputs.sea_level.is_some() && !gpu.sea_level {
             // The sea (droplets end there and drop their load spread; thermal's underwater angle)
             // exists in the CPU models only so far.
             return Outcome::Unavailable(format!("the {model} model's GPU version has no sea level yet"));
@@ -192,159 +273,18 @@ pub mod gpu {
             Err(e) => return Outcome::Unavailable(e.to_string()),
         };
         let adapter = ctx.info().to_string();
-        if let ModelParams::Droplet(p) = params {
-            // The droplet job carries its own CPU fallback for a device lost mid-run.
-            return match GpuDropletJob::new(ctx, terrain.clone(), p.clone(), inputs.clone(), Default::default()) {
-                Ok(j) => Outcome::Built(Box::new(j), adapter),
-                Err(GpuDropletError::Job(e)) => Outcome::Invalid(e),
-                Err(GpuDropletError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
-            };
-        }
-        let job = match params {
-            ModelParams::Pipe(p) => GpuErosionJob::pipe(ctx, terrain.clone(), p.clone(), inputs.clone()),
-            ModelParams::Thermal(p) => GpuErosionJob::thermal(ctx, terrain.clone(), p.clone(), inputs.clone()),
-            _ => unreachable!("models without a GPU version returned above"),
-        };
-        match job {
-            Ok(j) => Outcome::Built(Box::new(ResilientGpuJob::new(j, params.clone(), inputs.clone())), adapter),
-            Err(GpuJobError::Job(e)) => Outcome::Invalid(e),
-            Err(GpuJobError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
+        match (gpu.build)(ctx, terrain, params, inputs) {
+            Ok(j) => Outcome::Built(j, adapter),
+            Err(BuildError::Invalid(e)) => Outcome::Invalid(e),
+            Err(BuildError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
         }
     }
 
-    /// The CPU job a failed GPU job continues as, with the GPU part of the books.
-    struct Continued {
-        sim: Box<dyn Simulation>,
-        /// Work done on the GPU before the switch.
-        done_before: u64,
-        /// Books of the GPU part (the sediment suspended at the switch is dropped and booked as
-        /// `clamped`, negative, since the CPU job starts without it).
-        gpu: Ledger,
-    }
-
-    /// A [`GpuErosionJob`] that, if the GPU fails mid-run, carries on with the CPU model from
-    /// the last state it read back (water and sediment start afresh; the books stay closed).
-    pub struct ResilientGpuJob {
-        gpu: GpuErosionJob,
-        cpu: Option<Continued>,
-        params: ModelParams,
-        inputs: JobInputs,
-    }
-
-    impl ResilientGpuJob {
-        /// Wraps `gpu`; `params`/`inputs` are what it was built from (for the CPU continuation).
-        pub fn new(gpu: GpuErosionJob, params: ModelParams, inputs: JobInputs) -> Self {
-            Self { gpu, cpu: None, params, inputs }
-        }
-
-        /// True once the job has moved to the CPU.
-        pub fn on_cpu(&self) -> bool {
-            self.cpu.is_some()
-        }
-
-        #[cfg(test)]
-        pub(crate) fn inject_fault(&mut self) {
-            self.gpu.inject_fault(crate::gpu::GpuError::DeviceLost("injected by a test".into()));
-        }
-
-        fn switch(&mut self) {
-            let Some(err) = self.gpu.fault().cloned() else { return };
-            let hm = self.gpu.heightmap().clone();
-            let done = self.gpu.snapshot_done();
-            let mut params = self.params.clone();
-            let left = self.gpu.progress().total.saturating_sub(done);
-            match &mut params {
-                ModelParams::Pipe(p) => p.steps = left.min(u32::MAX as u64) as u32,
-                ModelParams::Thermal(p) => p.iterations = left.min(u32::MAX as u64) as u32,
-                _ => {}
-            }
-            eprintln!("talus: {err}; continuing on the CPU from step {done}");
-            if hm.data.is_empty() {
-                return;
-            }
-            if let Ok(sim) = erosion::build(hm, &params, self.inputs.clone()) {
-                let mut gl = self.gpu.ledger();
-                gl.clamped -= gl.suspended;
-                gl.suspended = 0.0;
-                self.cpu = Some(Continued { sim, done_before: done, gpu: gl });
-            }
-        }
-    }
-
-    impl Simulation for ResilientGpuJob {
-        fn step(&mut self) {
-            match &mut self.cpu {
-                Some(c) => c.sim.step(),
-                None => {
-                    self.gpu.step();
-                    if self.gpu.fault().is_some() {
-                        self.switch();
-                    }
-                }
-            }
-        }
-        fn progress(&self) -> Progress {
-            match &self.cpu {
-                Some(c) => {
-                    let p = c.sim.progress();
-                    Progress { done: c.done_before + p.done, total: c.done_before + p.total }
-                }
-                None => self.gpu.progress(),
-            }
-        }
-        fn is_done(&self) -> bool {
-            match &self.cpu {
-                Some(c) => c.sim.is_done(),
-                None => self.gpu.is_done(),
-            }
-        }
-        fn heightmap(&self) -> &Heightmap {
-            match &self.cpu {
-                Some(c) => c.sim.heightmap(),
-                None => self.gpu.heightmap(),
-            }
-        }
-        fn ledger(&self) -> Ledger {
-            match &self.cpu {
-                Some(c) => {
-                    let l = c.sim.ledger();
-                    Ledger {
-                        eroded: c.gpu.eroded + l.eroded,
-                        deposited: c.gpu.deposited + l.deposited,
-                        lost_at_border: c.gpu.lost_at_border + l.lost_at_border,
-                        clamped: c.gpu.clamped + l.clamped,
-                        uplift: c.gpu.uplift + l.uplift,
-                        suspended: l.suspended,
-                        volume_before: c.gpu.volume_before + (l.volume_before - c.gpu.volume_after),
-                        volume_after: l.volume_after,
-                    }
-                }
-                None => self.gpu.ledger(),
-            }
-        }
-        fn maps(&self) -> &ErosionMaps {
-            match &self.cpu {
-                // After a switch: the CPU part's erosion maps.
-                Some(c) => c.sim.maps(),
-                None => self.gpu.maps(),
-            }
-        }
-        fn fields(&self) -> Fields {
-            match &self.cpu {
-                Some(c) => c.sim.fields(),
-                None => self.gpu.fields(),
-            }
-        }
-        fn finish(&mut self) {
-            if let Some(c) = &mut self.cpu {
-                c.sim.finish();
-            }
-        }
-        fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-            match &mut self.cpu {
-                Some(c) => c.sim.edit_terrain(f),
-                None => self.gpu.edit_terrain(f),
-            }
+    #[cfg(test)]
+    #[test]
+    fn every_gpu_model_is_in_the_registry() {
+        for g in GPU_MODELS {
+            assert!(crate::core::erosion::registry::by_name(g.name).is_some(), "{}", g.name);
         }
     }
 }
@@ -419,6 +359,38 @@ mod tests {
         let l = sim.ledger();
         assert!(l.closes(1e-4), "{l:?}");
         assert!(l.eroded > 0.0);
+    }
+
+    /// The note of a mid-run fallback reaches the caller as a value, once, in order after the GPU
+    /// part's own; the library prints nothing.
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn a_mid_run_fallback_note_reaches_the_caller() {
+        let Some(ctx) = crate::gpu::context::test_context() else { return };
+        let ctx = std::sync::Arc::new(ctx);
+        let pp = PipeParams { steps: 30, ..Default::default() };
+        let mut j = crate::gpu::GpuErosionJob::pipe(ctx.clone(), hm(), pp.clone(), JobInputs::default()).unwrap();
+        j.set_batch(10);
+        let mut sim = gpu::ResilientGpuJob::new(j, ModelParams::Pipe(pp), JobInputs::default());
+        sim.step();
+        assert!(sim.notes().is_empty(), "{:?}", sim.notes());
+        sim.inject_fault();
+        let notes = sim.notes();
+        assert_eq!(notes.len(), 2, "{notes:?}");
+        assert!(notes[0].starts_with("GPU erosion stopped: "), "{notes:?}");
+        assert!(notes[1].ends_with("; continuing on the CPU from step 10"), "{notes:?}");
+        erosion::run(&mut sim, &Default::default(), |_| {});
+        assert_eq!(sim.notes(), notes, "said once");
+        // The droplet job runs in the same wrapper and words its note its own way.
+        let dp = crate::core::erosion::droplet::DropletParams { droplets: 3000, batch: 1000, ..Default::default() };
+        let mut d = crate::gpu::GpuDropletJob::new(ctx, hm(), dp, JobInputs::default(), Default::default()).unwrap();
+        d.step();
+        d.simulate_fault(crate::gpu::GpuError::DeviceLost("test".into()));
+        let notes = d.notes();
+        assert!(notes.len() == 1 && notes[0].ends_with("droplets continue on the CPU from droplet 1000"), "{notes:?}");
+        erosion::run(&mut d, &Default::default(), |_| {});
+        assert_eq!(d.progress(), erosion::Progress { done: 3000, total: 3000 });
+        assert!(d.ledger().closes(1e-4), "{:?}", d.ledger());
     }
 
     #[cfg(feature = "gpu")]

@@ -21,7 +21,7 @@ use serde_json::Value;
 pub mod qa;
 
 use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
-use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd};
+use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, MODELS, ModelEntry, ModelParams, RunEnd, registry};
 use crate::core::generate::{self, Base, GenerateParams};
 use crate::core::io::{atomic::write_atomic, bhef, interop, normal_map, preview, sidecar};
 
@@ -261,14 +261,42 @@ pub struct GenerateArgs {
     pub preview: Option<PathBuf>,
 }
 
-/// Erosion models of `erode --model`.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
-pub enum Model {
-    Droplet,
-    Snowball,
-    Pipe,
-    Thermal,
-    StreamPower,
+/// Erosion models of `erode --model`: the entries of the model registry
+/// ([`crate::core::erosion::registry`]), spelled by their `cli` names; `{:?}` gives the registry
+/// name (`StreamPower`), as the summary line and the report write it.
+#[derive(Clone, Copy)]
+pub struct Model(pub &'static ModelEntry);
+
+impl Default for Model {
+    /// The registry's default model (stream power).
+    fn default() -> Self {
+        Model(registry::default_model())
+    }
+}
+
+impl PartialEq for Model {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.name == o.0.name
+    }
+}
+
+impl Eq for Model {}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl ValueEnum for Model {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::LazyLock<Vec<Model>> = std::sync::LazyLock::new(|| MODELS.iter().map(Model).collect());
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.cli))
+    }
 }
 
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
@@ -282,7 +310,7 @@ pub enum Edge {
 pub struct ErodeArgs {
     /// Erosion model. Default: stream power with its defaults, the editor's default Simulate
     /// (concave, dendritic valleys with the sea as base level; README, "Erosion results").
-    #[arg(long, value_enum, default_value_t = Model::StreamPower)]
+    #[arg(long, value_enum, default_value_t = Model::default())]
     pub model: Model,
     /// Input BHEF.
     #[arg(long = "in")]
@@ -744,48 +772,19 @@ fn edge(e: Edge) -> EdgeMode {
 
 /// Reads model parameters from a RON file: either `ModelParams` or the model's own struct.
 fn model_params(model: Model, path: Option<&Path>) -> Result<ModelParams, CliError> {
-    use erosion::*;
-    let Some(path) = path else {
-        return Ok(match model {
-            Model::Droplet => ModelParams::Droplet(Default::default()),
-            Model::Snowball => ModelParams::Snowball(Default::default()),
-            Model::Pipe => ModelParams::Pipe(Default::default()),
-            Model::Thermal => ModelParams::Thermal(Default::default()),
-            Model::StreamPower => ModelParams::StreamPower(Default::default()),
-        });
-    };
+    let Some(path) = path else { return Ok((model.0.default)()) };
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
-    if let Ok(mp) = ron::from_str::<ModelParams>(&text) {
-        return Ok(mp);
-    }
-    let err = |e: ron::error::SpannedError| CliError(format!("{}: not {model:?} parameters: {e}", path.display()));
-    Ok(match model {
-        Model::Droplet => ModelParams::Droplet(ron::from_str(&text).map_err(err)?),
-        Model::Snowball => ModelParams::Snowball(ron::from_str(&text).map_err(err)?),
-        Model::Pipe => ModelParams::Pipe(ron::from_str(&text).map_err(err)?),
-        Model::Thermal => ModelParams::Thermal(ron::from_str(&text).map_err(err)?),
-        Model::StreamPower => ModelParams::StreamPower(ron::from_str(&text).map_err(err)?),
-    })
-}
-
-/// The name of the "amount of work" field of each model's parameters.
-pub fn work_field(p: &ModelParams) -> &'static str {
-    match p {
-        ModelParams::Droplet(_) => "droplets",
-        ModelParams::Snowball(_) => "snowballs",
-        ModelParams::Pipe(_) => "steps",
-        ModelParams::Thermal(_) => "iterations",
-        ModelParams::StreamPower(_) => "steps",
-    }
+    crate::core::io::presets::model_from_ron(&text, model.0)
+        .map_err(|e| CliError(format!("{}: not {model:?} parameters: {e}", path.display())))
 }
 
 fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     let mut params = model_params(a.model, a.params.as_deref())?;
-    let particle = matches!(params, ModelParams::Droplet(_) | ModelParams::Snowball(_));
+    let particle = params.entry().particles;
     let mut sets = a.sets.clone();
     match (particle, a.droplets, a.steps) {
-        (true, Some(n), _) => sets.insert(0, format!("{}={n}", work_field(&params))),
-        (false, _, Some(n)) => sets.insert(0, format!("{}={n}", work_field(&params))),
+        (true, Some(n), _) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
+        (false, _, Some(n)) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
         (true, None, Some(_)) => {
             return Err(CliError(
                 "--steps applies to pipe/thermal/stream-power; use --droplets for particle models".into(),
@@ -844,7 +843,22 @@ fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let t = Instant::now();
-    let end = pool.install(|| erosion::run(sim.as_mut(), &cancel, |s| bar.set_position(s.progress().done)));
+    // The job's notes (a GPU that failed mid-run and what happened next) are printed as they come.
+    let mut noted = 0;
+    let mut print_notes = |s: &dyn erosion::Simulation| {
+        let notes = s.notes();
+        for n in notes.iter().skip(noted) {
+            bar.suspend(|| eprintln!("talus: {n}"));
+        }
+        noted = noted.max(notes.len());
+    };
+    let end = pool.install(|| {
+        erosion::run(sim.as_mut(), &cancel, |s| {
+            bar.set_position(s.progress().done);
+            print_notes(s);
+        })
+    });
+    print_notes(sim.as_ref());
     bar.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     let ledger = sim.ledger();

@@ -19,7 +19,6 @@ use super::fields::{OverlayTexture, SimFields};
 use super::param_editor::edit_params;
 use super::ui::PanelState;
 use super::{EditorTerrain, Look};
-use crate::core::erosion::ModelParams;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::editor::look::overlay::{OverlayKind, OverlayParams};
 use crate::editor::overlay::{Legend, LegendBody, Overlay, OverlayData, build};
@@ -80,10 +79,7 @@ fn build_params(p: &OverlayParams) -> OverlayParams {
 fn note_flow_unit(mut cmds: MessageReader<EditorCommand>, mut state: ResMut<OverlayState>) {
     for c in cmds.read() {
         if let EditorCommand::Simulate { model, .. } = c {
-            state.flow_unit = match model {
-                ModelParams::StreamPower(_) => "m² drained",
-                _ => "particles",
-            };
+            state.flow_unit = model.entry().flow_unit;
         }
     }
 }

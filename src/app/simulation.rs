@@ -12,6 +12,11 @@
 //! whole step. When the run ends (finished or cancelled) its result becomes one undo step against
 //! the base.
 //!
+//! The run's notes (a GPU that failed mid-run and the CPU that went on; see
+//! `crate::gpu::fallback`) arrive with the updates: each new one is shown in the status line
+//! as it comes, the newest stays under the books in the Erosion section, and the end-of-run
+//! message repeats it.
+//!
 //! Painting during a run is applied to the running job (see [`crate::editor::job`]): the stroke
 //! reaches the job's own map between two steps and shows with the next update; it is part of the
 //! run's undo step.
@@ -61,6 +66,8 @@ pub struct SimState {
     pub started: u64,
     /// Where the newest run runs ("CPU", "GPU: <adapter>", with a fallback note if any).
     pub backend_used: String,
+    /// The newest run's notes so far (e.g. "device lost: …; continuing on the CPU from step 120").
+    pub notes: Vec<String>,
     /// The map the run that just ended started from, until Terrain QA ([`super::qa`]) has
     /// compared the result with it.
     pub last_base: Option<Heightmap>,
@@ -115,6 +122,7 @@ fn start_simulation(
                         AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
                         status.info(format!("{}: running on {}", run.label, run.used));
                         sim.backend_used = run.used.to_string();
+                        sim.notes.clear();
                         sim.job = Some(RunningJob { shared, base: run.base, label: run.label.to_string() });
                         sim.started += 1;
                         sim.ledger = Ledger::default();
@@ -153,11 +161,18 @@ pub fn show_simulation_updates(
     let Some(mut update) = job.shared.take_update() else { return };
     terrain.show_heights(&update.heights);
     fields.take_update(update.heights.width, update.heights.height, update.fields.take(), update.maps.take());
+    let label = job.label.clone();
     let sim = &mut *sim;
     sim.ledger = update.ledger;
     sim.progress = update.progress;
     sim.steps_per_s = update.steps_per_s;
     sim.updates_shown += 1;
+    if update.notes.len() > sim.notes.len() {
+        for n in &update.notes[sim.notes.len()..] {
+            status.info(format!("{label}: {n}"));
+        }
+        sim.notes = update.notes.clone();
+    }
     let Some(end) = update.end else { return };
     let Some(job) = sim.job.take() else { return };
     terrain.doc.restore_base(&job.base);
@@ -166,8 +181,9 @@ pub fn show_simulation_updates(
             terrain.refresh(change);
             sim.last_base = Some(job.base);
             let how = if end == JobEnd::Cancelled { "cancelled" } else { "finished" };
+            let note = sim.notes.last().map(|n| format!(" ({n})")).unwrap_or_default();
             status.info(format!(
-                "{}: {how} after {} of {} — eroded {:.3}, deposited {:.3}, lost {:.3} (m·nodes)",
+                "{}: {how} after {} of {} — eroded {:.3}, deposited {:.3}, lost {:.3} (m·nodes){note}",
                 job.label,
                 update.progress.done,
                 update.progress.total,

@@ -19,7 +19,8 @@ use super::simulation::SimState;
 use super::tools::BrushTool;
 use super::{EditorTerrain, StatusLine, UserSettings};
 use crate::core::brush::BrushKind;
-use crate::core::erosion::{Boundary, ModelParams, droplet::DropletParams};
+use crate::core::erosion::registry::{self, ModelEntry, ModelParamsType, ParamsVisitor};
+use crate::core::erosion::{Boundary, MODELS, ModelParams};
 use crate::core::generate::GenerateParams;
 use crate::editor::persist::Settings;
 
@@ -61,34 +62,41 @@ pub const LIVE_DELAY: f64 = 0.25;
 /// Largest map side the editor generates (nodes).
 pub const MAX_EDITOR_SIDE: usize = 4097;
 
-/// Model names shown in the Erosion section, in the order of [`default_models`].
-pub const MODEL_NAMES: [&str; 5] = ["Droplets", "Snowball", "Pipe model", "Thermal", "Stream power"];
-const MODEL_TYPES: [&str; 5] = ["DropletParams", "SnowballParams", "PipeParams", "ThermalParams", "StreamPowerParams"];
-
-/// The model Simulate runs on a first start (an index in [`MODEL_NAMES`]): stream power, whose
-/// defaults keep the island's outline, cut a dendritic, concave river network with the sea as
-/// base level and leave no single-node pits or spikes (the README's per-model table), in a few
-/// seconds at 513². `talus erode` without `--model` runs the same.
-pub const DEFAULT_MODEL: usize = 4;
-
-/// One parameter set per model, the seeds' defaults (droplets: enough to see on a 513² map).
-pub fn default_models() -> Vec<ModelParams> {
-    vec![
-        ModelParams::Droplet(DropletParams { droplets: 200_000, ..Default::default() }),
-        ModelParams::Snowball(Default::default()),
-        ModelParams::Pipe(Default::default()),
-        ModelParams::Thermal(Default::default()),
-        ModelParams::StreamPower(Default::default()),
-    ]
+/// The models of the Erosion section's menu come from the model registry
+/// ([`crate::core::erosion::registry`]): its [`MODELS`] in order, each shown by its `label`.
+/// The model Simulate runs on a first start (an index in [`MODELS`]) is the registry's default,
+/// stream power, which `talus erode` without `--model` runs too.
+pub fn default_model() -> usize {
+    registry::default_model().index()
 }
 
-fn model_slot(m: &ModelParams) -> usize {
-    match m {
-        ModelParams::Droplet(_) => 0,
-        ModelParams::Snowball(_) => 1,
-        ModelParams::Pipe(_) => 2,
-        ModelParams::Thermal(_) => 3,
-        ModelParams::StreamPower(_) => 4,
+/// One parameter set per model, in [`MODELS`] order: each entry's `editor_default` (the seeds'
+/// defaults; droplets: enough to see on a 513² map).
+pub fn default_models() -> Vec<ModelParams> {
+    MODELS.iter().map(|e| (e.editor_default)()).collect()
+}
+
+/// The panel's parameter editor for the model's own struct.
+struct EditModel<'a>(&'a mut egui::Ui);
+
+impl ParamsVisitor for EditModel<'_> {
+    type Out = Result<bool, String>;
+    fn visit<P: ModelParamsType>(self, e: &'static ModelEntry, p: &mut P) -> Self::Out {
+        edit_params(self.0, e.key, e.params_type, p)
+    }
+}
+
+/// The preset row for the model's own struct (shipped presets named after the model's `key`).
+struct ModelPresets<'a> {
+    ui: &'a mut egui::Ui,
+    path: &'a mut String,
+    msg: &'a mut Option<(String, bool)>,
+}
+
+impl ParamsVisitor for ModelPresets<'_> {
+    type Out = bool;
+    fn visit<P: ModelParamsType>(self, e: &'static ModelEntry, p: &mut P) -> bool {
+        preset_row(self.ui, "erode", e.key, p, self.path, self.msg)
     }
 }
 
@@ -101,7 +109,7 @@ pub struct PanelState {
     /// Time (seconds) of a generator edit not yet sent.
     pub gen_edited_at: Option<f64>,
     pub gen_error: Option<String>,
-    /// One parameter set per model ([`MODEL_NAMES`] order).
+    /// One parameter set per model ([`MODELS`] order).
     pub models: Vec<ModelParams>,
     pub model: usize,
     pub model_error: Option<String>,
@@ -139,10 +147,9 @@ impl PanelState {
     pub fn from_settings(s: &Settings) -> Self {
         let mut models = default_models();
         for m in &s.models {
-            let i = model_slot(m);
-            models[i] = m.clone();
+            models[m.index()] = m.clone();
         }
-        let model = s.models.get(s.model).map(model_slot).unwrap_or(DEFAULT_MODEL);
+        let model = s.models.get(s.model).map(ModelParams::index).unwrap_or_else(default_model);
         Self {
             generator: s.generator.clone().unwrap_or_else(|| crate::core::generate::demo_params(super::START_SIZE, 1)),
             live: s.live_generate,
@@ -496,7 +503,7 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
         } else if {
             let tip = format!(
                 "Run {} (set up in the Erosion section) on the whole map, as one undo step",
-                MODEL_NAMES[panel.model]
+                MODELS[panel.model].label
             );
             let simulate = ui.button("Simulate").on_hover_text(tip);
             hotspot(ui, "Simulate", &simulate);
@@ -523,7 +530,8 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
         let p = sim.progress;
         ui.add(
             egui::ProgressBar::new(p.fraction()).text(format!("{} / {} · {:.1}/s", p.done, p.total, sim.steps_per_s)),
-        );
+        )
+        .on_hover_text(format!("{} done / asked, and per second", MODELS[panel.model].unit));
     }
     if let Some(e) = &panel.model_error {
         ui.colored_label(egui::Color32::LIGHT_RED, e);
@@ -533,9 +541,9 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
 fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
     egui::CollapsingHeader::new("Erosion").default_open(true).show(ui, |ui| {
         ui.add_enabled_ui(!sim.running(), |ui| {
-            egui::ComboBox::from_label("Model").selected_text(MODEL_NAMES[panel.model]).show_ui(ui, |ui| {
-                for (i, name) in MODEL_NAMES.iter().enumerate() {
-                    ui.selectable_value(&mut panel.model, i, *name);
+            egui::ComboBox::from_label("Model").selected_text(MODELS[panel.model].label).show_ui(ui, |ui| {
+                for (i, e) in MODELS.iter().enumerate() {
+                    ui.selectable_value(&mut panel.model, i, e.label);
                 }
             });
             egui::ComboBox::from_label("Backend")
@@ -567,16 +575,13 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
             if !sim.backend_used.is_empty() {
                 ui.small(format!("on {}", sim.backend_used));
             }
+            if let Some(n) = sim.notes.last() {
+                ui.small(n);
+            }
         }
         ui.add_enabled_ui(!sim.running(), |ui| {
             let i = panel.model;
-            let changed = match &mut panel.models[i] {
-                ModelParams::Droplet(p) => edit_params(ui, "droplet", MODEL_TYPES[0], p),
-                ModelParams::Snowball(p) => edit_params(ui, "snowball", MODEL_TYPES[1], p),
-                ModelParams::Pipe(p) => edit_params(ui, "pipe", MODEL_TYPES[2], p),
-                ModelParams::Thermal(p) => edit_params(ui, "thermal", MODEL_TYPES[3], p),
-                ModelParams::StreamPower(p) => edit_params(ui, "stream_power", MODEL_TYPES[4], p),
-            };
+            let changed = panel.models[i].visit_mut(EditModel(ui));
             if let Err(e) = changed {
                 panel.model_error = Some(e);
             }
@@ -587,13 +592,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
             });
             ui.collapsing("Hardness", |ui| super::overlay::hardness_editor(ui, panel));
             let (models, path, msg) = (&mut panel.models, &mut panel.preset_path, &mut panel.preset_msg);
-            match &mut models[i] {
-                ModelParams::Droplet(p) => preset_row(ui, "erode", "droplet", p, path, msg),
-                ModelParams::Snowball(p) => preset_row(ui, "erode", "snowball", p, path, msg),
-                ModelParams::Pipe(p) => preset_row(ui, "erode", "pipe", p, path, msg),
-                ModelParams::Thermal(p) => preset_row(ui, "erode", "thermal", p, path, msg),
-                ModelParams::StreamPower(p) => preset_row(ui, "erode", "stream_power", p, path, msg),
-            };
+            models[i].visit_mut(ModelPresets { ui, path, msg });
             preset_message(ui, &panel.preset_msg);
             if ui.small_button("Reset this model to its defaults").clicked() {
                 panel.models[i] = default_models().swap_remove(i);

@@ -11,9 +11,13 @@
 //! 2. stops between steps when the cancel flag is set ([`Simulation::finish`] runs, so the terrain
 //!    is final-consistent), idles while paused;
 //! 3. advances one indivisible step;
-//! 4. publishes a [`JobUpdate`] (heights, ledger, progress, steps per second and, when asked,
-//!    the water/sediment/flow fields) at most every `interval`, and always after edits and at the
-//!    end, where the update carries how the run ended.
+//! 4. publishes a [`JobUpdate`] (heights, ledger, progress, steps per second, the run's notes
+//!    and, when asked, the water/sediment/flow fields) at most every `interval`, and always after
+//!    edits and at the end, where the update carries how the run ended.
+//!
+//! The notes ([`Simulation::notes`], e.g. a GPU that failed mid-run and the CPU that took over)
+//! are the run's whole list in every update, so an update the window skips loses none; the
+//! window shows the ones it has not shown yet in its status line.
 //!
 //! Only the newest update is kept: a slow window skips intermediate ones instead of queueing them.
 
@@ -64,6 +68,8 @@ pub struct JobUpdate {
     /// Work per second over the last half second or so, in the model's progress unit (droplets,
     /// time steps, iterations), whatever a [`Simulation::step`] call batches.
     pub steps_per_s: f64,
+    /// Everything the run has had to say so far, oldest first ([`Simulation::notes`]).
+    pub notes: Vec<String>,
     /// Set on the last update of the run.
     pub end: Option<JobEnd>,
 }
@@ -133,6 +139,7 @@ impl JobShared {
             ledger: sim.ledger(),
             progress: sim.progress(),
             steps_per_s,
+            notes: sim.notes(),
             end,
         };
         *self.latest.lock().unwrap_or_else(PoisonError::into_inner) = Some(u);
@@ -290,6 +297,51 @@ mod tests {
         let raised = sim.heightmap().sum() - plain.heightmap().sum();
         assert!(raised > 100.0, "the stroke raised the terrain by {raised}");
         assert!(sim.ledger().closes(1e-4));
+    }
+
+    /// A job that says something after its second step (as a GPU job does when it falls back).
+    struct Talkative {
+        inner: Box<dyn Simulation>,
+    }
+
+    impl Simulation for Talkative {
+        fn step(&mut self) {
+            self.inner.step()
+        }
+        fn progress(&self) -> crate::core::erosion::Progress {
+            self.inner.progress()
+        }
+        fn heightmap(&self) -> &Heightmap {
+            self.inner.heightmap()
+        }
+        fn ledger(&self) -> Ledger {
+            self.inner.ledger()
+        }
+        fn maps(&self) -> &ErosionMaps {
+            self.inner.maps()
+        }
+        fn fields(&self) -> Fields {
+            self.inner.fields()
+        }
+        fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
+            self.inner.edit_terrain(f)
+        }
+        fn notes(&self) -> Vec<String> {
+            if self.inner.progress().done >= 2 { vec!["went on on the CPU".into()] } else { Vec::new() }
+        }
+    }
+
+    #[test]
+    fn notes_reach_the_window_in_the_updates() {
+        let shared = Arc::new(JobShared::new(Duration::from_secs(3600)));
+        let (_, end) = run_job(Box::new(Talkative { inner: thermal(5) }), shared.clone());
+        assert_eq!(end, JobEnd::Finished);
+        // Only the last update is kept (the interval is long): it still carries the note.
+        let last = shared.take_update().unwrap();
+        assert_eq!(last.notes, vec!["went on on the CPU".to_string()]);
+        let quiet = Arc::new(JobShared::new(Duration::ZERO));
+        run_job(thermal(3), quiet.clone());
+        assert!(quiet.take_update().unwrap().notes.is_empty());
     }
 
     #[test]

@@ -70,15 +70,9 @@ fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
     Ok(PreparedRun { job, used, base, hardness, label: model_label(req.model) })
 }
 
-/// Undo label of a model's run.
+/// Undo label of a model's run (the registry's `undo`).
 pub fn model_label(m: &ModelParams) -> &'static str {
-    match m {
-        ModelParams::Droplet(_) => "Droplet erosion",
-        ModelParams::Snowball(_) => "Snowball erosion",
-        ModelParams::Pipe(_) => "Pipe-model erosion",
-        ModelParams::Thermal(_) => "Thermal erosion",
-        ModelParams::StreamPower(_) => "Stream-power erosion",
-    }
+    m.entry().undo
 }
 
 #[cfg(test)]

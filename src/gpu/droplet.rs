@@ -83,19 +83,22 @@
 //! ## Failure
 //! Building the job returns a [`GpuError`] (no adapter, shader, memory, size) for the caller to
 //! show and fall back from. A fault *during* the run (device lost) is caught after the step that
-//! met it: the job continues on the CPU model from the last state it read back (the remaining
-//! droplets, seed mixed with the progress; see [`GpuDropletJob::fault`]), so a job never ends
-//! silently or takes its caller down.
+//! met it: [`GpuDropletJob`] is the GPU part ([`GpuDropletCore`]) in the GPU models' one fallback
+//! wrapper ([`super::fallback`]), which continues on the CPU model from the last state read back
+//! (the remaining droplets, the same erosion floor, the seed mixed with the progress; see
+//! [`GpuJob::adjust_continuation`]), so a job never ends silently or takes its caller down; the
+//! note saying so is one of the job's [`Simulation::notes`].
 
 use std::sync::{Arc, OnceLock};
 
-use crate::core::erosion::droplet::{DropletJob, DropletParams};
+use crate::core::erosion::droplet::DropletParams;
 use crate::core::erosion::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation,
+    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, ModelParams, Progress, Side, Simulation,
 };
 use crate::core::heightmap::Heightmap;
 
 use super::context::{GpuContext, GpuError};
+use super::fallback::{GpuJob, Handover, ResilientGpuJob};
 
 /// The WGSL source, embedded so the binary works anywhere.
 pub const SHADER: &str = include_str!("../../shaders/gpu/droplet.wgsl");
@@ -113,8 +116,66 @@ const SUB: usize = 4;
 const ACC_WORDS: u64 = 4;
 /// Words of the run's book counters: eroded, deposited, lost, lifted, droplets ended (u64 each).
 const BOOK_WORDS: usize = 10;
-/// Number of `u32` parameters in the uniform block (the WGSL `Params` struct).
-const NPARAM: usize = 40;
+
+super::uniform::wgsl_uniform! {
+    /// The uniform block of `walk` and `apply` (the WGSL `Params` struct of `droplet.wgsl`; the
+    /// layout is checked against it by `tests::the_uniform_block_matches_the_wgsl`). Set whole when
+    /// the job is built (`fill_block`); the unit fields change on an edit (`set_unit`) and the
+    /// batch fields (`first_*`, `count`, `row`, `stamp_base`) per batch.
+    struct DropletUniform {
+        w: u32,
+        h: u32,
+        wrap_x: u32,
+        wrap_y: u32,
+        /// 1 = drain, 0 = wall (reflect); ignored on a wrapped axis.
+        drain_left: u32,
+        drain_right: u32,
+        drain_top: u32,
+        drain_bottom: u32,
+        span_x: f32,
+        span_y: f32,
+        inertia: f32,
+        min_slope: f32,
+        capacity: f32,
+        deposition: f32,
+        erosion: f32,
+        gravity: f32,
+        /// `1 − evaporation`.
+        keep_water: f32,
+        /// Water below which a droplet ends: `max(initial_water · 10⁻²⁰, 10⁻³⁰)`.
+        min_water: f32,
+        initial_water: f32,
+        initial_speed: f32,
+        max_life: u32,
+        /// Erosion floor (f32 heights; 0 without one) and `guard` = 1 when there is one.
+        floor: f32,
+        guard: u32,
+        has_hard: u32,
+        /// The floor in height units (i64 as lo, hi words).
+        floor_lo: u32,
+        floor_hi: u32,
+        /// Height unit = 2^k metres: `inv_unit` = 1/unit, `unit`.
+        inv_unit: f32,
+        unit: f32,
+        /// Water unit of the flow-volume map.
+        inv_wunit: f32,
+        wunit: f32,
+        seed_lo: u32,
+        seed_hi: u32,
+        /// Index of the batch's first droplet (u64 as lo, hi) and the droplets in the batch.
+        first_lo: u32,
+        first_hi: u32,
+        count: u32,
+        /// Brush: `ceil(radius)`, and taps per sub-cell variant.
+        reach: u32,
+        taps: u32,
+        /// Threads per row of the 2-D dispatch grid.
+        row: u32,
+        /// Claim stamp of the batch's step 0.
+        stamp_base: u32,
+        _pad: u32,
+    }
+}
 
 /// Tuning of the GPU droplet job.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
@@ -208,9 +269,45 @@ struct Cache {
     books: OnceLock<[u64; 5]>,
 }
 
-/// A droplet-erosion job on the GPU (see the module doc). Implements [`Simulation`]: progress in
-/// droplets, snapshots read back on demand, terrain edits uploaded.
-pub struct GpuDropletJob {
+/// A droplet-erosion job on the GPU that goes on on the CPU if the GPU fails mid-run (see the
+/// module doc): what the GPU backend runs.
+pub type GpuDropletJob = ResilientGpuJob<GpuDropletCore>;
+
+impl GpuDropletJob {
+    /// Prepares a job on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and fails with
+    /// a [`GpuError`] when the GPU cannot hold or compile it.
+    pub fn new(
+        ctx: Arc<GpuContext>,
+        terrain: Heightmap,
+        params: DropletParams,
+        inputs: JobInputs,
+        opts: GpuDropletOptions,
+    ) -> Result<Self, GpuDropletError> {
+        let model = ModelParams::Droplet(params.clone());
+        let core = GpuDropletCore::new(ctx, terrain, params, &inputs, opts)?;
+        Ok(Self::wrap(core, model, inputs))
+    }
+
+    /// The parameters the job runs with.
+    pub fn params(&self) -> &DropletParams {
+        &self.gpu().params
+    }
+
+    /// Droplets advancing in lockstep (per batch).
+    pub fn in_flight(&self) -> u32 {
+        self.gpu().in_flight
+    }
+
+    /// The height unit in metres (`2^k`).
+    pub fn height_unit(&self) -> f64 {
+        self.gpu().height_unit()
+    }
+}
+
+/// The GPU part of a droplet-erosion job (see the module doc): a [`GpuJob`] that stops at its
+/// first failure. Implements [`Simulation`]: progress in droplets, snapshots read back on
+/// demand, terrain edits uploaded.
+pub struct GpuDropletCore {
     dev: Option<Device>,
     /// Geometry and cell size of the terrain, and the last heights read back (the fallback's start).
     last: Heightmap,
@@ -218,11 +315,8 @@ pub struct GpuDropletJob {
     ledger: Ledger,
     params: DropletParams,
     seed: u64,
-    boundary: Boundary,
-    /// Kept for a CPU fallback.
-    hardness: Option<Vec<f32>>,
-    /// The uniform block (host copy); `first`/`count`/`stamp_base` change per batch.
-    block: [u32; NPARAM],
+    /// The uniform block (host copy); `first_*`/`count`/`row`/`stamp_base` change per batch.
+    block: DropletUniform,
     /// Height unit exponent (unit = 2^k metres) and the water unit of the flow-volume map.
     unit_k: i32,
     wunit: f32,
@@ -233,33 +327,18 @@ pub struct GpuDropletJob {
     stamp: u32,
     degenerate: bool,
     cache: Cache,
-    /// What made the job leave the GPU, and the CPU job that took over (with the progress, books
-    /// and maps it started from).
+    /// What stopped the job.
     fault: Option<GpuError>,
-    fallback: Option<Fallback>,
 }
 
-/// The CPU job that took over after a fault, and the state it started from.
-struct Fallback {
-    job: DropletJob,
-    /// Droplets done on the GPU before it took over.
-    base_done: u64,
-    /// Books of the GPU part; `volume_after` = Σh the CPU job started from.
-    base_ledger: Ledger,
-    base_maps: ErosionMaps,
-    base_flow: Vec<f32>,
-    base_fvol: Vec<f32>,
-    merged_maps: OnceLock<ErosionMaps>,
-}
-
-impl GpuDropletJob {
-    /// Prepares a job on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and fails with
-    /// a [`GpuError`] when the GPU cannot hold or compile it.
+impl GpuDropletCore {
+    /// Prepares the GPU part on `ctx`. Refuses what the CPU model refuses ([`JobError`]) and
+    /// fails with a [`GpuError`] when the GPU cannot hold or compile it.
     pub fn new(
         ctx: Arc<GpuContext>,
         terrain: Heightmap,
         params: DropletParams,
-        inputs: JobInputs,
+        inputs: &JobInputs,
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
         params.validate()?;
@@ -293,9 +372,7 @@ impl GpuDropletJob {
             dev: None,
             ledger: Ledger { volume_before: volume, volume_after: volume, ..Ledger::default() },
             seed: inputs.seed,
-            boundary: inputs.boundary,
-            hardness: None,
-            block: [0; NPARAM],
+            block: DropletUniform::default(),
             unit_k,
             wunit,
             floor,
@@ -305,7 +382,6 @@ impl GpuDropletJob {
             degenerate,
             cache: Cache::default(),
             fault: None,
-            fallback: None,
             params,
             last: terrain,
         };
@@ -313,31 +389,7 @@ impl GpuDropletJob {
         if !degenerate {
             job.dev = Some(job.build_device(ctx, inputs.hardness.as_deref())?);
         }
-        job.hardness = inputs.hardness;
         Ok(job)
-    }
-
-    /// The parameters the job runs with.
-    pub fn params(&self) -> &DropletParams {
-        &self.params
-    }
-
-    /// Droplets advancing in lockstep (per batch).
-    pub fn in_flight(&self) -> u32 {
-        self.in_flight
-    }
-
-    /// The GPU fault that made the job continue on the CPU, if one did.
-    pub fn fault(&self) -> Option<&GpuError> {
-        self.fault.as_ref()
-    }
-
-    /// Makes the job leave the GPU as if `err` had happened (for tests of the fallback).
-    #[doc(hidden)]
-    pub fn simulate_fault(&mut self, err: GpuError) {
-        if self.fallback.is_none() {
-            self.fall_back(err);
-        }
     }
 
     /// The height unit in metres (`2^k`).
@@ -351,41 +403,42 @@ impl GpuDropletJob {
         let wrap_x = b.wrap_x();
         let wrap_y = b.wrap_y();
         let drain = |s: Side| (b.effective(s) == EdgeMode::Drain) as u32;
-        let f = f32::to_bits;
         let span_x = if wrap_x { w as f32 } else { w.saturating_sub(1) as f32 };
         let span_y = if wrap_y { h as f32 } else { h.saturating_sub(1) as f32 };
         let (_, taps) = brush_taps(p.radius);
-        let k = &mut self.block;
-        k[0] = w as u32;
-        k[1] = h as u32;
-        k[2] = wrap_x as u32;
-        k[3] = wrap_y as u32;
-        k[4] = drain(Side::Left);
-        k[5] = drain(Side::Right);
-        k[6] = drain(Side::Top);
-        k[7] = drain(Side::Bottom);
-        k[8] = f(span_x);
-        k[9] = f(span_y);
-        k[10] = f(p.inertia);
-        k[11] = f(p.min_slope);
-        k[12] = f(p.capacity);
-        k[13] = f(p.deposition);
-        k[14] = f(p.erosion);
-        k[15] = f(p.gravity);
-        k[16] = f(1.0 - p.evaporation);
-        k[17] = f((p.initial_water * 1e-20).max(1e-30));
-        k[18] = f(p.initial_water);
-        k[19] = f(p.initial_speed);
-        k[20] = p.max_lifetime;
-        k[21] = f(if self.floor.is_finite() { self.floor } else { 0.0 });
-        k[22] = self.floor.is_finite() as u32;
-        k[23] = has_hard as u32;
-        k[28] = f(1.0 / self.wunit);
-        k[29] = f(self.wunit);
-        k[30] = self.seed as u32;
-        k[31] = (self.seed >> 32) as u32;
-        k[35] = p.radius.ceil() as u32;
-        k[36] = taps;
+        self.block = DropletUniform {
+            w: w as u32,
+            h: h as u32,
+            wrap_x: wrap_x as u32,
+            wrap_y: wrap_y as u32,
+            drain_left: drain(Side::Left),
+            drain_right: drain(Side::Right),
+            drain_top: drain(Side::Top),
+            drain_bottom: drain(Side::Bottom),
+            span_x,
+            span_y,
+            inertia: p.inertia,
+            min_slope: p.min_slope,
+            capacity: p.capacity,
+            deposition: p.deposition,
+            erosion: p.erosion,
+            gravity: p.gravity,
+            keep_water: 1.0 - p.evaporation,
+            min_water: (p.initial_water * 1e-20).max(1e-30),
+            initial_water: p.initial_water,
+            initial_speed: p.initial_speed,
+            max_life: p.max_lifetime,
+            floor: if self.floor.is_finite() { self.floor } else { 0.0 },
+            guard: self.floor.is_finite() as u32,
+            has_hard: has_hard as u32,
+            inv_wunit: 1.0 / self.wunit,
+            wunit: self.wunit,
+            seed_lo: self.seed as u32,
+            seed_hi: (self.seed >> 32) as u32,
+            reach: p.radius.ceil() as u32,
+            taps,
+            ..DropletUniform::default()
+        };
         self.set_unit(self.unit_k);
     }
 
@@ -398,10 +451,10 @@ impl GpuDropletJob {
         } else {
             0
         };
-        self.block[24] = fq as u64 as u32;
-        self.block[25] = ((fq as u64) >> 32) as u32;
-        self.block[26] = pow2(-k).to_bits();
-        self.block[27] = pow2(k).to_bits();
+        self.block.floor_lo = fq as u64 as u32;
+        self.block.floor_hi = ((fq as u64) >> 32) as u32;
+        self.block.inv_unit = pow2(-k);
+        self.block.unit = pow2(k);
     }
 
     /// Fixed-point heights (i64 as lo, hi words) of `data` in the current unit.
@@ -508,12 +561,12 @@ impl GpuDropletJob {
                 ctx.queue().submit([enc.finish()]);
                 self.stamp = 1;
             }
-            self.block[32] = first as u32;
-            self.block[33] = (first >> 32) as u32;
-            self.block[34] = count;
-            self.block[37] = row;
-            self.block[38] = self.stamp;
-            ctx.write(&dev.params, 0, &self.block);
+            self.block.first_lo = first as u32;
+            self.block.first_hi = (first >> 32) as u32;
+            self.block.count = count;
+            self.block.row = row;
+            self.block.stamp_base = self.stamp;
+            ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
             // Only a batch longer than one submission checks for an early end (a readback).
             let ended_before = if steps > STEPS_PER_SUBMIT { self.read_books()?[4] } else { 0 };
             let mut step = 0u32;
@@ -617,61 +670,70 @@ impl GpuDropletJob {
         Ok(())
     }
 
-    /// Leaves the GPU after `err`: the rest runs on the CPU model from the last state that could
-    /// be read back (or the input when nothing could).
-    fn fall_back(&mut self, err: GpuError) {
-        let hm = self.read_heights().unwrap_or_else(|_| self.last.clone());
-        let readable = self.read_books().is_ok();
-        let base_ledger =
-            if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
-        let maps = self.gpu_maps().to_vec();
-        let base_done = self.done;
-        eprintln!("talus: {err}; droplets continue on the CPU from droplet {base_done}");
-        self.fault = Some(err);
-        self.dev = None;
-        let mut params = self.params.clone();
-        params.droplets = params.droplets.saturating_sub(base_done);
-        // The CPU guard must stay where the GPU's was, not move to the new minimum.
-        if params.min_height.is_none() && params.floor_at_input_min && self.floor.is_finite() {
-            params.min_height = Some(self.floor);
+    /// Stops the job at its first failure (the fallback wrapper takes over from here).
+    fn fail(&mut self, err: GpuError) {
+        if self.fault.is_none() {
+            self.fault = Some(err);
         }
-        let seed = crate::core::rng::mix64(self.seed ^ base_done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        let inputs = JobInputs { hardness: self.hardness.take(), boundary: self.boundary, seed, ..Default::default() };
-        match DropletJob::new(hm.clone(), params, inputs) {
-            Ok(job) => {
-                self.fallback = Some(Fallback {
-                    job,
-                    base_done,
-                    base_ledger,
-                    base_maps: ErosionMaps {
-                        eroded: maps.iter().map(|m| m[0]).collect(),
-                        deposited: maps.iter().map(|m| m[1]).collect(),
-                    },
-                    base_flow: maps.iter().map(|m| m[2]).collect(),
-                    base_fvol: maps.iter().map(|m| m[3]).collect(),
-                    merged_maps: OnceLock::new(),
-                });
-            }
-            Err(_) => {
-                // Cannot happen (the parameters were checked when the job was built); end the job
-                // rather than loop.
-                self.done = self.params.droplets;
-            }
-        }
-        self.last = hm;
-        self.cache = Cache::default();
     }
 }
 
-impl Simulation for GpuDropletJob {
-    fn step(&mut self) {
-        if let Some(fb) = &mut self.fallback {
-            fb.job.step();
-            fb.merged_maps = OnceLock::new();
-            self.done = fb.base_done + fb.job.progress().done;
-            return;
+impl GpuJob for GpuDropletCore {
+    fn fault(&self) -> Option<&GpuError> {
+        self.fault.as_ref()
+    }
+
+    fn inject_fault(&mut self, err: GpuError) {
+        self.fail(err);
+    }
+
+    /// The last state that could be read back (or the last one known when nothing could); the
+    /// GPU resources are released.
+    fn hand_over(&mut self) -> Handover {
+        let hm = self.read_heights().unwrap_or_else(|_| self.last.clone());
+        let readable = self.read_books().is_ok();
+        let ledger =
+            if readable { self.gpu_ledger(hm.sum()) } else { Ledger { volume_after: self.last.sum(), ..self.ledger } };
+        let maps = self.gpu_maps().to_vec();
+        self.dev = None;
+        self.last = hm.clone();
+        self.cache = Cache::default();
+        Handover {
+            heightmap: hm,
+            done: self.done,
+            ledger,
+            maps: ErosionMaps {
+                eroded: maps.iter().map(|m| m[0]).collect(),
+                deposited: maps.iter().map(|m| m[1]).collect(),
+            },
+            flow: Some(maps.iter().map(|m| m[2]).collect()),
+            flow_volume: Some(maps.iter().map(|m| m[3]).collect()),
         }
-        if self.done >= self.params.droplets {
+    }
+
+    fn continuation_note(&self, err: &GpuError, done: u64) -> String {
+        format!("{err}; droplets continue on the CPU from droplet {done}")
+    }
+
+    /// The CPU's guard stays where the GPU's was (not at the new minimum), the seed is mixed with
+    /// the droplets done (the rest must not repeat the first droplets' paths), and there is no
+    /// sea (the GPU version has none).
+    fn adjust_continuation(&self, params: &mut ModelParams, inputs: &mut JobInputs, done: u64) {
+        if let ModelParams::Droplet(p) = params
+            && p.min_height.is_none()
+            && p.floor_at_input_min
+            && self.floor.is_finite()
+        {
+            p.min_height = Some(self.floor);
+        }
+        inputs.seed = crate::core::rng::mix64(self.seed ^ done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
+        inputs.sea_level = None;
+    }
+}
+
+impl Simulation for GpuDropletCore {
+    fn step(&mut self) {
+        if self.fault.is_some() || self.done >= self.params.droplets {
             return;
         }
         let start = self.done;
@@ -684,7 +746,7 @@ impl Simulation for GpuDropletJob {
         self.cache = Cache::default();
         match self.run_gpu(start, end) {
             Ok(()) => self.done = end,
-            Err(e) => self.fall_back(e),
+            Err(e) => self.fail(e),
         }
     }
 
@@ -692,42 +754,19 @@ impl Simulation for GpuDropletJob {
         Progress { done: self.done, total: self.params.droplets }
     }
 
+    fn is_done(&self) -> bool {
+        self.fault.is_some() || self.done >= self.params.droplets
+    }
+
     fn heightmap(&self) -> &Heightmap {
-        if let Some(fb) = &self.fallback {
-            return fb.job.heightmap();
-        }
         self.cache.hm.get_or_init(|| self.read_heights().unwrap_or_else(|_| self.last.clone()))
     }
 
     fn ledger(&self) -> Ledger {
-        if let Some(fb) = &self.fallback {
-            let c = fb.job.ledger();
-            let b = fb.base_ledger;
-            return Ledger {
-                eroded: b.eroded + c.eroded,
-                deposited: b.deposited + c.deposited,
-                lost_at_border: b.lost_at_border + c.lost_at_border,
-                clamped: b.clamped + c.clamped,
-                uplift: b.uplift + c.uplift,
-                suspended: c.suspended,
-                volume_before: b.volume_before + (c.volume_before - b.volume_after),
-                volume_after: c.volume_after,
-            };
-        }
         self.gpu_ledger(self.heightmap().sum())
     }
 
     fn maps(&self) -> &ErosionMaps {
-        if let Some(fb) = &self.fallback {
-            return fb.merged_maps.get_or_init(|| {
-                let c = fb.job.maps();
-                let add = |a: &[f32], b: &[f32]| a.iter().zip(b).map(|(x, y)| x + y).collect();
-                ErosionMaps {
-                    eroded: add(&fb.base_maps.eroded, &c.eroded),
-                    deposited: add(&fb.base_maps.deposited, &c.deposited),
-                }
-            });
-        }
         self.cache.erosion_maps.get_or_init(|| {
             let m = self.gpu_maps();
             ErosionMaps { eroded: m.iter().map(|v| v[0]).collect(), deposited: m.iter().map(|v| v[1]).collect() }
@@ -735,15 +774,6 @@ impl Simulation for GpuDropletJob {
     }
 
     fn fields(&self) -> Fields {
-        if let Some(fb) = &self.fallback {
-            let c = fb.job.fields();
-            let add = |a: &[f32], b: Option<Vec<f32>>| b.map(|b| a.iter().zip(&b).map(|(x, y)| x + y).collect());
-            return Fields {
-                flow: add(&fb.base_flow, c.flow),
-                flow_volume: add(&fb.base_fvol, c.flow_volume),
-                ..Fields::default()
-            };
-        }
         let m = self.gpu_maps();
         Fields {
             flow: Some(m.iter().map(|v| v[2]).collect()),
@@ -752,9 +782,10 @@ impl Simulation for GpuDropletJob {
         }
     }
 
+    /// A failure to read the books back stops the job before the edit is applied (the wrapper
+    /// then applies it to the CPU continuation).
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
-        if let Some(fb) = &mut self.fallback {
-            fb.job.edit_terrain(f);
+        if self.fault.is_some() {
             return;
         }
         let mut hm = self.heightmap().clone();
@@ -766,8 +797,7 @@ impl Simulation for GpuDropletJob {
             return;
         }
         if let Err(e) = self.flush_books() {
-            self.fall_back(e);
-            self.edit_terrain(f);
+            self.fail(e);
             return;
         }
         if !crate::core::erosion::apply_edit(&mut hm, &mut self.ledger.volume_before, f) {
@@ -778,7 +808,7 @@ impl Simulation for GpuDropletJob {
         self.set_unit(unit_exp(s.min.abs().max(s.max.abs())));
         let q = self.to_units(&hm.data);
         if let Some(dev) = &self.dev {
-            dev.ctx.write(&dev.params, 0, &self.block);
+            dev.ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
             dev.ctx.write(&dev.hf, 0, &hm.data);
             dev.ctx.write(&dev.hq, 0, &q);
         }
@@ -811,6 +841,12 @@ mod tests {
             assert!((s - 1.0).abs() < 1e-5, "{s}");
             assert!(v.iter().all(|t| t[2] >= 0.0 && (t[0] * t[0] + t[1] * t[1]).sqrt() < 7.0));
         }
+    }
+
+    #[test]
+    fn the_uniform_block_matches_the_wgsl() {
+        crate::gpu::uniform::assert_matches_wgsl::<DropletUniform>(SHADER, "Params");
+        assert_eq!(std::mem::size_of::<DropletUniform>(), 160);
     }
 
     #[test]

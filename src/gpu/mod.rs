@@ -2,6 +2,9 @@
 //!
 //! * [`context`]: instance → adapter → device/queue, typed [`GpuError`]s, buffer helpers.
 //! * [`droplet`]: particle (droplet) erosion (seed 000, Beyer 2015), deterministic fixed-point books.
+//! * [`fallback`]: the one wrapper every GPU model runs in: a GPU failure mid-run continues on
+//!   the CPU from the last state read back, books continued, with a note as a value.
+//! * [`uniform`]: uniform blocks as named `#[repr(C)]` Pod structs checked against their WGSL.
 //! * [`pipe`]: the pipe model (Mei et al. 2007, Št'ava et al. 2008, seed 003) and thermal erosion.
 //!
 //! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
@@ -9,8 +12,11 @@
 //! reference; every GPU model implements the same [`crate::core::erosion::Simulation`] trait.
 
 pub mod context;
+pub mod fallback;
+pub mod uniform;
 
 pub use context::{AdapterChoice, AdapterSummary, GpuContext, GpuError};
+pub use fallback::{GpuJob, Handover, ResilientGpuJob};
 pub mod pipe;
 
 pub use pipe::{GpuErosionJob, GpuJobError};

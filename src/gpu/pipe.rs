@@ -59,13 +59,12 @@
 //! pipe model amplifies last-bit differences a little each step. `tests::gpu_matches_cpu_*`
 //! measures the gap on 256² after N steps (see the README for the figures).
 
-use std::cell::OnceCell;
+use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
 
-use bytemuck::{Pod, Zeroable};
-
 use super::context::{GpuContext, GpuError, groups};
+use super::fallback::{GpuJob, Handover, ResilientGpuJob};
 use crate::core::erosion::hardness::{HardnessRule, check_hardness};
 use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
 use crate::core::erosion::thermal::ThermalParams;
@@ -111,40 +110,44 @@ pub enum GpuJobError {
     Gpu(#[from] GpuError),
 }
 
-/// The uniform block every kernel reads (`Params` in `pipe_common.wgsl`).
-#[repr(C)]
-#[derive(Clone, Copy, Debug, Default, Pod, Zeroable)]
-struct GpuParams {
-    w: u32,
-    h: u32,
-    groups_x: u32,
-    groups: u32,
-    edge_l: u32,
-    edge_r: u32,
-    edge_t: u32,
-    edge_b: u32,
-    flags: u32,
-    _pad0: [u32; 3],
-    kflux: f32,
-    area_dt: f32,
-    dt_area: f32,
-    inv_l: f32,
-    vmax: f32,
-    courant: f32,
-    kc: f32,
-    ks: f32,
-    kd: f32,
-    min_tilt: f32,
-    inv_max_depth: f32,
-    keep: f32,
-    rain_dt: f32,
-    t_card: f32,
-    t_diag: f32,
-    th_rate: f32,
-    th_inv_amax: f32,
-    /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
-    sea: f32,
-    _pad1: [f32; 2],
+super::uniform::wgsl_uniform! {
+    /// The uniform block every kernel reads (`Params` in `pipe_common.wgsl`; the layout is checked
+    /// against it by `tests::the_uniform_block_matches_the_wgsl`).
+    struct GpuParams {
+        w: u32,
+        h: u32,
+        groups_x: u32,
+        groups: u32,
+        edge_l: u32,
+        edge_r: u32,
+        edge_t: u32,
+        edge_b: u32,
+        flags: u32,
+        _pad0: u32,
+        _pad1: u32,
+        _pad2: u32,
+        kflux: f32,
+        area_dt: f32,
+        dt_area: f32,
+        inv_l: f32,
+        vmax: f32,
+        courant: f32,
+        kc: f32,
+        ks: f32,
+        kd: f32,
+        min_tilt: f32,
+        inv_max_depth: f32,
+        keep: f32,
+        rain_dt: f32,
+        t_card: f32,
+        t_diag: f32,
+        th_rate: f32,
+        th_inv_amax: f32,
+        /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
+        sea: f32,
+        _pad4: f32,
+        _pad5: f32,
+    }
 }
 
 fn edge_code(b: &crate::core::erosion::Boundary, side: Side) -> u32 {
@@ -268,6 +271,8 @@ pub struct GpuErosionJob {
     /// The first GPU failure; the job stops (is done) and keeps the last snapshot it read.
     fault: Option<GpuError>,
     last_good: Option<Cache>,
+    /// What the job has to tell the user (a failed readback, the failure that stopped it).
+    notes: RefCell<Vec<String>>,
 }
 
 impl std::fmt::Debug for GpuErosionJob {
@@ -574,6 +579,7 @@ impl GpuErosionJob {
             cache: OnceCell::new(),
             fault: None,
             last_good: None,
+            notes: RefCell::new(Vec::new()),
         })
     }
 
@@ -706,7 +712,7 @@ impl GpuErosionJob {
                     let _ = self.cache.set(c);
                 }
                 Err(e) => {
-                    eprintln!("talus: GPU readback failed: {e}");
+                    self.note(format!("GPU readback failed: {e}"));
                     return self.last_good.as_ref();
                 }
             }
@@ -714,9 +720,38 @@ impl GpuErosionJob {
         self.cache.get()
     }
 
-    /// Marks the job as failed, as a lost device would (tests of the fallback path).
-    #[cfg(test)]
-    pub(crate) fn inject_fault(&mut self, e: GpuError) {
+    /// Records a note for the user (a repeat of the newest one is dropped: a readback that keeps
+    /// failing is said once).
+    fn note(&self, text: String) {
+        let mut notes = self.notes.borrow_mut();
+        if notes.last() != Some(&text) {
+            notes.push(text);
+        }
+    }
+
+    fn fail(&mut self, e: GpuError) {
+        self.note(format!("GPU erosion stopped: {e}"));
+        if self.fault.is_none() {
+            self.fault = Some(e);
+        }
+    }
+}
+
+impl ResilientGpuJob<GpuErosionJob> {
+    /// Wraps a pipe or thermal GPU job in the GPU models' fallback; `params`/`inputs` are what it
+    /// was built from (for the CPU continuation).
+    pub fn new(gpu: GpuErosionJob, params: crate::core::erosion::ModelParams, inputs: JobInputs) -> Self {
+        Self::wrap(gpu, params, inputs)
+    }
+}
+
+impl GpuJob for GpuErosionJob {
+    fn fault(&self) -> Option<&GpuError> {
+        self.fault.as_ref()
+    }
+
+    /// Marks the job as failed, as a lost device would, keeping the state read back now.
+    fn inject_fault(&mut self, e: GpuError) {
         let now = self.cache.take().or_else(|| self.read_back().ok());
         if now.is_some() {
             self.last_good = now;
@@ -724,10 +759,16 @@ impl GpuErosionJob {
         self.fail(e);
     }
 
-    fn fail(&mut self, e: GpuError) {
-        eprintln!("talus: GPU erosion stopped: {e}");
-        if self.fault.is_none() {
-            self.fault = Some(e);
+    /// The last snapshot read back before the failure (the water and sediment it carried are not
+    /// handed on: the CPU part starts them afresh).
+    fn hand_over(&mut self) -> Handover {
+        Handover {
+            heightmap: self.heightmap().clone(),
+            done: self.snapshot_done(),
+            ledger: self.ledger(),
+            maps: self.maps().clone(),
+            flow: None,
+            flow_volume: None,
         }
     }
 }
@@ -790,6 +831,10 @@ impl Simulation for GpuErosionJob {
 
     fn is_done(&self) -> bool {
         self.fault.is_some() || self.done >= self.total
+    }
+
+    fn notes(&self) -> Vec<String> {
+        self.notes.borrow().clone()
     }
 
     fn heightmap(&self) -> &Heightmap {

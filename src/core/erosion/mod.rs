@@ -36,6 +36,7 @@ mod ledger;
 pub mod masks;
 pub(crate) mod particles;
 pub mod pipe;
+pub mod registry;
 pub(crate) mod simd;
 pub mod snowball;
 pub(crate) mod stencil;
@@ -44,6 +45,7 @@ pub mod thermal;
 
 pub use error::{JobError, check_param};
 pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
+pub use registry::{MODELS, ModelEntry, ModelParams};
 
 crate::param_enum! {
     /// What happens at one edge of the map.
@@ -165,6 +167,12 @@ pub trait Simulation: Send {
     /// Replaces the terrain while the job runs (a brush stroke applied to a running simulation).
     /// The difference is booked as `clamped`-free external edit: ledgers rebase `volume_before`.
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap));
+    /// What the run has to tell the user so far, oldest first (e.g. a GPU job that lost its
+    /// device and went on on the CPU). Library code prints nothing: the CLI prints each note
+    /// once, the editor shows the newest in its status line. The CPU models have none.
+    fn notes(&self) -> Vec<String> {
+        Vec::new()
+    }
 }
 
 /// Applies an external edit (a brush stroke) to a running job's terrain, keeping the books closed:
@@ -210,16 +218,6 @@ pub fn run(sim: &mut dyn Simulation, cancel: &AtomicBool, mut on_step: impl FnMu
     RunEnd::Finished
 }
 
-/// Which model, with its parameters: what presets store and what the CLI/editor build jobs from.
-#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
-pub enum ModelParams {
-    Droplet(droplet::DropletParams),
-    Snowball(snowball::SnowballParams),
-    Pipe(pipe::PipeParams),
-    Thermal(thermal::ThermalParams),
-    StreamPower(stream_power::StreamPowerParams),
-}
-
 /// Common inputs of every job besides the model parameters.
 #[derive(Clone, Debug, Default)]
 pub struct JobInputs {
@@ -234,7 +232,7 @@ pub struct JobInputs {
     pub sea_level: Option<f32>,
 }
 
-/// Builds the job for `params` over `terrain`.
+/// Builds the job for `params` over `terrain` (on the CPU; `crate::backend` chooses the GPU).
 pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Result<Box<dyn Simulation>, JobError> {
     if !terrain.all_finite() {
         return Err(JobError::NonFinite);
@@ -244,11 +242,6 @@ pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Res
             return Err(JobError::HardnessSize { expected: terrain.len(), got: h.len() });
         }
     }
-    Ok(match params {
-        ModelParams::Droplet(p) => Box::new(droplet::DropletJob::new(terrain, p.clone(), inputs)?),
-        ModelParams::Snowball(p) => Box::new(snowball::SnowballJob::new(terrain, p.clone(), inputs)?),
-        ModelParams::Pipe(p) => Box::new(pipe::PipeJob::new(terrain, p.clone(), inputs)?),
-        ModelParams::Thermal(p) => Box::new(thermal::ThermalJob::new(terrain, p.clone(), inputs)?),
-        ModelParams::StreamPower(p) => Box::new(stream_power::StreamPowerJob::new(terrain, p.clone(), inputs)?),
-    })
+    // The model's CPU job, as its registry entry declares it.
+    params.build_cpu(terrain, inputs)
 }

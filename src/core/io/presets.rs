@@ -6,6 +6,11 @@
 //! The repository ships a few in `assets/presets/` (`generate/alpine.ron`,
 //! `desert_canyons.ron`, `archipelago.ron`, `rolling_hills.ron`; `erode/…`; `brush/…`) that
 //! `talus generate --preset` and `talus erode --params` accept (`tests/presets.rs`).
+//!
+//! An erosion preset holds either a whole [`ModelParams`] or one model's own parameter struct;
+//! [`model_from_ron`] reads both, the second through the model registry
+//! ([`crate::core::erosion::registry`]). The editor lists the shipped presets of a model by the
+//! registry's `key` contained in their file names (`erode/alpine_droplets.ron` for `droplet`).
 
 use std::path::Path;
 
@@ -14,6 +19,7 @@ use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use super::atomic::write_atomic;
+use crate::core::erosion::{ModelEntry, ModelParams};
 
 /// Why a preset could not be read or written.
 #[derive(Debug, Error)]
@@ -50,6 +56,15 @@ pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), PresetError> {
     })
 }
 
+/// Reads erosion parameters from RON `text`: a whole [`ModelParams`] (whichever model it names),
+/// or else `model`'s own parameter struct; the error is the latter's.
+pub fn model_from_ron(text: &str, model: &ModelEntry) -> Result<ModelParams, ron::error::SpannedError> {
+    if let Ok(mp) = ron::from_str::<ModelParams>(text) {
+        return Ok(mp);
+    }
+    (model.params_from_ron)(text)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,5 +84,28 @@ mod tests {
         std::fs::write(&p, "(radius: \"big\")").unwrap();
         assert!(matches!(load::<BrushParams>(&p), Err(PresetError::Parse { .. })));
         assert!(matches!(load::<BrushParams>(&d.path().join("none.ron")), Err(PresetError::Io { .. })));
+    }
+
+    #[test]
+    fn erosion_presets_hold_a_model_or_its_own_struct() {
+        use crate::core::erosion::registry::by_cli;
+        use crate::core::erosion::thermal::ThermalParams;
+        let thermal = by_cli("thermal").unwrap();
+        let own = ThermalParams { iterations: 7, ..Default::default() };
+        let text = ron::to_string(&own).unwrap();
+        assert_eq!(model_from_ron(&text, thermal).unwrap(), ModelParams::Thermal(own.clone()));
+        // A whole `ModelParams` names its model, whatever the one asked for.
+        let whole = ron::to_string(&ModelParams::Thermal(own.clone())).unwrap();
+        assert_eq!(model_from_ron(&whole, by_cli("pipe").unwrap()).unwrap(), ModelParams::Thermal(own));
+        assert!(model_from_ron("(iterations: \"many\")", thermal).is_err());
+        // Every shipped erosion preset reads as the model its file name says.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/presets/erode");
+        for f in std::fs::read_dir(dir).unwrap() {
+            let f = f.unwrap().path();
+            let name = f.file_stem().unwrap().to_string_lossy().to_string();
+            let m = crate::core::erosion::MODELS.iter().find(|m| name.contains(m.key)).expect("named after a model");
+            let p = model_from_ron(&std::fs::read_to_string(&f).unwrap(), m).unwrap();
+            assert_eq!(p.entry().name, m.name, "{name}");
+        }
     }
 }

@@ -9,6 +9,15 @@ use crate::core::erosion::{Boundary, EdgeMode};
 use crate::core::rng::{hash2, signed_f32};
 use crate::gpu::context::test_context;
 
+#[test]
+fn the_uniform_block_matches_the_wgsl() {
+    // Every kernel is `pipe_common.wgsl` (which declares `Params`) followed by its own source.
+    for kernel in [FLUX, WATER, ADVECT, MACCORMACK, REMAP, THERMAL1, THERMAL2] {
+        crate::gpu::uniform::assert_matches_wgsl::<GpuParams>(&format!("{COMMON}\n{kernel}"), "Params");
+    }
+    assert_eq!(std::mem::size_of::<GpuParams>(), 128);
+}
+
 fn terrain(n: usize) -> Heightmap {
     Heightmap::from_fn(n, n, 1.0, |x, y| {
         let (fx, fy) = (x as f32, y as f32);
