@@ -97,9 +97,14 @@ pub struct Fields {
 /// A consistent copy of a simulation's state, handed out between steps.
 #[derive(Clone, Debug)]
 pub struct Snapshot {
+    /// The terrain.
     pub heightmap: Heightmap,
+    /// The model's own fields (water, sediment, flow…).
     pub fields: Fields,
+    /// The books.
     pub ledger: Ledger,
+    /// Per-node erosion/deposition totals.
     pub maps: ErosionMaps,
+    /// Work done / total.
     pub progress: Progress,
 }

@@ -111,16 +111,22 @@ impl Boundary {
 /// One side of the map.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Side {
+    /// Column 0.
     Left,
+    /// The last column.
     Right,
+    /// Row 0.
     Top,
+    /// The last row.
     Bottom,
 }
 
 /// How far a job has come, in the model's own unit of work (droplets, time steps, iterations).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct Progress {
+    /// Units done so far.
     pub done: u64,
+    /// Units the job will do in all.
     pub total: u64,
 }
 
@@ -199,7 +205,9 @@ pub(crate) fn apply_edit(hm: &mut Heightmap, volume_before: &mut f64, f: &mut dy
 /// How a [`run`] ended.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum RunEnd {
+    /// The simulation did all its work.
     Finished,
+    /// `cancel` was set; it stopped between two steps.
     Cancelled,
 }
 
@@ -237,10 +245,10 @@ pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Res
     if !terrain.all_finite() {
         return Err(JobError::NonFinite);
     }
-    if let Some(h) = &inputs.hardness {
-        if h.len() != terrain.len() {
-            return Err(JobError::HardnessSize { expected: terrain.len(), got: h.len() });
-        }
+    if let Some(h) = &inputs.hardness
+        && h.len() != terrain.len()
+    {
+        return Err(JobError::HardnessSize { expected: terrain.len(), got: h.len() });
     }
     // The model's CPU job, as its registry entry declares it.
     params.build_cpu(terrain, inputs)

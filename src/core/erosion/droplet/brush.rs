@@ -303,6 +303,8 @@ pub(super) unsafe fn brush_fast<const HARD: bool, const GUARD: bool>(
 /// As [`deposit4`]; the cell's four nodes are in the map.
 #[inline(always)]
 pub(super) unsafe fn deposit_cell(raw: &Raw, i: usize, w: usize, ws: [f32; 4], amount: f32) -> f64 {
+    // SAFETY: the cell's four nodes `i, i + 1, i + w, i + w + 1` are in the map and the caller
+    // may write them (this function's contract).
     unsafe { deposit_weighted(raw, [i, i + 1, i + w, i + w + 1], ws, amount) }
 }
 
@@ -313,6 +315,7 @@ pub(super) unsafe fn deposit_cell(raw: &Raw, i: usize, w: usize, ws: [f32; 4], a
 #[inline(always)]
 pub(super) unsafe fn deposit4(raw: &Raw, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f64 {
     let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+    // SAFETY: the indices are in the map and writable by the caller (this function's contract).
     unsafe { deposit_weighted(raw, idx, ws, amount) }
 }
 
@@ -325,6 +328,8 @@ pub(super) unsafe fn deposit4(raw: &Raw, idx: [usize; 4], u: f32, v: f32, amount
 pub(super) unsafe fn deposit_weighted(raw: &Raw, idx: [usize; 4], ws: [f32; 4], amount: f32) -> f64 {
     let mut put = 0.0f64;
     for (i, w) in idx.into_iter().zip(ws) {
+        // SAFETY: `i` is in the map, so inside the height and deposition maps `raw` points at,
+        // and only this caller writes it meanwhile (this function's contract).
         unsafe {
             let h = &mut *raw.h.add(i);
             let old = *h;

@@ -152,11 +152,16 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(super) unsafe fn walk_lanes_any(&self, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) {
         let guard = self.floor > f32::NEG_INFINITY;
-        // SAFETY (all four): as this function.
+        // `HARD` is set exactly when `raw.hard` is non-null, so the monomorphised kernel only
+        // reads the hardness map when there is one.
         match (self.raw.hard.is_null(), guard) {
+            // SAFETY: `walk_lanes` has this function's contract (as `Ctx::step`).
             (true, false) => unsafe { self.walk_lanes::<false, false>(ds, rect, b) },
+            // SAFETY: as the arm above.
             (true, true) => unsafe { self.walk_lanes::<false, true>(ds, rect, b) },
+            // SAFETY: as above; `HARD` with a non-null `raw.hard`.
             (false, false) => unsafe { self.walk_lanes::<true, false>(ds, rect, b) },
+            // SAFETY: as above; `HARD` with a non-null `raw.hard`.
             (false, true) => unsafe { self.walk_lanes::<true, true>(ds, rect, b) },
         }
     }
@@ -181,11 +186,18 @@ impl Ctx<'_> {
         let mut next = 0usize;
         let mut live = 0u32;
         for l in 0..LANES {
+            // SAFETY: `fill` has this function's contract (as `Ctx::step`), which the caller upholds.
             if unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
                 live |= 1 << l;
             }
         }
         while live != 0 {
+            // SAFETY: every live lane was loaded by `fill` (or kept by `keeps`/the attention
+            // mask) only while its droplet stands in `rect`, so the nodes it reads — its cell and
+            // the cell one step on — lie within `Ctx::margin` of the tile, which no other thread
+            // touches (this function's contract). Note: a parked lane (bit clear in `live`) reads
+            // the cell of node 0 too, and discards it; with `rect = Some` that cell is not
+            // covered by the margin guarantee.
             let p = unsafe { self.plan(&s, &area) };
             let plain = p.plain & live;
             // Lanes to end or let go after this turn.
@@ -195,9 +207,15 @@ impl Ctx<'_> {
                     continue;
                 }
                 if plain & (1 << l) != 0 {
+                    // SAFETY: lane `l` is live, so its droplet stands in the tile and its planned
+                    // cell is inside it (`apply`'s contract); otherwise as this function.
                     unsafe { self.apply::<HARD, GUARD>(&mut s, &p, l, b) };
-                } else if !unsafe { self.step_lane(&mut s, l, ds, rect, b) && self.keeps(&mut s, l, rect, b) } {
-                    out |= 1 << l;
+                } else {
+                    // SAFETY: `step_lane` and `keeps` have this function's contract (as `Ctx::step`).
+                    let goes_on = unsafe { self.step_lane(&mut s, l, ds, rect, b) && self.keeps(&mut s, l, rect, b) };
+                    if !goes_on {
+                        out |= 1 << l;
+                    }
                 }
             }
             s.commit(&p, plain);
@@ -205,9 +223,13 @@ impl Ctx<'_> {
                 let l = out.trailing_zeros() as usize;
                 out &= out - 1;
                 if plain & (1 << l) != 0 && (s.water[l] < self.min_water || s.life[l] >= self.max_life) {
+                    // SAFETY: as this function. The droplet stands one plain step (one cell, kept
+                    // strictly inside the map by `plan`) from a cell in the tile, so the nodes
+                    // `settle` writes lie in the map within the margin, as in a scalar step.
                     unsafe { self.settle_lane(&mut s, l, b) };
                 }
                 s.store(l, ds);
+                // SAFETY: as the first `fill` above.
                 if !unsafe { self.fill(&mut s, l, ds, &mut next, rect, b) } {
                     live &= !(1 << l);
                 }
@@ -238,6 +260,8 @@ impl Ctx<'_> {
                 continue;
             }
             if d.life >= self.max_life {
+                // SAFETY: as this function (`settle`'s contract). `ds` is this tile's queue, so
+                // the droplet stands in the tile.
                 unsafe { self.settle(d, b) };
                 continue;
             }
@@ -262,6 +286,8 @@ impl Ctx<'_> {
     /// As [`Ctx::step`].
     pub(super) unsafe fn keeps(&self, s: &mut Lanes, l: usize, rect: Option<Rect>, b: &mut Books) -> bool {
         if s.life[l] >= self.max_life {
+            // SAFETY: as this function; the droplet has just taken a step that started in the
+            // tile, so it stands within the margin.
             unsafe { self.settle_lane(s, l, b) };
             return false;
         }
@@ -286,6 +312,7 @@ impl Ctx<'_> {
         let (xlast, ylast) = ((g.w - 1) as f32, (g.h - 1) as f32);
         let mut p = Plan::default();
         // 1. Height and gradient at the position.
+        // SAFETY: `corners` has this function's contract.
         let old = unsafe { self.corners(&s.x, &s.y) };
         let (u, v, [h00, h10, h01, h11]) = (old.u, old.v, old.h);
         let (mut sx, mut sy) = ([0.0f32; LANES], [0.0f32; LANES]);
@@ -313,6 +340,8 @@ impl Ctx<'_> {
             (sx[l], sy[l]) = if ok { (px, py) } else { (x, y) };
         }
         // 4. Height at the new position.
+        // SAFETY: `corners` has this function's contract; `sx, sy` is the planned position
+        // (one cell on) or the old one.
         let new = unsafe { self.corners(&sx, &sy) };
         let (un, vn, [n00, n10, n01, n11]) = (new.u, new.v, new.h);
         let r = self.brush.reach as i32;
@@ -345,8 +374,11 @@ impl Ctx<'_> {
             p.wts[2][l] = (1.0 - u) * v;
             p.wts[3][l] = u * v;
             let (bx, by) = (old.xi[l], old.yi[l]);
-            // u, v ∈ [0, 1], so the conversions are in range.
+            // SAFETY: `u = x − xi`, `xi` the floor of `x` clamped to `0..=w − 2` (`corners`); a
+            // lane's `x` is a position in the domain (`[0, w)` at most) or the parked 0, so `u`
+            // is finite in `[0, 2)` and `u·SUB` fits `i32`.
             let qx = unsafe { (u * SUB as f32).to_int_unchecked::<i32>() }.min(SUB as i32 - 1);
+            // SAFETY: as `qx`, with `v` finite in `[0, 2)`.
             let qy = unsafe { (v * SUB as f32).to_int_unchecked::<i32>() }.min(SUB as i32 - 1);
             p.variant[l] = (qy * SUB as i32 + qx) as u32;
             fits[l] = (bx + lo >= 0) & (bx + hi < xend) & (by >= r) & (by + r + 1 < yend);
@@ -354,7 +386,10 @@ impl Ctx<'_> {
             p.speed[l] = (speed * speed - dh * self.gravity).clamp(0.0, 1e30).sqrt();
             p.water[l] = water * self.keep_water;
             let (nx, ny) = (p.nx[l], p.ny[l]);
+            // SAFETY: `max(0.0)` turns NaN into 0 and `min(xlast)` caps it, so the value is
+            // finite, in `[0, w − 1]`, and fits `i32`.
             let xi = unsafe { (nx + 0.5).max(0.0).min(xlast).to_int_unchecked::<i32>() };
+            // SAFETY: as `xi`, in `[0, h − 1]`.
             let yi = unsafe { (ny + 0.5).max(0.0).min(ylast).to_int_unchecked::<i32>() };
             p.visit[l] = (yi * w + xi) as u32;
             let stays = (nx >= area[0]) & (nx < area[1]) & (ny >= area[2]) & (ny < area[3]);
@@ -383,8 +418,10 @@ impl Ctx<'_> {
         let (xcell, ycell, w) = (g.w as i32 - 2, g.h as i32 - 2, g.pitch as i32);
         let mut c = Corners::default();
         for l in 0..LANES {
-            // `max` first: NaN becomes 0, so the conversions are in range whatever the lane holds.
+            // SAFETY: `max` first: NaN becomes 0, and `min(xlast)` caps it, so the value is
+            // finite and in `[0, w − 1]` whatever the lane holds: the conversion is in range.
             let xi = unsafe { x[l].max(0.0).min(xlast).to_int_unchecked::<i32>() }.min(xcell);
+            // SAFETY: as `xi`, in `[0, h − 1]`.
             let yi = unsafe { y[l].max(0.0).min(ylast).to_int_unchecked::<i32>() }.min(ycell);
             // < 2²⁸ nodes, so no overflow.
             c.i[l] = (yi * w + xi) as u32;
@@ -424,11 +461,16 @@ impl Ctx<'_> {
         let i = p.cell[l] as usize;
         if p.deposit[l] > 0.0 {
             let put = if self.spread {
+                // SAFETY: the position is a live lane's, in the map and in the tile; the disc
+                // reaches ⌈LAND_SPREAD⌉ + 1 = 3 nodes from its cell, within the margin
+                // (`reach + 3`) no other thread touches.
                 unsafe {
                     particles::deposit_disc(raw, &self.geom, s.x[l], s.y[l], p.deposit[l], LAND_SPREAD, f32::INFINITY)
                 }
             } else {
                 let ws = [p.wts[0][l], p.wts[1][l], p.wts[2][l], p.wts[3][l]];
+                // SAFETY: a plain step's cell `i` has its column ≤ w − 2 and row ≤ h − 2
+                // (`corners`), so its four nodes are in the map; the cell is in the tile.
                 unsafe { deposit_cell(raw, i, self.geom.pitch, ws, p.deposit[l]) }
             };
             b.deposited += put;
@@ -439,11 +481,14 @@ impl Ctx<'_> {
                 // SAFETY: the padded brush fits the map (planned) and lies in the task's margin.
                 (unsafe { brush_fast::<HARD, GUARD>(raw, var, i, p.erode[l], self.floor) }) as f64
             } else {
+                // SAFETY: as this function; a live lane's position lies in the map.
                 unsafe { self.erode(s.x[l], s.y[l], p.erode[l]) }
             };
             b.eroded += got;
             s.sed[l] += got;
         }
+        // SAFETY: `visit` is the node nearest to the planned position, clamped to the map in
+        // `plan`, one step from a cell in the tile: within the margin.
         unsafe { raw.visit(p.visit[l] as usize, p.water[l]) };
     }
 
@@ -463,6 +508,7 @@ impl Ctx<'_> {
     ) -> bool {
         s.store(l, ds);
         let d = &mut ds[s.slot[l] as usize];
+        // SAFETY: `step` has this function's contract.
         let go = unsafe { self.step(d, rect, b) };
         s.load(l, s.slot[l] as usize, d);
         go && d.alive
@@ -474,6 +520,7 @@ impl Ctx<'_> {
     /// As [`Ctx::step`].
     pub(super) unsafe fn settle_lane(&self, s: &mut Lanes, l: usize, b: &mut Books) {
         let mut d = Drop { x: s.x[l], y: s.y[l], sediment: s.sed[l], ..Drop::parked() };
+        // SAFETY: `settle` has this function's contract (as `Ctx::step`).
         unsafe { self.settle(&mut d, b) };
         s.sed[l] = 0.0;
         s.alive[l] = false;

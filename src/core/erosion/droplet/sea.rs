@@ -71,6 +71,8 @@ impl Ctx<'_> {
     #[cold]
     pub(super) unsafe fn sea_step(&self, d: &mut Drop, gx: f32, gy: f32, b: &mut Books) -> bool {
         if d.sediment > 0.0 {
+            // SAFETY: as this function; the droplet stands in the tile (`step` checked), so
+            // `(d.x, d.y)` is in the map and the brush stays within the margin.
             let put = unsafe { self.deposit_spread(d.x, d.y, d.sediment as f32, self.sea) };
             b.deposited += put;
             d.sediment -= put;
@@ -106,8 +108,12 @@ impl Ctx<'_> {
             }
         }
         d.life += 1;
+        // SAFETY: `nearest` of the confined position is an in-map node, one cell from the start
+        // cell in the tile: within the margin.
         unsafe { self.raw.visit(self.geom.nearest(d.x, d.y), d.water) };
         if d.life >= self.max_life {
+            // SAFETY: as this function; the droplet moved one cell from its cell in the tile,
+            // and `settle` writes within the margin of that cell, as in `Ctx::step`.
             unsafe { self.settle(d, b) };
             return false;
         }

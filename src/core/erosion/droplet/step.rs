@@ -82,6 +82,8 @@ impl Ctx<'_> {
     /// `self.raw` points at live maps of `geom.w × geom.h` nodes and the caller has exclusive
     /// access to them.
     pub(super) unsafe fn walk(&self, d: &mut Drop, b: &mut Books) {
+        // SAFETY: the caller has exclusive access to the live maps, which is `step`'s contract
+        // with `rect = None`.
         while unsafe { self.step(d, None, b) } {}
     }
 
@@ -102,6 +104,9 @@ impl Ctx<'_> {
             return false;
         }
         if d.life >= self.max_life {
+            // SAFETY: the maps are live, and the droplet stands in this task's tile (a tile's
+            // queue holds only droplets standing in it, and lanes are loaded from that queue)
+            // or the caller has exclusive access: `settle` writes within the margin.
             unsafe { self.settle(d, b) };
             return false;
         }
@@ -113,11 +118,14 @@ impl Ctx<'_> {
         }
         // 1. Height and gradient at the old position.
         let (idx, u, v) = g.cell(d.x, d.y);
+        // SAFETY: `cell` clamps (or wraps) into the map, so the indices are < `raw.n`; the
+        // droplet's cell is in the tile, so no other thread writes these nodes.
         let [h00, h10, h01, h11] = unsafe { [raw.h(idx[0]), raw.h(idx[1]), raw.h(idx[2]), raw.h(idx[3])] };
         let gx = (h10 - h00) * (1.0 - v) + (h11 - h01) * v;
         let gy = (h01 - h00) * (1.0 - u) + (h11 - h10) * u;
         let h_old = h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v;
         if h_old <= self.sea {
+            // SAFETY: `sea_step` has this function's contract; the droplet stands in the tile.
             return unsafe { self.sea_step(d, gx, gy, b) };
         }
         // 2. New direction.
@@ -151,6 +159,8 @@ impl Ctx<'_> {
         d.dx = dx;
         d.dy = dy;
         // 4. Height difference.
+        // SAFETY: `confine` put `(nx, ny)` in the domain, one cell from the droplet's cell in
+        // the tile: in the map and within the margin, so nobody writes it concurrently.
         let h_new = unsafe { g.sample(raw, nx, ny) };
         let dh = h_new - h_old;
         // 5./6. Deposit or erode at the old position.
@@ -158,6 +168,7 @@ impl Ctx<'_> {
         if dh > 0.0 {
             let a = sed.min(dh);
             if a > 0.0 {
+                // SAFETY: `(d.x, d.y)` is in the map (in the tile), `idx` its in-map cell.
                 let put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, a) };
                 b.deposited += put;
                 d.sediment -= put;
@@ -167,6 +178,7 @@ impl Ctx<'_> {
             if sed > cap {
                 let a = (sed - cap) * self.deposition;
                 if a > 0.0 {
+                    // SAFETY: `(d.x, d.y)` is in the map (in the tile), `idx` its in-map cell.
                     let put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, a) };
                     b.deposited += put;
                     d.sediment -= put;
@@ -174,6 +186,8 @@ impl Ctx<'_> {
             } else {
                 let a = ((cap - sed) * self.erosion).min(-dh);
                 if a > 0.0 {
+                    // SAFETY: `(d.x, d.y)` is in the map and its cell in the tile; the brush
+                    // reaches at most `reach + 3` nodes, within the margin.
                     let got = unsafe { self.erode(d.x, d.y, a) };
                     b.eroded += got;
                     d.sediment += got;
@@ -186,8 +200,12 @@ impl Ctx<'_> {
         d.life += 1;
         d.x = nx;
         d.y = ny;
+        // SAFETY: `nearest` of a position in the domain is an in-map node, one cell from the
+        // start cell: within the margin.
         unsafe { raw.visit(g.nearest(nx, ny), d.water) };
         if d.water < self.min_water {
+            // SAFETY: the droplet stands one cell from its start cell in the tile; `settle`'s
+            // writes stay within the margin.
             unsafe { self.settle(d, b) };
             return false;
         }
@@ -202,6 +220,8 @@ impl Ctx<'_> {
         let mut put = 0.0;
         if d.sediment > 0.0 {
             let (idx, u, v) = self.geom.cell(d.x, d.y);
+            // SAFETY: as this function; `(d.x, d.y)` is a droplet position (in the map) and
+            // `idx` its in-map cell.
             put = unsafe { self.deposit_at(d.x, d.y, idx, u, v, d.sediment as f32) };
             b.deposited += put;
         }
@@ -219,8 +239,11 @@ impl Ctx<'_> {
     #[inline(always)]
     pub(super) unsafe fn deposit_at(&self, x: f32, y: f32, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f64 {
         if self.spread {
+            // SAFETY: `(x, y)` is in the map (caller); the disc reaches ⌈LAND_SPREAD⌉ + 1 = 3
+            // nodes from its cell, within the margin the caller may write.
             unsafe { particles::deposit_disc(&self.raw, &self.geom, x, y, amount, LAND_SPREAD, f32::INFINITY) }
         } else {
+            // SAFETY: `idx` is the in-map cell of `(x, y)`, which the caller may write.
             unsafe { deposit4(&self.raw, idx, u, v, amount) }
         }
     }
@@ -243,22 +266,33 @@ impl Ctx<'_> {
             // Fast path: the whole padded brush is inside the map.
             let base = by * g.pitch + bx;
             let guard = self.floor > f32::NEG_INFINITY;
-            // SAFETY (all four): the chunks span bx+lo..=bx+hi × by−r..=by+r+1, inside the map
-            // (checked above) and within this task's margin.
+            // The chunks span bx+lo..=bx+hi × by−r..=by+r+1, inside the map (checked above) and
+            // within this task's margin. `HARD` is set exactly when `raw.hard` is non-null.
             got = match (raw.hard.is_null(), guard) {
+                // SAFETY: every chunk of `var` at `base` is in the map (the `if` above) and
+                // within the margin the caller may write.
                 (true, false) => unsafe { brush_fast::<false, false>(raw, var, base, amount, self.floor) },
+                // SAFETY: as the arm above.
                 (true, true) => unsafe { brush_fast::<false, true>(raw, var, base, amount, self.floor) },
+                // SAFETY: as above; `HARD` reads the non-null hardness map at the same nodes.
                 (false, false) => unsafe { brush_fast::<true, false>(raw, var, base, amount, self.floor) },
+                // SAFETY: as above; `HARD` reads the non-null hardness map at the same nodes.
                 (false, true) => unsafe { brush_fast::<true, true>(raw, var, base, amount, self.floor) },
             } as f64;
         } else if !g.wrap_x && !g.wrap_y {
             // Clipped by the map edge: renormalise over the in-map nodes.
             let guard = self.floor > f32::NEG_INFINITY;
-            // SAFETY (all four): `brush_clipped` touches in-map nodes of the brush only.
+            // `brush_clipped` touches in-map nodes of the brush only. `HARD` is set exactly when
+            // `raw.hard` is non-null.
             got = match (raw.hard.is_null(), guard) {
+                // SAFETY: `brush_clipped` has this function's contract, and `(bx, by)` (the
+                // owner cell of an in-map position) is a node of the map.
                 (true, false) => unsafe { self.brush_clipped::<false, false>(var, bx, by, amount) },
+                // SAFETY: as the arm above.
                 (true, true) => unsafe { self.brush_clipped::<false, true>(var, bx, by, amount) },
+                // SAFETY: as above; `HARD` with a non-null hardness map.
                 (false, false) => unsafe { self.brush_clipped::<true, false>(var, bx, by, amount) },
+                // SAFETY: as above; `HARD` with a non-null hardness map.
                 (false, true) => unsafe { self.brush_clipped::<true, true>(var, bx, by, amount) },
             };
         } else {
@@ -274,6 +308,7 @@ impl Ctx<'_> {
             }
             for &(dx, dy, w) in &var.taps {
                 if let Some(i) = g.node(bx as isize + dx as isize, by as isize + dy as isize) {
+                    // SAFETY: `node` only returns in-map indices (< `raw.n`).
                     let k = unsafe { raw.hard(i) };
                     // SAFETY: `node` only returns in-map indices.
                     let (h, e) = unsafe { (&mut *raw.h.add(i), &mut *raw.ero.add(i)) };

@@ -206,6 +206,8 @@ fn clipped_brush_is_renormalised_at_the_edge() {
         sea: f32::NEG_INFINITY,
         spread: false,
     };
+    // SAFETY: `raw` points at `j`'s live maps, used by nothing else meanwhile; (0.3, 0.2) is in
+    // the map.
     let got = unsafe { ctx.erode(0.3, 0.2, 1.0) };
     assert!((got - 1.0).abs() < 1e-5, "{got}");
     let (hm, eroded) = (j.planes.export(P_H), j.planes.export(P_ERO));
@@ -249,6 +251,7 @@ fn a_droplet_on_a_plane_runs_downhill_one_cell_per_step() {
         spread: false,
     };
     let mut b = Books::default();
+    // SAFETY: `raw` points at `j`'s live maps, and this single-threaded test is their only user.
     unsafe { ctx.walk(&mut d, &mut b) };
     assert!((d.x - 8.25).abs() < 1e-4 && (d.y - 4.0).abs() < 1e-4, "{} {}", d.x, d.y);
     // Speed: v² grows by 0.1·g per step.

@@ -79,8 +79,8 @@ pub(crate) unsafe fn deposit_disc(raw: &Raw, g: &Geom, x: f32, y: f32, amount: f
                 k += (dc < r) as usize;
             }
         }
-        // SAFETY: `taps[..k]` were written just above.
         for t in &taps[..k] {
+            // SAFETY: `taps[..k]` were written just above (`k` only counts written slots).
             sum += unsafe { t.assume_init_ref() }.1;
         }
     } else {
@@ -88,12 +88,13 @@ pub(crate) unsafe fn deposit_disc(raw: &Raw, g: &Geom, x: f32, y: f32, amount: f
             for dx in -rc..=rc + 1 {
                 let (nx, ny) = (bxi + dx, byi + dy);
                 let d = ((nx as f32 - x).powi(2) + (ny as f32 - y).powi(2)).sqrt();
-                if d < r && k < taps.len() {
-                    if let Some(i) = g.node(nx, ny) {
-                        taps[k].write((i, r - d));
-                        sum += r - d;
-                        k += 1;
-                    }
+                if d < r
+                    && k < taps.len()
+                    && let Some(i) = g.node(nx, ny)
+                {
+                    taps[k].write((i, r - d));
+                    sum += r - d;
+                    k += 1;
                 }
             }
         }
@@ -206,8 +207,12 @@ pub(crate) struct Raw {
     pub n: usize,
 }
 
-// SAFETY: see the invariant on `Raw`; the scheduler never lets two threads touch one node.
+// SAFETY: `Raw` only carries pointers into maps its creator keeps alive while tasks run (the
+// invariant above); every dereference goes through an `unsafe` accessor whose caller vouches
+// for the node, and the tile scheduler ([`run`]) never lets two threads touch one node.
 unsafe impl Send for Raw {}
+// SAFETY: as for `Send`: shared `&Raw` only hands out raw pointers, and the accessors' contracts
+// (disjoint nodes per thread, by the scheduler's margin guarantee) rule out data races.
 unsafe impl Sync for Raw {}
 
 impl Raw {
@@ -216,6 +221,8 @@ impl Raw {
     #[inline(always)]
     pub unsafe fn h(&self, i: usize) -> f32 {
         debug_assert!(i < self.n);
+        // SAFETY: `i < n` (caller), so the read is inside the height map `h` points at; no
+        // concurrent writer of node `i` (caller).
         unsafe { *self.h.add(i) }
     }
     /// # Safety
@@ -223,7 +230,13 @@ impl Raw {
     #[inline(always)]
     pub unsafe fn hard(&self, i: usize) -> f32 {
         debug_assert!(i < self.n);
-        if self.hard.is_null() { 1.0 } else { unsafe { *self.hard.add(i) } }
+        if self.hard.is_null() {
+            1.0
+        } else {
+            // SAFETY: non-null, so `hard` points at a hardness map of `n` nodes; `i < n`
+            // (caller). The map is only read while tasks run.
+            unsafe { *self.hard.add(i) }
+        }
     }
     /// Counts a particle visit (and the water it carries) at node `i`.
     ///
@@ -232,6 +245,8 @@ impl Raw {
     #[inline(always)]
     pub unsafe fn visit(&self, i: usize, water: f32) {
         debug_assert!(i < self.n);
+        // SAFETY: `i < n` (caller), inside the flow map and (when non-null) the water-volume
+        // map; the caller may write node `i`, so no other thread touches it meanwhile.
         unsafe {
             *self.flow.add(i) += 1.0;
             if !self.fvol.is_null() {
@@ -351,6 +366,9 @@ impl Geom {
     #[inline(always)]
     pub(crate) unsafe fn sample(&self, raw: &Raw, x: f32, y: f32) -> f32 {
         let (i, u, v) = self.cell(x, y);
+        // SAFETY: `cell` clamps (or wraps) both axes into the map (`axis_cell`), so the four
+        // indices are < `raw.n` (`raw` holds this geometry's maps); no one writes these nodes
+        // concurrently (caller).
         let [h00, h10, h01, h11] = unsafe { [raw.h(i[0]), raw.h(i[1]), raw.h(i[2]), raw.h(i[3])] };
         h00 * (1.0 - u) * (1.0 - v) + h10 * u * (1.0 - v) + h01 * (1.0 - u) * v + h11 * u * v
     }

@@ -120,8 +120,10 @@ impl Ctx {
     unsafe fn walk(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
         // Without a sea the loop is compiled without the sea tests (the classic loop).
         if self.spread {
+            // SAFETY: `walk_in` has this function's contract.
             unsafe { self.walk_in::<true>(s, rect, b) }
         } else {
+            // SAFETY: as above.
             unsafe { self.walk_in::<false>(s, rect, b) }
         }
     }
@@ -150,9 +152,13 @@ impl Ctx {
                 }
             }
             if s.i >= self.max_iter {
+                // SAFETY: as this function; the snowball stands in the tile (checked above, or
+                // `rect = None` with exclusive access), as `settle` requires.
                 unsafe { self.settle(s, b) };
                 return;
             }
+            // SAFETY: `nearest` gives an in-map node of the snowball's position, which is in the
+            // tile (checked above) or the caller has exclusive access.
             unsafe { raw.visit(g.nearest(s.x, s.y), 0.0) };
             // Surface normal at the offset position.
             let (sx, sy) = g.clamp_read(s.x + s.ox, s.y + s.oy);
@@ -165,6 +171,7 @@ impl Ctx {
             let gy = (at(sx, sy + 1.0) - at(sx, sy - 1.0)) * self.inv_2cs;
             let ny = 1.0 / (1.0 + gx * gx + gy * gy).sqrt();
             if ny >= 1.0 || !ny.is_finite() {
+                // SAFETY: as the `settle` above: the snowball has not moved and stands in the tile.
                 unsafe { self.settle(s, b) };
                 return;
             }
@@ -173,6 +180,9 @@ impl Ctx {
             if SEA && unsafe { g.sample(raw, s.x, s.y) } <= self.sea {
                 // At sea: no erosion; drop what fits below the water line, roll on with the rest.
                 if s.sediment > 0.0 {
+                    // SAFETY: the snowball stands in the tile, so `(s.x, s.y)` is in the map; the
+                    // disc only writes nodes closer than SEA_SPREAD = 2.5 to it, so at most 3
+                    // nodes from its cell: within the margin `⌈R⌉ + 3 ≥ 3`.
                     let put =
                         unsafe { particles::deposit_disc(raw, g, s.x, s.y, s.sediment as f32, SEA_SPREAD, self.sea) };
                     b.deposited += put;
@@ -267,6 +277,9 @@ impl Ctx {
     unsafe fn settle(&self, s: &mut Ball, b: &mut Books) {
         let mut put = 0.0f64;
         if s.sediment > 0.0 && self.spread {
+            // SAFETY: the snowball stands in the task's tile (contract), so its position is in
+            // the map; the disc only writes nodes closer than SEA_SPREAD = 2.5 to it, at most 3
+            // nodes from its cell, within the margin `⌈R⌉ + 3`.
             put = unsafe {
                 particles::deposit_disc(&self.raw, &self.geom, s.x, s.y, s.sediment as f32, SEA_SPREAD, f32::INFINITY)
             };

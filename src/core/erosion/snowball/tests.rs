@@ -127,6 +127,8 @@ fn the_step_follows_the_seed_formulas() {
         spread: false,
     };
     let mut b = Books::default();
+    // SAFETY: `raw` points at `j`'s live maps (`n` = 64 × 16 nodes), and this single-threaded
+    // test is their only user (`rect = None`).
     unsafe { ctx.walk(&mut s, None, &mut b) };
     let ny = 1.0 / (1.0 + a * a).sqrt();
     let nx = a * ny;

@@ -370,14 +370,15 @@ impl StreamPowerJob {
         let qs = Shared::new(&mut self.qs);
         let map_e = Shared::new(&mut self.maps.eroded);
         let map_d = Shared::new(&mut self.maps.deposited);
-        // SAFETY (for every access below): segment `s` holds whole trees — each node together
-        // with its receiver — and the lakes whose trap node lies in it (a lake's nodes are in the
-        // same pit basin as its trap node, so in the same segment); segments are disjoint and each
-        // is processed by exactly one task. So a task reads and writes only entries of its own
-        // nodes in `h`, `area`, `qs`, the maps, and only its own traps' `lake_nodes` ranges; no
-        // task reads `r.area` or `r.lake_nodes` through `r`. The MFD area is only read.
         let books: Vec<[f64; 3]> = (0..r.seg.len() - 1)
             .into_par_iter()
+            // SAFETY: (every access in the closure) segment `s` holds whole trees — each node
+            // together with its receiver — and the lakes whose trap node lies in it (a lake's
+            // nodes are in the same pit basin as its trap node, so in the same segment); segments
+            // are disjoint and each is processed by exactly one task. So a task reads and writes
+            // only entries of its own nodes in `h`, `area`, `qs`, the maps, and only its own
+            // traps' `lake_nodes` ranges; no task reads `r.area` or `r.lake_nodes` through `r`.
+            // The MFD area is only read. All indices are node indices (< n) from `r.stack`.
             .map(|s| unsafe {
                 let nodes = &r.stack[r.seg[s] as usize..r.seg[s + 1] as usize];
                 if mfd_area.is_none() {

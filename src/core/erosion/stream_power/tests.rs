@@ -41,11 +41,11 @@ fn terrain_following_uplift_is_zero_at_and_below_the_sea() {
     let hm = islet(33, 1);
     let job = StreamPowerJob::new(hm.clone(), StreamPowerParams::default(), sea_inputs()).unwrap();
     let rates = job.uplift_rates();
-    for i in 0..hm.len() {
-        if hm.data[i] <= 0.0 {
-            assert_eq!(rates[i], 0.0);
+    for (&h, &rate) in hm.data.iter().zip(&rates) {
+        if h <= 0.0 {
+            assert_eq!(rate, 0.0);
         } else {
-            assert!(rates[i] > 0.0 && rates[i] <= job.params().uplift);
+            assert!(rate > 0.0 && rate <= job.params().uplift);
         }
     }
     let top = (0..hm.len()).max_by(|&a, &b| hm.data[a].total_cmp(&hm.data[b])).unwrap();
@@ -58,9 +58,10 @@ fn sea_nodes_are_outlets_and_fill_only_to_the_sea() {
     let p = StreamPowerParams { steps: 20, dt: 5000.0, k: 5e-4, ..Default::default() };
     let mut job = StreamPowerJob::new(hm.clone(), p, sea_inputs()).unwrap();
     let sea = job.sea_mask().to_vec();
-    assert!(sea.iter().any(|&s| s == 1) && sea.iter().any(|&s| s == 0));
-    for i in 0..hm.len() {
-        assert_eq!(job.receivers()[i] as usize == i, sea[i] == 1 || job.router.outlet[i] == 1, "node {i}");
+    assert!(sea.contains(&1) && sea.contains(&0));
+    assert_eq!(sea.len(), hm.len());
+    for (i, &s) in sea.iter().enumerate() {
+        assert_eq!(job.receivers()[i] as usize == i, s == 1 || job.router.outlet[i] == 1, "node {i}");
     }
     while !job.is_done() {
         job.step();
@@ -140,9 +141,12 @@ fn lake_fills_from_the_bottom() {
     let mut nodes = vec![2u32, 0, 1];
     let (hs, ds) = (Shared::new(&mut h), Shared::new(&mut dep));
     // Level 3, capacity 3+2+1 = 6. Adding 2: λ with (λ−0)+(λ−1) = 2 → λ = 1.5.
+    // SAFETY: `hs` and `ds` view the local 4-element `h` and `dep`, `nodes` are < 4, and this
+    // single thread is their only user.
     let d = unsafe { fill_lake(&hs, &mut nodes, 3.0, 6.0, 2.0, &ds) };
     assert!((d - 2.0).abs() < 1e-6);
     // More than the capacity fills flat to the level.
+    // SAFETY: as above.
     let d2 = unsafe { fill_lake(&hs, &mut nodes, 3.0, 4.0, 100.0, &ds) };
     assert!((d2 - 4.0).abs() < 1e-6);
     assert_eq!(h, vec![3.0, 3.0, 3.0, 4.0]);
@@ -150,6 +154,7 @@ fn lake_fills_from_the_bottom() {
     let mut h = vec![0.0f32, 1.0, 2.0, 4.0];
     let mut dep = vec![0.0f32; 4];
     let (hs, ds) = (Shared::new(&mut h), Shared::new(&mut dep));
+    // SAFETY: as above, with the new `h` and `dep`.
     unsafe { fill_lake(&hs, &mut nodes, 3.0, 6.0, 2.0, &ds) };
     assert_eq!(h, vec![1.5, 1.5, 2.0, 4.0]);
 }

@@ -179,8 +179,8 @@ impl Mfd {
                     let (c, m) = (y * w + 1, w - 2);
                     let run = &mut dr[1..w - 1];
                     run.fill(0);
-                    for q in 0..8 {
-                        let o = (c as isize + off[q]) as usize;
+                    for (q, &dq) in off.iter().enumerate() {
+                        let o = (c as isize + dq) as usize;
                         let bit = 1u8 << (7 - q);
                         for (d, &mk) in run.iter_mut().zip(&mask[o..o + m]) {
                             *d += (mk & bit).min(1);
@@ -371,6 +371,7 @@ pub(super) fn edges_interior_row(
 }
 
 /// Edges of any node (border nodes, and every node of a map narrower than 3).
+#[allow(clippy::needless_range_loop)] // `k` is the D8 direction: it also picks the neighbour and the bit of `m`
 pub(super) fn edges_generic(
     r: &Router,
     h: &[f32],

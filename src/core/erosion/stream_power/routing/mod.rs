@@ -464,8 +464,12 @@ pub(crate) struct Shared<T> {
     len: usize,
 }
 
-// SAFETY: `Shared` is only used for disjoint per-task access (see the uses); T itself is Send.
+// SAFETY: `Shared` is a pointer and a length into a slice its creator keeps borrowed while tasks
+// run; every access goes through an `unsafe` method whose caller guarantees disjoint per-task
+// entries (see the uses), and `T: Send`, so handing entries to another thread is sound.
 unsafe impl<T: Send> Send for Shared<T> {}
+// SAFETY: as for `Send`: `&Shared` only gives access through those `unsafe` methods, whose
+// contract (no concurrent access to one entry) rules out data races.
 unsafe impl<T: Send> Sync for Shared<T> {}
 
 impl<T: Copy> Shared<T> {
@@ -477,6 +481,8 @@ impl<T: Copy> Shared<T> {
     #[inline]
     pub unsafe fn read(&self, i: usize) -> T {
         debug_assert!(i < self.len);
+        // SAFETY: `i < len` (caller), inside the slice `ptr` was taken from; no concurrent access
+        // to entry `i` (caller).
         unsafe { *self.ptr.add(i) }
     }
     /// # Safety
@@ -484,6 +490,8 @@ impl<T: Copy> Shared<T> {
     #[inline]
     pub unsafe fn write(&self, i: usize, v: T) {
         debug_assert!(i < self.len);
+        // SAFETY: `i < len` (caller), inside the slice `ptr` was taken from; no other task
+        // accesses entry `i` meanwhile (caller).
         unsafe { *self.ptr.add(i) = v }
     }
     /// # Safety
@@ -492,6 +500,9 @@ impl<T: Copy> Shared<T> {
     #[allow(clippy::mut_from_ref)] // the point of the type; the contract above makes it sound
     pub unsafe fn slice_mut(&self, start: usize, end: usize) -> &mut [T] {
         debug_assert!(start <= end && end <= self.len);
+        // SAFETY: `start <= end <= len` (caller), so the range lies in the original slice (valid,
+        // aligned, initialised `T`s); no one else accesses it while the returned slice lives
+        // (caller), so the `&mut` is unique.
         unsafe { std::slice::from_raw_parts_mut(self.ptr.add(start), end - start) }
     }
 }

@@ -150,8 +150,8 @@ fn sea_outlets_are_roots() {
     r.add_outlets(&sea);
     r.route(&d);
     assert_eq!(r.pits, 0);
-    for i in 0..w * h {
-        if sea[i] == 1 {
+    for (i, &s) in sea.iter().enumerate() {
+        if s == 1 {
             assert_eq!(r.rcv[i] as usize, i, "sea node {i} is not a root");
         } else {
             assert_ne!(r.rcv[i] as usize, i);
