@@ -131,10 +131,29 @@ impl Default for AnalysisParams {
 /// Why an analysis could not run.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum AnalysisError {
+    /// Two maps that must match in size do not.
     #[error("the maps differ in size: {a_w}×{a_h} and {b_w}×{b_h}")]
-    SizeMismatch { a_w: usize, a_h: usize, b_w: usize, b_h: usize },
+    SizeMismatch {
+        /// Width of the first map, nodes.
+        a_w: usize,
+        /// Height of the first map, nodes.
+        a_h: usize,
+        /// Width of the second map, nodes.
+        b_w: usize,
+        /// Height of the second map, nodes.
+        b_h: usize,
+    },
+    /// A tunable of [`AnalysisParams`] is outside its accepted range.
     #[error("{name} = {value} is out of range ({range})")]
-    BadParam { name: &'static str, value: f64, range: &'static str },
+    BadParam {
+        /// The field's name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// The accepted range, as text.
+        range: &'static str,
+    },
+    /// A height (or the sea level) is NaN or infinite.
     #[error("the map holds a height that is not finite")]
     NonFinite,
 }
@@ -315,7 +334,9 @@ pub fn concavity(hm: &Heightmap, sea: f32, dr: &Drainage, a_min: f64, bins: usiz
 /// Single-node pits and spikes on land (indices, ascending; see the module doc).
 #[derive(Clone, Debug, Default, PartialEq)]
 pub struct PitsSpikes {
+    /// Nodes more than the tolerance below all 8 neighbours.
     pub pits: Vec<usize>,
+    /// Nodes more than the tolerance above all 8 neighbours.
     pub spikes: Vec<usize>,
 }
 
@@ -385,8 +406,9 @@ pub struct Comparison {
     pub land_lost_nodes: usize,
     /// `land_lost_nodes / input_land_nodes` (0 without input land).
     pub land_lost_fraction: f64,
-    /// Single-node pits and spikes of the input, for reference.
+    /// Single-node pits of the input, for reference.
     pub input_pits: usize,
+    /// Single-node spikes of the input, for reference.
     pub input_spikes: usize,
     /// Concavity of the input.
     pub input_concavity: Option<Concavity>,
@@ -399,19 +421,27 @@ pub struct Comparison {
 /// Everything `talus analyze` reports.
 #[derive(Clone, Debug, Serialize)]
 pub struct TerrainReport {
+    /// Map width, nodes.
     pub width: usize,
+    /// Map height, nodes.
     pub height: usize,
+    /// Spacing between nodes, metres.
     pub cell_size_m: f32,
+    /// The sea level the analysis used, metres.
     pub sea_level_m: f32,
+    /// Lowest height, metres.
     pub min_m: f32,
+    /// Highest height, metres.
     pub max_m: f32,
     /// Nodes above the sea.
     pub land_nodes: usize,
+    /// `land_nodes` over all nodes, 0 to 1.
     pub land_fraction: f64,
     /// Slope–area fit over channels (`None`: too few channel nodes).
     pub concavity: Option<Concavity>,
-    /// Single-node pits and spikes on land.
+    /// Single-node pits on land.
     pub pits: usize,
+    /// Single-node spikes on land.
     pub spikes: usize,
     /// Channel length per land area, 1/m.
     pub drainage_density_per_m: f64,

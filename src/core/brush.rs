@@ -80,9 +80,13 @@ const PARALLEL_NODES: usize = 1 << 16;
 /// mesh rebuilds only the chunks it overlaps. Any rectangle with `x1 <= x0` or `y1 <= y0` is empty.
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash, Serialize, Deserialize)]
 pub struct DirtyRect {
+    /// First column, inclusive.
     pub x0: usize,
+    /// First row, inclusive.
     pub y0: usize,
+    /// Last column, exclusive.
     pub x1: usize,
+    /// Last row, exclusive.
     pub y1: usize,
 }
 
@@ -175,8 +179,16 @@ impl DirtyRect {
 /// Why brush parameters or a dab request were refused.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum BrushError {
+    /// A brush parameter is outside its accepted range.
     #[error("brush parameter {name} = {value} is outside its range {range}")]
-    BadParam { name: &'static str, value: f64, range: &'static str },
+    BadParam {
+        /// The field's name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// The accepted range, as text.
+        range: &'static str,
+    },
 }
 
 impl From<BadParam> for BrushError {

@@ -89,7 +89,9 @@ pub const ABOVE_ZERO: f64 = 1.401298464324817e-45;
 /// An inclusive numeric range (bounds may be infinite).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct NumRange {
+    /// Lower bound, inclusive; may be `-inf`.
     pub lo: f64,
+    /// Upper bound, inclusive; may be `inf`.
     pub hi: f64,
 }
 
@@ -126,8 +128,11 @@ pub enum PayloadSpec {
 /// One enum variant.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct VariantSpec {
+    /// The variant's name as written (`"Constant"`).
     pub name: &'static str,
+    /// The doc comment, one line per `///` line.
     pub doc: &'static str,
+    /// What the variant carries.
     pub payload: PayloadSpec,
     /// The accepted range of a one-number tuple variant (`Constant(f32) range [-100.0, 100.0]`).
     pub range: Option<NumRange>,
@@ -136,7 +141,9 @@ pub struct VariantSpec {
 /// A struct's fields or an enum's variants.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub enum ShapeSpec {
+    /// A struct: its fields in declaration order.
     Struct(&'static [FieldSpec]),
+    /// An enum: its variants in declaration order.
     Enum(&'static [VariantSpec]),
 }
 
@@ -147,6 +154,7 @@ pub struct TypeSpec {
     pub name: &'static str,
     /// The type's doc comment.
     pub doc: &'static str,
+    /// The fields or variants.
     pub shape: ShapeSpec,
     /// The type's `Default`, as serde JSON.
     pub default_json: fn() -> Value,

@@ -172,8 +172,11 @@ pub enum Payload {
 /// One enum variant.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Variant {
+    /// The variant's name as written (and as serde names it).
     pub name: String,
+    /// The variant's doc comment, lines joined by spaces (a blank doc line becomes a paragraph break).
     pub doc: String,
+    /// What the variant carries.
     pub payload: Payload,
     /// The accepted range of a one-number tuple variant's payload (rounded inwards for `f32`).
     pub range: Option<NumRange>,
@@ -182,16 +185,20 @@ pub struct Variant {
 /// A struct's fields or an enum's variants.
 #[derive(Clone, Debug, PartialEq)]
 pub enum TypeKind {
+    /// A struct: its fields in declaration order.
     Struct(Vec<Field>),
+    /// An enum: its variants in declaration order.
     Enum(Vec<Variant>),
 }
 
 /// One parameter type.
 #[derive(Clone, Debug, PartialEq)]
 pub struct TypeDef {
+    /// The type's name (`"ThermalParams"`), the key it is looked up by.
     pub name: String,
     /// The type's own doc comment.
     pub doc: String,
+    /// The fields or variants.
     pub kind: TypeKind,
     /// The type's `Default`, as serde JSON.
     pub default: Value,
@@ -359,19 +366,33 @@ fn join_doc(text: &str) -> String {
 /// A primitive type.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
 pub enum Prim {
+    /// `bool`.
     Bool,
+    /// `f32`.
     F32,
+    /// `f64`.
     F64,
+    /// `u8`.
     U8,
+    /// `u16`.
     U16,
+    /// `u32`.
     U32,
+    /// `u64`.
     U64,
+    /// `usize`.
     Usize,
+    /// `i8`.
     I8,
+    /// `i16`.
     I16,
+    /// `i32`.
     I32,
+    /// `i64`.
     I64,
+    /// `isize`.
     Isize,
+    /// `String`.
     String,
 }
 
@@ -397,14 +418,17 @@ impl Prim {
         })
     }
 
+    /// `f32` or `f64`.
     pub fn is_float(self) -> bool {
         matches!(self, Prim::F32 | Prim::F64)
     }
 
+    /// Any integer type, signed or unsigned.
     pub fn is_int(self) -> bool {
         !matches!(self, Prim::Bool | Prim::F32 | Prim::F64 | Prim::String)
     }
 
+    /// A signed integer type (`i8` … `isize`); floats do not count.
     pub fn is_signed(self) -> bool {
         matches!(self, Prim::I8 | Prim::I16 | Prim::I32 | Prim::I64 | Prim::Isize)
     }
@@ -438,8 +462,11 @@ impl Prim {
 /// The shape of a type text.
 #[derive(Clone, Debug, PartialEq)]
 pub enum Ty {
+    /// A primitive.
     Prim(Prim),
+    /// `Option<T>`.
     Option(Box<Ty>),
+    /// `Vec<T>`.
     Vec(Box<Ty>),
     /// `[T; N]`.
     Array(Box<Ty>, usize),
@@ -459,10 +486,10 @@ impl Ty {
 
 fn parse_ty(s: &str) -> Ty {
     if let Some(inner) = s.strip_prefix('[').and_then(|r| r.strip_suffix(']')) {
-        if let Some(semi) = top_level_rfind(inner, ';') {
-            if let Ok(n) = inner[semi + 1..].replace('_', "").parse::<usize>() {
-                return Ty::Array(Box::new(parse_ty(&inner[..semi])), n);
-            }
+        if let Some(semi) = top_level_rfind(inner, ';')
+            && let Ok(n) = inner[semi + 1..].replace('_', "").parse::<usize>()
+        {
+            return Ty::Array(Box::new(parse_ty(&inner[..semi])), n);
         }
         return Ty::Unknown(s.to_string());
     }
@@ -552,10 +579,10 @@ pub fn enum_payload_mut(value: &mut Value) -> Option<(String, &mut Value)> {
 /// otherwise the payload is built from [`default_json`] of its type(s)/fields.
 pub fn variant_default_json(schema: &Schema, enum_name: &str, variant: &str) -> Option<Value> {
     let v = schema.variant(enum_name, variant)?;
-    if let Some(d) = schema.get(enum_name).map(|d| d.default.clone()) {
-        if enum_tag(&d).is_some_and(|(tag, _)| tag == variant) {
-            return Some(d);
-        }
+    if let Some(d) = schema.get(enum_name).map(|d| d.default.clone())
+        && enum_tag(&d).is_some_and(|(tag, _)| tag == variant)
+    {
+        return Some(d);
     }
     let payload = match &v.payload {
         Payload::Unit => return Some(Value::String(variant.to_string())),
@@ -1113,10 +1140,10 @@ mod tests {
                         }
                     }
                     let beyond = outside(p, bound, down);
-                    if let Some(x) = num_json(p, beyond) {
-                        if let Some(Ok(())) = run(x) {
-                            problems.push(format!("{}: {beyond}, just outside {bound}, is accepted", site.path));
-                        }
+                    if let Some(x) = num_json(p, beyond)
+                        && let Some(Ok(())) = run(x)
+                    {
+                        problems.push(format!("{}: {beyond}, just outside {bound}, is accepted", site.path));
                     }
                     checked += 1;
                 }

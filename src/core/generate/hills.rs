@@ -94,8 +94,9 @@ impl HillsParams {
 /// One drawn hill.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hill {
-    /// Centre, node coordinates.
+    /// Centre column, node coordinates.
     pub x: f64,
+    /// Centre row, node coordinates.
     pub y: f64,
     /// Radius, nodes.
     pub radius: f64,

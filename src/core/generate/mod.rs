@@ -26,10 +26,19 @@ pub mod warp;
 /// Why a map could not be generated.
 #[derive(Debug, Error, Clone, PartialEq)]
 pub enum GenError {
+    /// The requested size or cell spacing does not make a valid heightmap.
     #[error(transparent)]
     Size(#[from] HeightmapError),
+    /// A generator parameter is outside its accepted range.
     #[error("parameter {name} = {value} is outside its range {range}")]
-    BadParam { name: &'static str, value: f64, range: &'static str },
+    BadParam {
+        /// The field's name.
+        name: &'static str,
+        /// The rejected value.
+        value: f64,
+        /// The accepted range, as text.
+        range: &'static str,
+    },
     /// [`generate_until`] was asked to stop (a newer request replaced this one).
     #[error("generation cancelled")]
     Cancelled,
@@ -70,7 +79,10 @@ crate::param_enum! {
         /// Random bumps on flat ground (seed 001).
         Hills(HillsParams),
         /// Flat ground at a height (metres).
-        Flat { height: f32 },
+        Flat {
+            /// Height of the whole map, metres.
+            height: f32,
+        },
     }
 }
 

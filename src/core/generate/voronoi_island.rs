@@ -87,7 +87,9 @@ impl VoronoiIslandParams {
 /// are water.
 #[derive(Clone, Debug, PartialEq)]
 pub struct VoronoiCells {
+    /// Map width, nodes.
     pub width: usize,
+    /// Map height, nodes.
     pub height: usize,
     /// Site positions after relaxation, in node coordinates.
     pub sites: Vec<[f32; 2]>,

@@ -251,12 +251,17 @@ pub fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
     t * t * (3.0 - 2.0 * t)
 }
 
-/// Index of each layer in [`layer_weights`].
+/// Index of the sand layer in [`layer_weights`].
 pub const SAND: usize = 0;
+/// Index of the grass layer in [`layer_weights`].
 pub const GRASS: usize = 1;
+/// Index of the dirt layer in [`layer_weights`].
 pub const DIRT: usize = 2;
+/// Index of the rock layer in [`layer_weights`].
 pub const ROCK: usize = 3;
+/// Index of the snow layer in [`layer_weights`].
 pub const SNOW: usize = 4;
+/// Index of the sediment layer in [`layer_weights`].
 pub const SEDIMENT: usize = 5;
 
 /// Weights of sand, grass, dirt, rock, snow and sediment (sum 1) at height fraction `f`, slope
@@ -320,10 +325,13 @@ pub fn latitude(b: &BiomeParams, y: f32, rows: usize) -> f32 {
     b.latitude_north + (b.latitude_south - b.latitude_north) * t
 }
 
-/// Index of each biome in [`biome_weights`].
+/// Index of the desert biome in [`biome_weights`].
 pub const DESERT: usize = 0;
+/// Index of the steppe biome in [`biome_weights`].
 pub const STEPPE: usize = 1;
+/// Index of the temperate biome in [`biome_weights`].
 pub const TEMPERATE: usize = 2;
+/// Index of the tundra biome in [`biome_weights`].
 pub const TUNDRA: usize = 3;
 
 /// Weights of desert, steppe, temperate and tundra (sum 1) for temperature `t` (°C) and moisture
@@ -355,9 +363,13 @@ pub fn srgb_to_linear(c: f32) -> f32 {
 /// `width × height` values).
 #[derive(Clone, Copy, Debug, Default)]
 pub struct SurfaceInputs<'a> {
+    /// Water depth, metres; a node deeper than the wet depth counts as water.
     pub water: Option<&'a [f32]>,
+    /// Flow, any non-negative unit; shown on a log scale relative to its largest value.
     pub flow: Option<&'a [f32]>,
+    /// Material removed, metres.
     pub eroded: Option<&'a [f32]>,
+    /// Material laid down, metres.
     pub deposited: Option<&'a [f32]>,
 }
 

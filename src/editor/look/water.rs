@@ -304,7 +304,7 @@ mod tests {
     fn pipe_surface_covers_only_wet_ground() {
         let map = crate::core::Heightmap::from_fn(5, 4, 2.0, |x, _| x as f32).unwrap();
         let mut water = vec![0.0; 20];
-        water[1 * 5 + 1] = 0.5; // one wet node
+        water[5 + 1] = 0.5; // one wet node: (1, 1) on a 5-wide map
         let s = pipe_surface(&map, &water, None, 0.02, None);
         assert_eq!(s.positions.len(), 20);
         assert_eq!(s.positions[6], [2.0, 1.5, 2.0], "wet node: terrain + depth");
