@@ -139,6 +139,8 @@ pub fn build_with_backend_opts(
     }
 }
 
+/// The GPU half of the backend: the table of models with a GPU version, the shared GPU contexts
+/// (one per adapter choice) and the build that falls back to the CPU (only with feature `gpu`).
 #[cfg(feature = "gpu")]
 pub mod gpu {
     use std::sync::{Arc, Mutex, PoisonError};
@@ -242,10 +244,10 @@ pub mod gpu {
     fn context(choice: AdapterChoice) -> Result<Arc<GpuContext>, GpuError> {
         let slot = usize::from(choice == AdapterChoice::AllowSoftware);
         let mut g = CONTEXTS.lock().unwrap_or_else(PoisonError::into_inner);
-        if let Some(c) = &g[slot] {
-            if c.check().is_ok() {
-                return Ok(c.clone());
-            }
+        if let Some(c) = &g[slot]
+            && c.check().is_ok()
+        {
+            return Ok(c.clone());
         }
         let c = Arc::new(GpuContext::new(choice)?);
         g[slot] = Some(c.clone());

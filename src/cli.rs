@@ -29,6 +29,7 @@ use crate::core::io::{atomic::write_atomic, bhef, interop, normal_map, preview, 
 #[derive(Parser, Debug)]
 #[command(name = "talus", version, about, long_about = None)]
 pub struct Cli {
+    /// The subcommand; `None` opens the editor (or runs the headless demo without a display).
     #[command(subcommand)]
     pub command: Option<Command>,
     /// With no subcommand: open the editor and run this script of actions (RON; see the README).
@@ -63,6 +64,7 @@ fn parse_window_size(s: &str) -> Result<[u32; 2], String> {
     Ok([n(w)?, n(h)?])
 }
 
+/// The subcommands of `talus`.
 #[derive(Subcommand, Debug)]
 pub enum Command {
     /// Generate a heightmap and save it as BHEF (and optionally a PNG preview).
@@ -175,13 +177,18 @@ pub enum Kind {
     Flat,
 }
 
+/// Value-noise interpolations of `generate --interp` (the flag makes the base value noise).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Interp {
+    /// Bilinear.
     Linear,
+    /// Cosine-eased bilinear (the default of value noise).
     Cosine,
+    /// Catmull-Rom bicubic over 4×4 lattice values.
     Cubic,
 }
 
+/// Arguments of `talus generate`.
 #[derive(Args, Debug)]
 pub struct GenerateArgs {
     /// Generator. Default fbm, or the preset's.
@@ -299,13 +306,18 @@ impl ValueEnum for Model {
     }
 }
 
+/// Edge conditions of `erode --boundary`, set on all four sides.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
 pub enum Edge {
+    /// Open: water and sediment that cross the edge leave the map and are counted as lost.
     Drain,
+    /// Closed: nothing leaves; particles and water reflect or stop at the wall.
     Wall,
+    /// Periodic: the opposite edge is the neighbour (torus).
     Wrap,
 }
 
+/// Arguments of `talus erode`.
 #[derive(Args, Debug)]
 pub struct ErodeArgs {
     /// Erosion model. Default: stream power with its defaults, the editor's default Simulate
@@ -495,10 +507,10 @@ fn set_path(
     walked: &str,
 ) -> Result<(), CliError> {
     let key = keys[0];
-    if node.is_null() {
-        if let Some(d) = defaults(walked) {
-            *node = d;
-        }
+    if node.is_null()
+        && let Some(d) = defaults(walked)
+    {
+        *node = d;
     }
     let Value::Object(map) = node else {
         return Err(CliError(format!("--set {full}: `{key}` is not inside a parameter group")));
@@ -563,15 +575,15 @@ pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
         Some(path) => read_ron(path)?,
         None => GenerateParams::default(),
     };
-    if let Some(kind) = a.kind {
-        if a.preset.is_none() || base_for(kind).kind_name() != p.base.kind_name() {
-            p.base = base_for(kind);
-            if kind == Kind::VoronoiIsland && a.preset.is_none() {
-                // Voronoi islands come with their own sea (water polygons below 0 m): keep their
-                // units and draw the sea at 0 rather than stretching the seabed to 0..100.
-                p.normalize = None;
-                p.sea_level = Some(Default::default());
-            }
+    if let Some(kind) = a.kind
+        && (a.preset.is_none() || base_for(kind).kind_name() != p.base.kind_name())
+    {
+        p.base = base_for(kind);
+        if kind == Kind::VoronoiIsland && a.preset.is_none() {
+            // Voronoi islands come with their own sea (water polygons below 0 m): keep their
+            // units and draw the sea at 0 rather than stretching the seabed to 0..100.
+            p.normalize = None;
+            p.sea_level = Some(Default::default());
         }
     }
     if let Some(s) = a.size {
@@ -727,13 +739,21 @@ fn cmd_generate(a: GenerateArgs) -> Result<ExitCode, CliError> {
 /// The statistics `info` prints.
 #[derive(Serialize, Debug)]
 pub struct Info {
+    /// The file as given on the command line.
     pub file: String,
+    /// Nodes along x.
     pub width: usize,
+    /// Nodes along y.
     pub height: usize,
+    /// Nodes in all (`width × height`).
     pub nodes: usize,
+    /// Size of the BHEF file, `8 + 12 · nodes` bytes.
     pub bytes: u64,
+    /// Lowest height, metres.
     pub min: f32,
+    /// Highest height, metres.
     pub max: f32,
+    /// Mean height, metres.
     pub mean: f64,
 }
 

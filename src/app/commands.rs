@@ -39,8 +39,11 @@ pub enum EditorCommand {
     Generate(GenerateParams),
     /// A flat map of `size × size` nodes, `cell_size` metres apart, at `height` metres.
     NewMap {
+        /// Nodes a side; the command refuses sizes outside `2 ..= MAX_NEW_SIDE`.
         size: usize,
+        /// Distance between neighbouring nodes (metres).
         cell_size: f32,
+        /// Height of every node (metres); must be finite.
         height: f32,
     },
     /// Open a BHEF file (replaces the document; the old one must be saved or discarded first).
@@ -56,8 +59,11 @@ pub enum EditorCommand {
     /// BHEF); `unreal` centres integer formats on zero as Unreal reads them; meshes keep every
     /// `decimate`-th node.
     Export {
+        /// Where to write; its extension picks the format.
         path: PathBuf,
+        /// Centre integer formats on zero the way Unreal reads them.
         unreal: bool,
+        /// Mesh formats keep every `decimate`-th node (1 = all).
         decimate: usize,
     },
     /// Ask for a file to open (dialog).
@@ -66,18 +72,26 @@ pub enum EditorCommand {
     ImportDialog,
     /// Ask for a path to export to (dialog); the options as in [`EditorCommand::Export`].
     ExportDialog {
+        /// As in [`EditorCommand::Export`].
         unreal: bool,
+        /// As in [`EditorCommand::Export`].
         decimate: usize,
     },
     /// Ask for a path to save to (dialog).
     SaveAsDialog,
+    /// Undo the last edit on the document's history.
     Undo,
+    /// Redo the last undone edit.
     Redo,
     /// Start a simulation of the current map.
     Simulate {
+        /// The model to run and its parameters.
         model: ModelParams,
+        /// Edge modes of the four sides (wall, drain or wrap).
         boundary: Boundary,
+        /// Seed of the run's random numbers (the same seed gives the same result).
         seed: u64,
+        /// Which processor runs it (CPU, GPU or the best one present).
         backend: crate::backend::Backend,
     },
     /// Pause (true) or resume (false) the running simulation.

@@ -325,10 +325,11 @@ fn edit_enum(
         if let Some(cur) = current.filter(|c| !c.doc.is_empty()) {
             combo.response.on_hover_text(cur.doc.as_str());
         }
-        if inline && switch_to.is_none() {
-            if let Some(cur) = current {
-                changed |= ui.push_id("payload", |ui| edit_payload(ui, schema, cur, v)).inner;
-            }
+        if inline
+            && switch_to.is_none()
+            && let Some(cur) = current
+        {
+            changed |= ui.push_id("payload", |ui| edit_payload(ui, schema, cur, v)).inner;
         }
     });
     if let Some(new) = switch_to {
@@ -336,13 +337,11 @@ fn edit_enum(
             *v = nv;
             changed = true;
         }
-    } else if !inline {
-        if let Some(cur) = current {
-            egui::CollapsingHeader::new(format!("{} settings", cur.name))
-                .id_salt(("payload", cur.name.as_str()))
-                .default_open(open_by_default(true))
-                .show(ui, |ui| changed |= edit_payload(ui, schema, cur, v));
-        }
+    } else if !inline && let Some(cur) = current {
+        egui::CollapsingHeader::new(format!("{} settings", cur.name))
+            .id_salt(("payload", cur.name.as_str()))
+            .default_open(open_by_default(true))
+            .show(ui, |ui| changed |= edit_payload(ui, schema, cur, v));
     }
     changed
 }
@@ -372,23 +371,23 @@ fn edit_payload(ui: &mut egui::Ui, schema: &Schema, variant: &Variant, v: &mut V
 
 fn edit_option(ui: &mut egui::Ui, schema: &Schema, inner: &Ty, v: &mut Value, range: Option<NumRange>) -> bool {
     // Per-node maps are made by tools, not typed in: show their size and let the user drop them.
-    if let Ty::Vec(e) = inner {
-        if matches!(**e, Ty::Prim(_)) {
-            let Some(n) = v.as_array().map(Vec::len) else {
-                ui.weak("none");
-                return false;
-            };
-            let clear = ui
-                .horizontal(|ui| {
-                    ui.label(format!("map of {n} values"));
-                    ui.small_button("Clear").on_hover_text("Remove the map").clicked()
-                })
-                .inner;
-            if clear {
-                *v = Value::Null;
-            }
-            return clear;
+    if let Ty::Vec(e) = inner
+        && matches!(**e, Ty::Prim(_))
+    {
+        let Some(n) = v.as_array().map(Vec::len) else {
+            ui.weak("none");
+            return false;
+        };
+        let clear = ui
+            .horizontal(|ui| {
+                ui.label(format!("map of {n} values"));
+                ui.small_button("Clear").on_hover_text("Remove the map").clicked()
+            })
+            .inner;
+        if clear {
+            *v = Value::Null;
         }
+        return clear;
     }
     let was_on = !v.is_null();
     let mut on = was_on;
@@ -436,11 +435,11 @@ fn edit_vec(ui: &mut egui::Ui, schema: &Schema, inner: &Ty, v: &mut Value) -> bo
         items.remove(i);
         changed = true;
     }
-    if let Some(d) = default_for(inner) {
-        if ui.button("Add").clicked() {
-            items.push(d);
-            changed = true;
-        }
+    if let Some(d) = default_for(inner)
+        && ui.button("Add").clicked()
+    {
+        items.push(d);
+        changed = true;
     }
     changed
 }

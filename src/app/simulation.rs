@@ -45,6 +45,7 @@ impl Plugin for SimulationPlugin {
 
 /// A run in progress.
 pub struct RunningJob {
+    /// State shared with the worker: its updates, and the pause and cancel flags it reads.
     pub shared: Arc<JobShared>,
     /// The map the run started from (the undo step's "before").
     pub base: Heightmap,
@@ -55,10 +56,13 @@ pub struct RunningJob {
 /// The simulation state the panel shows.
 #[derive(Resource, Default)]
 pub struct SimState {
+    /// The run in progress; `None` when idle.
     pub job: Option<RunningJob>,
     /// Books, progress and rate from the newest update (kept after the run ends).
     pub ledger: Ledger,
+    /// Work done and asked, in the model's unit (droplets, time steps, iterations).
     pub progress: Progress,
+    /// Work per second, in the same unit as `progress`.
     pub steps_per_s: f64,
     /// Updates shown in the mesh since start (for the frame report).
     pub updates_shown: usize,

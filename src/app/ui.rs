@@ -103,16 +103,22 @@ impl ParamsVisitor for ModelPresets<'_> {
 /// What the panel is editing.
 #[derive(Resource, Clone, Debug)]
 pub struct PanelState {
+    /// The Generate section's parameters (what Generate sends).
     pub generator: GenerateParams,
     /// Regenerate as generator parameters change.
     pub live: bool,
     /// Time (seconds) of a generator edit not yet sent.
     pub gen_edited_at: Option<f64>,
+    /// Why the generator parameters were refused, shown under them until an edit passes.
     pub gen_error: Option<String>,
     /// One parameter set per model ([`MODELS`] order).
     pub models: Vec<ModelParams>,
+    /// Index into [`MODELS`] (and `models`) of the model Simulate runs.
     pub model: usize,
+    /// The Erosion section's last error (a model parameter, edge, hardness or seed that was refused), shown
+    /// under the action bar until a Simulate is sent.
     pub model_error: Option<String>,
+    /// Edge modes the next simulation uses.
     pub boundary: Boundary,
     /// Where simulations run.
     pub backend: crate::backend::Backend,
@@ -120,9 +126,13 @@ pub struct PanelState {
     pub sim_seed: String,
     /// The File section's path field.
     pub path_text: String,
+    /// New flat map: nodes a side.
     pub new_size: usize,
+    /// New flat map: distance between nodes (metres, 0.01 to 1000).
     pub new_cell: f32,
+    /// New flat map: height of every node (metres, ±10 000).
     pub new_height: f32,
+    /// Why the brush parameters as edited were refused; the brush keeps its last valid ones.
     pub brush_error: Option<String>,
     /// Where "Save preset" writes.
     pub preset_path: String,
@@ -500,26 +510,26 @@ fn action_bar(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState, out: &m
             if cancel.clicked() {
                 out.write(EditorCommand::CancelSimulation);
             }
-        } else if {
+        } else {
             let tip = format!(
                 "Run {} (set up in the Erosion section) on the whole map, as one undo step",
                 MODELS[panel.model].label
             );
             let simulate = ui.button("Simulate").on_hover_text(tip);
             hotspot(ui, "Simulate", &simulate);
-            simulate.clicked()
-        } {
-            match crate::core::rng::parse_seed(&panel.sim_seed) {
-                Ok(seed) => {
-                    panel.model_error = None;
-                    out.write(EditorCommand::Simulate {
-                        model: panel.models[panel.model].clone(),
-                        boundary: panel.boundary,
-                        seed,
-                        backend: panel.backend,
-                    });
+            if simulate.clicked() {
+                match crate::core::rng::parse_seed(&panel.sim_seed) {
+                    Ok(seed) => {
+                        panel.model_error = None;
+                        out.write(EditorCommand::Simulate {
+                            model: panel.models[panel.model].clone(),
+                            boundary: panel.boundary,
+                            seed,
+                            backend: panel.backend,
+                        });
+                    }
+                    Err(e) => panel.model_error = Some(e),
                 }
-                Err(e) => panel.model_error = Some(e),
             }
         }
         ui.label("Seed");

@@ -24,9 +24,13 @@ use crate::editor::document::{Changed, Document};
 /// What the user asked for with Simulate.
 #[derive(Clone, Debug)]
 pub struct RunRequest<'a> {
+    /// The model to run and its parameters.
     pub model: &'a ModelParams,
+    /// Edge modes of the four sides.
     pub boundary: Boundary,
+    /// Seed of the run's random numbers (the same seed gives the same result).
     pub seed: u64,
+    /// Which processor runs it; a GPU that cannot falls back to the CPU with a note.
     pub backend: Backend,
     /// The Erosion section's hardness layer (`None` or neutral: uniform hardness 1).
     pub hardness: Option<&'a HardnessParams>,
@@ -36,6 +40,7 @@ pub struct RunRequest<'a> {
 
 /// A run ready to be spawned.
 pub struct PreparedRun {
+    /// The built job, not yet started: the worker drives it step by step.
     pub job: Box<dyn Simulation>,
     /// Where it runs (with the fallback note, if any).
     pub used: BackendUsed,

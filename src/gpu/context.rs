@@ -63,13 +63,31 @@ pub enum GpuError {
     DeviceLost(String),
     /// A WGSL kernel did not compile or a pipeline did not validate.
     #[error("GPU shader `{label}` failed to compile: {message}")]
-    ShaderCompile { label: String, message: String },
+    ShaderCompile {
+        /// The shader module's or pipeline's label.
+        label: String,
+        /// wgpu's message (the compiler's or the validator's).
+        message: String,
+    },
     /// An allocation failed.
     #[error("GPU out of memory while allocating {what}: {message}")]
-    OutOfMemory { what: String, message: String },
+    OutOfMemory {
+        /// The operation that allocated (its label).
+        what: String,
+        /// wgpu's message.
+        message: String,
+    },
     /// The map needs a buffer larger than the device allows.
     #[error("{what} needs {bytes} bytes but the GPU allows at most {limit} per buffer")]
-    TooLarge { what: String, bytes: u64, limit: u64 },
+    TooLarge {
+        /// What does not fit: a buffer, or the map side in workgroups.
+        what: String,
+        /// Its size: bytes for a buffer (workgroups for the map side).
+        bytes: u64,
+        /// The device's limit in the same unit: the smaller of `max_buffer_size` and
+        /// `max_storage_buffer_binding_size`, or `max_compute_workgroups_per_dimension`.
+        limit: u64,
+    },
     /// Any other validation or internal error reported by wgpu.
     #[error("GPU error: {0}")]
     Other(String),

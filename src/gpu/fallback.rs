@@ -66,8 +66,11 @@ pub struct Handover {
     pub ledger: Ledger,
     /// The GPU part's per-node erosion/deposition totals (empty when unknown).
     pub maps: ErosionMaps,
-    /// The GPU part's accumulated flow fields (particle visits, water volume), if it has them.
+    /// The GPU part's accumulated flow fields, if it has them: particles that crossed each node
+    /// ([`Fields::flow`]), added to the CPU's as the run goes on.
     pub flow: Option<Vec<f32>>,
+    /// Water volume the GPU part's particles carried across each node ([`Fields::flow_volume`]),
+    /// added to the CPU's likewise.
     pub flow_volume: Option<Vec<f32>>,
 }
 

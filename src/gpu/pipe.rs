@@ -104,8 +104,10 @@ const BATCH_MAX: u32 = 512;
 /// failure.
 #[derive(Debug, thiserror::Error, Clone, PartialEq)]
 pub enum GpuJobError {
+    /// Parameters the CPU model would refuse too.
     #[error(transparent)]
     Job(#[from] JobError),
+    /// The GPU could not run the job (no adapter, shader, memory, size, lost device).
     #[error(transparent)]
     Gpu(#[from] GpuError),
 }

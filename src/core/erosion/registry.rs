@@ -133,9 +133,11 @@ impl Work for u64 {
 }
 
 /// Declares the models: see the module doc. Each entry is
-/// `Variant(module::Params, module::Job) { work: field, <ModelEntry fields> }`.
+/// `/// doc` `Variant(module::Params, module::Job) { work: field, <ModelEntry fields> }`; the doc
+/// comment becomes the `ModelParams` variant's.
 macro_rules! models {
     ($(
+        $(#[doc = $doc:literal])+
         $variant:ident($module:ident :: $params:ident, $job:ident) {
             work: $work:ident,
             cli: $cli:literal,
@@ -151,7 +153,7 @@ macro_rules! models {
         /// Which model, with its parameters: what presets store and what the CLI/editor build jobs from.
         #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
         pub enum ModelParams {
-            $( $variant($module::$params), )*
+            $( $(#[doc = $doc])+ $variant($module::$params), )*
         }
 
         /// Every model, in menu order (the order of [`ModelParams`]'s variants).
@@ -230,6 +232,7 @@ macro_rules! models {
 }
 
 models! {
+    /// Particle hydraulic erosion: droplets that pick up and drop sediment as they run downhill.
     Droplet(droplet::DropletParams, DropletJob) {
         work: droplets,
         cli: "droplet",
@@ -242,6 +245,7 @@ models! {
         // Enough to see on a 513² map.
         editor_default: droplet::DropletParams { droplets: 200_000, ..Default::default() },
     }
+    /// Snowball erosion: cheap particles that roll down the surface normal, eroding behind them.
     Snowball(snowball::SnowballParams, SnowballJob) {
         work: snowballs,
         cli: "snowball",
@@ -253,6 +257,7 @@ models! {
         flow_unit: "particles",
         editor_default: Default::default(),
     }
+    /// Grid hydraulic erosion with the virtual-pipe shallow-water model.
     Pipe(pipe::PipeParams, PipeJob) {
         work: steps,
         cli: "pipe",
@@ -264,6 +269,7 @@ models! {
         flow_unit: "particles",
         editor_default: Default::default(),
     }
+    /// Thermal erosion: loose material slides down slopes steeper than the talus angle.
     Thermal(thermal::ThermalParams, ThermalJob) {
         work: iterations,
         cli: "thermal",
@@ -275,6 +281,7 @@ models! {
         flow_unit: "particles",
         editor_default: Default::default(),
     }
+    /// Stream-power landscape evolution: river incision with uplift and optional hillslope diffusion.
     StreamPower(stream_power::StreamPowerParams, StreamPowerJob) {
         work: steps,
         cli: "stream-power",

@@ -24,15 +24,25 @@ use crate::core::erosion::{ModelEntry, ModelParams};
 /// Why a preset could not be read or written.
 #[derive(Debug, Error)]
 pub enum PresetError {
+    /// The file could not be read or written.
     #[error("could not {op} preset {path}: {source}")]
     Io {
+        /// `"read"` or `"write"`.
         op: &'static str,
+        /// The preset file.
         path: String,
+        /// The operating system's error.
         #[source]
         source: std::io::Error,
     },
+    /// The text is not RON of the preset's type, or the value could not be written as RON.
     #[error("preset {path}: {msg}")]
-    Parse { path: String, msg: String },
+    Parse {
+        /// The preset file.
+        path: String,
+        /// RON's message.
+        msg: String,
+    },
 }
 
 /// Reads a preset of type `T` from RON.
