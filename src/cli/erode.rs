@@ -1,0 +1,296 @@
+//! `talus erode`: the erosion models and edge conditions of its flags, its arguments, and the command.
+
+use std::path::{Path, PathBuf};
+use std::process::ExitCode;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::time::Instant;
+
+use clap::{Args, ValueEnum};
+use serde::Serialize;
+
+use super::CliError;
+use super::params::{apply_sets, parse_seed};
+use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
+use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, MODELS, ModelEntry, ModelParams, RunEnd, registry};
+use crate::core::io::{atomic::write_atomic, bhef, preview};
+
+/// Erosion models of `erode --model`: the entries of the model registry
+/// ([`crate::core::erosion::registry`]), spelled by their `cli` names; `{:?}` gives the registry
+/// name (`StreamPower`), as the summary line and the report write it.
+#[derive(Clone, Copy)]
+pub struct Model(pub &'static ModelEntry);
+
+impl Default for Model {
+    /// The registry's default model (stream power).
+    fn default() -> Self {
+        Model(registry::default_model())
+    }
+}
+
+impl PartialEq for Model {
+    fn eq(&self, o: &Self) -> bool {
+        self.0.name == o.0.name
+    }
+}
+
+impl Eq for Model {}
+
+impl std::fmt::Debug for Model {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.0.name)
+    }
+}
+
+impl ValueEnum for Model {
+    fn value_variants<'a>() -> &'a [Self] {
+        static ALL: std::sync::LazyLock<Vec<Model>> = std::sync::LazyLock::new(|| MODELS.iter().map(Model).collect());
+        &ALL
+    }
+
+    fn to_possible_value(&self) -> Option<clap::builder::PossibleValue> {
+        Some(clap::builder::PossibleValue::new(self.0.cli))
+    }
+}
+
+/// Edge conditions of `erode --boundary`, set on all four sides.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, ValueEnum)]
+pub enum Edge {
+    /// Open: water and sediment that cross the edge leave the map and are counted as lost.
+    Drain,
+    /// Closed: nothing leaves; particles and water reflect or stop at the wall.
+    Wall,
+    /// Periodic: the opposite edge is the neighbour (torus).
+    Wrap,
+}
+
+/// Arguments of `talus erode`.
+#[derive(Args, Debug)]
+pub struct ErodeArgs {
+    /// Erosion model. Default: stream power with its defaults, the editor's default Simulate
+    /// (concave, dendritic valleys with the sea as base level; README, "Erosion results").
+    #[arg(long, value_enum, default_value_t = Model::default())]
+    pub model: Model,
+    /// Input BHEF.
+    #[arg(long = "in")]
+    pub input: PathBuf,
+    /// Output BHEF (written atomically when the run ends).
+    #[arg(long)]
+    pub out: PathBuf,
+    /// A RON file of the model's parameters (either the model's own struct or `ModelParams`).
+    #[arg(long)]
+    pub params: Option<PathBuf>,
+    /// Number of time steps / iterations (pipe, thermal, stream-power).
+    #[arg(long)]
+    pub steps: Option<u64>,
+    /// Number of particles (droplet, snowball).
+    #[arg(long)]
+    pub droplets: Option<u64>,
+    /// Seed: a number, or `random`.
+    #[arg(long, default_value = "1")]
+    pub seed: String,
+    /// Any model parameter by path, e.g. `inertia=0.1`.
+    #[arg(long = "set", value_name = "PATH=VALUE")]
+    pub sets: Vec<String>,
+    /// Edge condition on all four sides.
+    #[arg(long, value_enum, default_value_t = Edge::Drain)]
+    pub boundary: Edge,
+    /// Metres between nodes (BHEF stores none).
+    #[arg(long, default_value_t = 1.0)]
+    pub cell_size: f32,
+    /// Height of the sea (the base level every flow ends at), metres. Default 0, the BHEF
+    /// convention; a map entirely above it is unaffected; `-inf` turns the sea off.
+    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    pub sea_level: f32,
+    /// A BHEF of the same size whose values are erodibility multipliers (1 = normal, 0 = rock).
+    #[arg(long)]
+    pub hardness: Option<PathBuf>,
+    /// Worker threads (default: all cores).
+    #[arg(long)]
+    pub threads: Option<usize>,
+    /// Write the sediment ledger as JSON.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
+    /// Write the flow map as PNG.
+    #[arg(long)]
+    pub flow_map: Option<PathBuf>,
+    /// Write the erosion/deposition map as PNG.
+    #[arg(long)]
+    pub erosion_map: Option<PathBuf>,
+    /// Write a hill-shaded preview of the result as PNG.
+    #[arg(long)]
+    pub preview: Option<PathBuf>,
+    /// On Ctrl+C, still save what was computed so far (default: save nothing).
+    #[arg(long)]
+    pub keep_partial: bool,
+    /// Where the model runs: `cpu` (the reference), `gpu` (wgpu compute; falls back to the CPU
+    /// with a message when no GPU can run it) or `auto` (a hardware GPU when present). Pipe and
+    /// thermal have GPU versions.
+    #[arg(long, value_enum, default_value_t = Backend::Cpu)]
+    pub backend: Backend,
+    /// Let `--backend gpu|auto` use a software adapter (Mesa lavapipe, WARP), e.g. for testing
+    /// without a GPU; slower than the CPU models. Same as TALUS_GPU_SOFTWARE=1.
+    #[arg(long)]
+    pub gpu_software: bool,
+}
+
+fn edge(e: Edge) -> EdgeMode {
+    match e {
+        Edge::Drain => EdgeMode::Drain,
+        Edge::Wall => EdgeMode::Wall,
+        Edge::Wrap => EdgeMode::Wrap,
+    }
+}
+
+/// Reads model parameters from a RON file: either `ModelParams` or the model's own struct.
+fn model_params(model: Model, path: Option<&Path>) -> Result<ModelParams, CliError> {
+    let Some(path) = path else { return Ok((model.0.default)()) };
+    let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    crate::core::io::presets::model_from_ron(&text, model.0)
+        .map_err(|e| CliError(format!("{}: not {model:?} parameters: {e}", path.display())))
+}
+
+pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
+    let mut params = model_params(a.model, a.params.as_deref())?;
+    let particle = params.entry().particles;
+    let mut sets = a.sets.clone();
+    match (particle, a.droplets, a.steps) {
+        (true, Some(n), _) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
+        (false, _, Some(n)) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
+        (true, None, Some(_)) => {
+            return Err(CliError(
+                "--steps applies to pipe/thermal/stream-power; use --droplets for particle models".into(),
+            ));
+        }
+        (false, Some(_), None) => {
+            return Err(CliError("--droplets applies to droplet/snowball; use --steps for grid models".into()));
+        }
+        _ => {}
+    }
+    params = apply_sets(&params, &sets, &|_| None)?;
+    let mut hm = bhef::load(&a.input)?;
+    if !(a.cell_size.is_finite() && a.cell_size > 0.0) {
+        return Err(CliError(format!("--cell-size {} must be a positive number of metres", a.cell_size)));
+    }
+    hm.cell_size = a.cell_size;
+    let hardness = match &a.hardness {
+        Some(p) => {
+            let h = bhef::load(p)?;
+            if (h.width, h.height) != (hm.width, hm.height) {
+                return Err(CliError(format!(
+                    "hardness map is {}×{} but the terrain is {}×{}",
+                    h.width, h.height, hm.width, hm.height
+                )));
+            }
+            Some(h.data)
+        }
+        None => None,
+    };
+    // Parsed once: `random` must report the seed that was actually used.
+    let seed = parse_seed(&a.seed)?;
+    let inputs = JobInputs {
+        hardness,
+        boundary: Boundary::all(edge(a.boundary)),
+        seed,
+        sea_level: a.sea_level.is_finite().then_some(a.sea_level),
+    };
+    let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let c = cancel.clone();
+        // A second Ctrl+C while a handler is already installed (tests calling twice) is harmless.
+        let _ = ctrlc::set_handler(move || c.store(true, Ordering::SeqCst));
+    }
+    let opts = BackendOptions { allow_software: a.gpu_software || BackendOptions::from_env().allow_software };
+    let (mut sim, used) = build_with_backend_opts(hm, &params, inputs, a.backend, opts)?;
+    if a.backend != Backend::Cpu || used.backend != Backend::Cpu {
+        eprintln!("backend: {used}");
+    }
+    let total = sim.progress().total;
+    let bar = indicatif::ProgressBar::new(total);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template(
+            "{spinner} {elapsed_precise} [{bar:40}] {pos}/{len} {per_sec} eta {eta}",
+        )
+        .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let t = Instant::now();
+    // The job's notes (a GPU that failed mid-run and what happened next) are printed as they come.
+    let mut noted = 0;
+    let mut print_notes = |s: &dyn erosion::Simulation| {
+        let notes = s.notes();
+        for n in notes.iter().skip(noted) {
+            bar.suspend(|| eprintln!("talus: {n}"));
+        }
+        noted = noted.max(notes.len());
+    };
+    let end = pool.install(|| {
+        erosion::run(sim.as_mut(), &cancel, |s| {
+            bar.set_position(s.progress().done);
+            print_notes(s);
+        })
+    });
+    print_notes(sim.as_ref());
+    bar.finish_and_clear();
+    let secs = t.elapsed().as_secs_f64();
+    let ledger = sim.ledger();
+    let p = sim.progress();
+    eprintln!(
+        "{:?} (seed {seed}): {}/{} in {:.2} s; eroded {:.4}, deposited {:.4}, lost at border {:.4}, suspended {:.4} (m·nodes)",
+        a.model, p.done, p.total, secs, ledger.eroded, ledger.deposited, ledger.lost_at_border, ledger.suspended
+    );
+    if end == RunEnd::Cancelled && !a.keep_partial {
+        eprintln!("cancelled: {} left untouched (use --keep-partial to save the partial result)", a.out.display());
+        return Ok(ExitCode::from(130));
+    }
+    bhef::save_atomic(&a.out, sim.heightmap())?;
+    if let Some(r) = &a.report {
+        #[derive(Serialize)]
+        struct Report<'a> {
+            model: String,
+            backend: String,
+            params: &'a ModelParams,
+            seed: u64,
+            done: u64,
+            total: u64,
+            cancelled: bool,
+            seconds: f64,
+            ledger: erosion::Ledger,
+            terrain_error: f64,
+            material_error: f64,
+        }
+        let rep = Report {
+            model: format!("{:?}", a.model),
+            backend: used.to_string(),
+            params: &params,
+            seed,
+            done: p.done,
+            total: p.total,
+            cancelled: end == RunEnd::Cancelled,
+            seconds: secs,
+            ledger,
+            terrain_error: ledger.terrain_error(),
+            material_error: ledger.material_error(),
+        };
+        let text = serde_json::to_string_pretty(&rep)?;
+        write_atomic(r, |w| w.write_all(text.as_bytes())).map_err(|e| format!("{}: {e}", r.display()))?;
+    }
+    let (w, h) = (sim.heightmap().width, sim.heightmap().height);
+    if let Some(f) = &a.flow_map {
+        let fields = sim.fields();
+        let flow = fields
+            .flow
+            .or_else(|| fields.water.clone())
+            .ok_or_else(|| format!("{:?} produces no flow map", a.model))?;
+        preview::save_png(f, &preview::render_flow(w, h, &flow)).map_err(|e| format!("{}: {e}", f.display()))?;
+    }
+    if let Some(f) = &a.erosion_map {
+        preview::save_png(f, &preview::render_erosion(w, h, &sim.maps().net()))
+            .map_err(|e| format!("{}: {e}", f.display()))?;
+    }
+    if let Some(f) = &a.preview {
+        preview::save_png(f, &preview::render(sim.heightmap(), f32::NEG_INFINITY))
+            .map_err(|e| format!("{}: {e}", f.display()))?;
+    }
+    Ok(if end == RunEnd::Cancelled { ExitCode::from(130) } else { ExitCode::SUCCESS })
+}
