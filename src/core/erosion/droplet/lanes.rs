@@ -53,9 +53,13 @@ impl Lanes {
         }
     }
 
-    /// Empties lane `l` (node 0, never stepped).
-    pub(super) fn park(&mut self, l: usize) {
-        self.load(l, 0, &Drop::parked());
+    /// Empties lane `l` (never stepped). It rests on the first node of `rect` (node 0 without a
+    /// tile): [`Ctx::plan`] still reads an empty lane's cell and discards what it read, and inside
+    /// the tile that read stays within the nodes this thread owns, so it never meets another
+    /// thread's write.
+    pub(super) fn park(&mut self, l: usize, rect: Option<Rect>) {
+        let (x, y) = rect.map_or((0.0, 0.0), |t| (t.x0 as f32, t.y0 as f32));
+        self.load(l, 0, &Drop { x, y, ..Drop::parked() });
     }
 }
 
@@ -195,9 +199,9 @@ impl Ctx<'_> {
             // SAFETY: every live lane was loaded by `fill` (or kept by `keeps`/the attention
             // mask) only while its droplet stands in `rect`, so the nodes it reads — its cell and
             // the cell one step on — lie within `Ctx::margin` of the tile, which no other thread
-            // touches (this function's contract). Note: a parked lane (bit clear in `live`) reads
-            // the cell of node 0 too, and discards it; with `rect = Some` that cell is not
-            // covered by the margin guarantee.
+            // touches (this function's contract). A parked lane (bit clear in `live`) is read too
+            // and its result discarded; it rests on the tile's first node (`Lanes::park`), so
+            // that read stays within the tile as well.
             let p = unsafe { self.plan(&s, &area) };
             let plain = p.plain & live;
             // Lanes to end or let go after this turn.
@@ -239,7 +243,7 @@ impl Ctx<'_> {
 
     /// Loads the next droplet of `ds` that can step in `rect` into lane `l`; droplets that are
     /// dead, out of the tile or at the end of their life (settled here) are passed over.
-    /// Returns `false` when `ds` is used up (the lane is then parked on node 0).
+    /// Returns `false` when `ds` is used up (the lane is then parked on the tile's first node).
     ///
     /// # Safety
     /// As [`Ctx::step`].
@@ -274,7 +278,7 @@ impl Ctx<'_> {
             s.load(l, i, d);
             return true;
         }
-        s.park(l);
+        s.park(l, rect);
         false
     }
 
@@ -375,7 +379,7 @@ impl Ctx<'_> {
             p.wts[3][l] = u * v;
             let (bx, by) = (old.xi[l], old.yi[l]);
             // SAFETY: `u = x − xi`, `xi` the floor of `x` clamped to `0..=w − 2` (`corners`); a
-            // lane's `x` is a position in the domain (`[0, w)` at most) or the parked 0, so `u`
+            // lane's `x` is a position in the domain (`[0, w)` at most; a parked lane's too), so `u`
             // is finite in `[0, 2)` and `u·SUB` fits `i32`.
             let qx = unsafe { (u * SUB as f32).to_int_unchecked::<i32>() }.min(SUB as i32 - 1);
             // SAFETY: as `qx`, with `v` finite in `[0, 2)`.
