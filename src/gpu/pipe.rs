@@ -58,6 +58,13 @@
 //! driver fuse `a·b + c` and Vulkan allows 2.5 ulp division and an approximate `sqrt`, and the
 //! pipe model amplifies last-bit differences a little each step. `tests::gpu_matches_cpu_*`
 //! measures the gap on 256² after N steps (see the README for the figures).
+//!
+//! ## Why this file is over 800 lines
+//! It is one job's device side: the buffers, the pipelines, the order of the dispatches within a
+//! step, the readback and the books read back with it. Those parts share the job's private
+//! buffers and bind groups, and split apart they would each need the whole of it; the kernels
+//! themselves live in `shaders/gpu/`, the uniform block in `GpuParams`, the tests in
+//! `pipe/tests.rs` and the CPU hand-over in `super::fallback`.
 
 use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
