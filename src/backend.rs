@@ -139,6 +139,16 @@ pub fn build_with_backend_opts(
     }
 }
 
+/// The menu labels of the models with a GPU version, in menu order (e.g. `["Droplets", "Pipe model",
+/// "Thermal"]`): what the editor's backend tooltip lists. Empty without the `gpu` feature.
+pub fn gpu_model_labels() -> Vec<&'static str> {
+    #[cfg(feature = "gpu")]
+    let labels = erosion::MODELS.iter().filter(|e| gpu::has_gpu_version(e.name)).map(|e| e.label).collect();
+    #[cfg(not(feature = "gpu"))]
+    let labels = Vec::new();
+    labels
+}
+
 /// The GPU half of the backend: the table of models with a GPU version, the shared GPU contexts
 /// (one per adapter choice) and the build that falls back to the CPU (only with feature `gpu`).
 #[cfg(feature = "gpu")]
@@ -279,6 +289,22 @@ pub mod gpu {
             Ok(j) => Outcome::Built(j, adapter),
             Err(BuildError::Invalid(e)) => Outcome::Invalid(e),
             Err(BuildError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
+        }
+    }
+
+    /// Whether the registry model `name` has a GPU version.
+    pub(super) fn has_gpu_version(name: &str) -> bool {
+        GPU_MODELS.iter().any(|g| g.name == name)
+    }
+
+    #[cfg(test)]
+    #[test]
+    fn the_gpu_labels_name_every_gpu_model_once() {
+        let labels = super::gpu_model_labels();
+        assert_eq!(labels.len(), GPU_MODELS.len(), "{labels:?}");
+        for g in GPU_MODELS {
+            let e = crate::core::erosion::registry::by_name(g.name).expect("a registry model");
+            assert!(labels.contains(&e.label), "{labels:?} lacks {}", e.label);
         }
     }
 

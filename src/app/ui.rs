@@ -564,7 +564,11 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
                     }
                 })
                 .response
-                .on_hover_text("cpu: the reference models · gpu: wgpu compute (pipe, thermal), CPU if no GPU can run it · auto: a hardware GPU when present");
+                .on_hover_text(format!(
+                    "cpu: the reference models · gpu: wgpu compute ({}), CPU if no GPU can run it · auto: a \
+                     hardware GPU when present",
+                    crate::backend::gpu_model_labels().join(", ").to_lowercase()
+                ));
         });
         if sim.running() || sim.progress.total > 0 {
             let l = &sim.ledger;
@@ -581,7 +585,10 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
                     ui.end_row();
                 }
             });
-            ui.small(format!("books close to {:.1e} of the material moved", (l.terrain_error().abs().max(l.material_error().abs()) / l.moved())));
+            ui.small(format!(
+                "books close to {:.1e} of the material moved",
+                (l.terrain_error().abs().max(l.material_error().abs()) / l.moved())
+            ));
             if !sim.backend_used.is_empty() {
                 ui.small(format!("on {}", sim.backend_used));
             }
