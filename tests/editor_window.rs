@@ -105,11 +105,11 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     assert_eq!((base.width, base.height), (257, 257));
 
     // The stroke raised the terrain along its path and changed nothing far from it. The reach is
-    // the brush radius plus 4 nodes (the path's round trip through the window over a surface the
-    // stroke is raising, and the falloff's rim). Until a resting pointer kept the terrain point
-    // it was cast to, the brush picked the surface it was raising where the pointer rested and
-    // crept toward the camera: paint was seen up to 18.4 nodes from the stroke's last point with
-    // a 15-node radius. A stray blob (the defect this also guards against) lies far beyond and is
+    // the brush radius plus 4 nodes (the path's round trip through the window, and the falloff's
+    // rim). While the brush was cast into the surface it was raising, its dabs crept toward the
+    // camera: paint was seen 18–24 nodes from the stroke's last point with a 15-node radius, more
+    // the slower the frames. Every sample of a stroke is now cast into the terrain as it was when
+    // the stroke began. A stray blob (the defect this also guards against) lies far beyond and is
     // metres high.
     let reach = radius_m / cell + 4.0;
     const STRAY_M: f32 = 0.001;

@@ -21,6 +21,7 @@ use bevy_egui::input::EguiWantsInput;
 
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
+use crate::core::Heightmap;
 use crate::core::brush::{BrushKind, BrushParams};
 use crate::core::raycast::Hit;
 use crate::editor::job::JobEdit;
@@ -120,12 +121,14 @@ pub struct Pointer {
     pub hit: Option<Hit>,
     /// The stroke being painted, with the kind it paints.
     pub painting: Option<BrushKind>,
-    /// While a button is held: the last sample's window position and the terrain point it was
-    /// cast to. A sample at the same position reuses that point instead of casting again: cast
-    /// into the surface the stroke is raising, a resting pointer's ray would meet it ever nearer
-    /// the camera and the brush would creep toward the camera. A moving pointer is cast into the
-    /// surface as it is, so the stroke lands under what the artist sees.
-    pub rest: Option<(Vec2, Option<Hit>)>,
+    /// While a button paints: what it paints and the terrain as it was when that stroke began.
+    /// Every sample of the stroke is cast into this surface, not into the one the stroke is
+    /// changing: cast into a surface that rises under it, a resting pointer's ray would meet it
+    /// ever nearer the camera and a moving one would land a little nearer with every dab, so the
+    /// stroke would creep toward the camera. Cast into the start surface, a pointer that rests
+    /// keeps its point and a path drawn over the terrain is painted where it was drawn (as a
+    /// terrain collider synced at the end of a stroke behaves in other editors).
+    pub surface: Option<(Press, Heightmap)>,
 }
 
 fn button_index(b: MouseButton) -> Option<usize> {
@@ -254,10 +257,8 @@ fn cast_pointer(
         pointer.hit = None;
         return;
     };
-    pointer.hit = match (pointer.pos, pointer.rest) {
-        (Some(pos), Some((at, hit))) if at == pos => hit,
-        (pos, _) => pos.and_then(|pos| super::view::pick(camera, cam_tf, terrain.map(), pos)),
-    };
+    let surface = pointer.surface.as_ref().map_or(terrain.map(), |(_, m)| m);
+    pointer.hit = pointer.pos.and_then(|pos| super::view::pick(camera, cam_tf, surface, pos));
 }
 
 /// Paints along this frame's samples, in order.
@@ -276,16 +277,18 @@ fn paint(
     for s in &samples {
         let press = press_of(s, &keys);
         pointer.press = press;
-        let hit = match pointer.rest {
-            Some((at, hit)) if press != Press::None && at == s.pos => hit,
-            _ => cam.and_then(|(c, tf)| super::view::pick(c, tf, terrain.map(), s.pos)),
-        };
-        pointer.rest = (press != Press::None).then_some((s.pos, hit));
+        if press == Press::None {
+            pointer.surface = None;
+        } else if pointer.surface.as_ref().is_none_or(|(p, _)| *p != press) {
+            pointer.surface = Some((press, terrain.map().clone()));
+        }
+        let surface = pointer.surface.as_ref().map_or(terrain.map(), |(_, m)| m);
+        let hit = cam.and_then(|(c, tf)| super::view::pick(c, tf, surface, s.pos));
         paint_sample(&mut pointer, press, hit, s.time, &tool, &mut terrain, &sim, &mut status);
     }
     if samples.is_empty() {
         pointer.press = Press::None;
-        pointer.rest = None;
+        pointer.surface = None;
         paint_sample(&mut pointer, Press::None, None, 0.0, &tool, &mut terrain, &sim, &mut status);
     }
     pointer.samples = samples;
