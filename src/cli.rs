@@ -1,4 +1,5 @@
-//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`, `analyze`, `fix`; with no subcommand it
+//! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`, `analyze`, `fix`,
+//! `build`, `layers`; with no subcommand it
 //! opens the editor when a display is present, and runs the headless demo job otherwise.
 //!
 //! Every parameter of a generator or erosion model is reachable: the common ones as flags, all of
@@ -18,6 +19,7 @@ mod erode;
 mod generate;
 mod info;
 mod params;
+mod project;
 pub mod qa;
 
 use crate::core::io::{bhef, preview};
@@ -32,6 +34,7 @@ pub use generate::{GenerateArgs, Interp, Kind, generate_params};
 pub use info::Info;
 use info::cmd_info;
 pub use params::{apply_sets, parse_seed};
+pub use project::{BuildArgs, LayersArgs};
 
 /// Talus: a terrain editor with procedural generation, hydraulic/thermal erosion and BHEF files.
 #[derive(Parser, Debug)]
@@ -48,7 +51,7 @@ pub struct Cli {
 /// Arguments of `talus editor`.
 #[derive(Args, Debug, Default)]
 pub struct EditorArgs {
-    /// A BHEF file to open instead of the default terrain.
+    /// A project (.talus) or BHEF file to open instead of the default terrain.
     pub file: Option<PathBuf>,
     /// Run this script of actions (RON) in the window, then quit (exit code 0 when every action
     /// succeeded).
@@ -121,6 +124,11 @@ pub enum Command {
     /// Fix what `analyze` finds: fill or breach depressions (--pits), remove single-node spikes
     /// (--spikes); writes --out in the format of its extension.
     Fix(qa::FixArgs),
+    /// Flatten a project (.talus) into any export format, re-running erosion layers whose input
+    /// changed; `--set` changes a base generator value first.
+    Build(BuildArgs),
+    /// List a project's layers (kind, name, model, seed, strength, stale, memory).
+    Layers(LayersArgs),
 }
 
 /// A user-facing error: printed to stderr, exit code 1.
@@ -166,6 +174,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Convert(a)) => cmd_convert(a),
         Some(Command::Analyze(a)) => qa::cmd_analyze(a),
         Some(Command::Fix(a)) => qa::cmd_fix(a),
+        Some(Command::Build(a)) => project::cmd_build(a),
+        Some(Command::Layers(a)) => project::cmd_layers(a),
         None => {
             if cli.script.is_some() || has_display() {
                 open_editor(EditorArgs { file: None, script: cli.script, window_size: None })

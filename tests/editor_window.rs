@@ -183,3 +183,120 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     assert!(frames["idle"]["frames"].as_u64().unwrap() > 0, "{frames}");
     eprintln!("frame report: {frames}");
 }
+
+/// The layer stack through the real window (#15): generate, paint, simulate, change a generator
+/// value (the erosion re-runs by itself on the new terrain), paint the erosion layer's mask down
+/// to 0 in one area, save the project, reopen it, and compare.
+#[test]
+fn scripted_session_keeps_layers_through_a_generator_change() {
+    use std::sync::atomic::AtomicBool;
+    use talus::editor::layers::recipe::run_to_end;
+    use talus::editor::layers::{BaseSource, LayerKind};
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let generate = |seed: u64| {
+        format!(
+            "Generate((width: 257, height: 257, cell_size: 4.0, seed: {seed}, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4)))))"
+        )
+    };
+    let mask_path = [(100.0f32, 150.0f32), (150.0, 150.0)];
+    let script = format!(
+        r#"[
+    {gen7},
+    Stroke(tool: Raise, radius: 60.0, strength: 30.0, points: [(70.0, 128.0), (128.0, 110.0), (186.0, 128.0)], seconds: 1.0),
+    Simulate(model: Droplet((droplets: 20000)), seed: 3),
+    WaitSimulation,
+    Save("{eroded}"),
+    {gen8},
+    WaitResimulation,
+    Save("{resimulated}"),
+    Layer(Target(Mask(2))),
+    Stroke(tool: Lower, radius: 40.0, strength: 100.0, points: [({mx0:.1}, {my0:.1}), ({mx1:.1}, {my1:.1})], seconds: 1.0),
+    Layer(Target(Terrain)),
+    Save("{masked}"),
+    Save("{project}"),
+    Open("{project}"),
+    Save("{reopened}"),
+    Screenshot("{shot}"),
+    Quit,
+]"#,
+        gen7 = generate(7),
+        gen8 = generate(8),
+        eroded = d.join("eroded.bhef").display(),
+        resimulated = d.join("resimulated.bhef").display(),
+        masked = d.join("masked.bhef").display(),
+        project = d.join("island.talus").display(),
+        reopened = d.join("reopened.bhef").display(),
+        shot = d.join("layers.png").display(),
+        mx0 = mask_path[0].0,
+        my0 = mask_path[0].1,
+        mx1 = mask_path[1].0,
+        my1 = mask_path[1].1,
+    );
+    let script_path = d.join("layers.ron");
+    std::fs::write(&script_path, script).unwrap();
+    let x = common::xvfb::display(1400, 800, 0);
+    common::xvfb::park_pointer(&x.1, 1390, 790);
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(["editor", "--script"])
+        .arg(&script_path)
+        .env("DISPLAY", &x.1)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("TALUS_CONFIG_DIR", d.join("config"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+    if let Ok(dir) = std::env::var("TALUS_SHOT_DIR") {
+        let _ = std::fs::copy(d.join("layers.png"), Path::new(&dir).join("layers.png"));
+    }
+
+    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let project = talus::editor::project::load(&d.join("island.talus")).expect("the project reads back");
+    let stack = &project.stack;
+    // Reopened, the terrain is bit for bit what was saved, with nothing re-run.
+    let masked = load(&d.join("masked.bhef"));
+    assert!(bits(&load(&d.join("reopened.bhef"))) == bits(&masked), "the reopened project's terrain differs");
+    assert!(bits(&stack.compose()) == bits(&masked), "the project file's fold differs from the window's");
+    assert!(project.view.camera.is_some() && project.view.look.is_some(), "the look and camera are saved");
+
+    // The stack: the new generator as base, the stroke as sculpt, the droplets as erosion.
+    match &stack.base.source {
+        BaseSource::Generator(p) => assert_eq!(p.seed, 8, "the base is the changed generator"),
+        other => panic!("base is {other:?}"),
+    }
+    assert_eq!(stack.layers().len(), 2, "{:?}", stack.layers().iter().map(|l| &l.name).collect::<Vec<_>>());
+    let LayerKind::Sculpt(sculpt) = &stack.layers()[0].kind else { panic!("layer 1 is not the sculpt") };
+    let raised: f64 = sculpt.to_dense().iter().map(|v| *v as f64).sum();
+    assert!(raised > 100.0, "the stroke survived the new base: {raised} m·nodes");
+    let e = stack.layers()[1].erosion().expect("layer 2 is the erosion");
+    assert!(!e.stale, "the erosion re-ran on the new terrain");
+    assert_eq!(e.recipe.seed, 3);
+
+    // The re-run in the window equals a fresh run of the recipe on the new input, bit for bit.
+    let input = stack.input_of(1);
+    let fresh = run_to_end(&e.recipe, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+    let delta = e.delta.to_dense();
+    let fresh_delta: Vec<f32> = fresh.data.iter().zip(&input.data).map(|(r, i)| r - i).collect();
+    assert!(
+        delta.iter().map(|v| v.to_bits()).eq(fresh_delta.iter().map(|v| v.to_bits())),
+        "the re-simulation is not the recipe's run on its input"
+    );
+    let resimulated = load(&d.join("resimulated.bhef"));
+    assert!(bits(&resimulated) != bits(&load(&d.join("eroded.bhef"))));
+
+    // The mask was painted to 0 along its path: there the terrain is the input, uneroded.
+    let mask = e.mask.to_dense();
+    let w = stack.width();
+    let zeros: Vec<usize> = (0..mask.len()).filter(|&k| mask[k] == 0.0).collect();
+    assert!(zeros.len() > 100, "only {} mask nodes were painted to 0", zeros.len());
+    let near = |k: usize| {
+        let (x, y) = ((k % w) as f32, (k / w) as f32);
+        dist_to_polyline(x, y, &mask_path) <= 40.0 / 4.0 + 4.0
+    };
+    assert!(zeros.iter().all(|&k| near(k)), "mask paint strayed from its path");
+    assert!(zeros.iter().all(|&k| masked.data[k].to_bits() == input.data[k].to_bits()), "masked nodes still eroded");
+    let eroded_there = zeros.iter().filter(|&&k| resimulated.data[k] != input.data[k]).count();
+    assert!(eroded_there > 0, "the droplets had eroded the masked area before the mask");
+}

@@ -13,13 +13,52 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 
+use super::camera::OrbitCamera;
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine, UserSettings};
 use crate::core::Heightmap;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
 use crate::core::io::interop::{self, ExportOptions, ImportOptions};
-use crate::editor::document::Document;
+use crate::editor::document::{Document, LayerOp};
+use crate::editor::layers::BaseSource;
+use crate::editor::project::{CameraPose, ProjectView};
+
+/// The look and camera as a project saves them.
+fn current_view(look: Option<&super::Look>, orbits: &Query<&mut OrbitCamera>) -> ProjectView {
+    ProjectView {
+        look: look.map(|l| l.0.clone()),
+        camera: orbits.iter().next().map(|o| CameraPose {
+            focus: o.focus.to_array(),
+            yaw: o.yaw,
+            pitch: o.pitch,
+            distance: o.distance,
+        }),
+    }
+}
+
+/// Restores a project's look and camera (what it has of them).
+fn apply_view(
+    view: &ProjectView,
+    size: (usize, usize),
+    look: Option<&mut super::Look>,
+    orbits: &mut Query<&mut OrbitCamera>,
+) {
+    if let (Some(l), Some(look)) = (&view.look, look) {
+        look.0 = l.clone();
+    }
+    let finite = |c: &CameraPose| c.focus.iter().chain(&[c.yaw, c.pitch, c.distance]).all(|v| v.is_finite());
+    if let Some(c) = view.camera.filter(finite) {
+        for mut o in orbits.iter_mut() {
+            // Framed already: the saved camera stays when the new map arrives.
+            o.framed = size;
+            o.focus = Vec3::from_array(c.focus);
+            o.yaw = c.yaw;
+            o.pitch = c.pitch.clamp(0.03, 1.55);
+            o.distance = c.distance.max(0.01);
+        }
+    }
+}
 
 /// Handles document commands and keyboard shortcuts.
 pub struct CommandsPlugin;
@@ -46,11 +85,13 @@ pub enum EditorCommand {
         /// Height of every node (metres); must be finite.
         height: f32,
     },
-    /// Open a BHEF file (replaces the document; the old one must be saved or discarded first).
+    /// Open a project (.talus) or BHEF file (replaces the document; the old one must be saved or
+    /// discarded first).
     Open(PathBuf),
     /// Save to the document's file (Save As when it has none).
     Save,
-    /// Save to a new path.
+    /// Save to a new path: a project for `.talus` (layers, look, camera), else the flattened
+    /// terrain as BHEF.
     SaveAs(PathBuf),
     /// Import a heightmap in another tool's format (PNG, R16, EXR, GeoTIFF, HGT, BHEF) as one
     /// undo step (the document keeps its file).
@@ -106,6 +147,12 @@ pub enum EditorCommand {
     Analyse,
     /// Raise single-node pits and lower single-node spikes on land (one undo step, [`super::qa`]).
     FixPitsSpikes,
+    /// Change the layer stack or where strokes go ([`LayerOp`]; one undo step each).
+    Layer(LayerOp),
+    /// Re-run the stale erosion layers now (in the background, [`super::layers`]).
+    Resimulate,
+    /// Re-run stale erosion layers by themselves as soon as they go stale.
+    SetAutoResimulate(bool),
 }
 
 fn send_shortcut_commands(
@@ -144,6 +191,8 @@ fn apply_document_commands(
     mut status: ResMut<StatusLine>,
     mut settings: ResMut<UserSettings>,
     sim: Res<SimState>,
+    mut look: Option<ResMut<super::Look>>,
+    mut orbits: Query<&mut OrbitCamera>,
     mut commands: Commands,
 ) {
     for cmd in cmds.read() {
@@ -163,7 +212,7 @@ fn apply_document_commands(
                 }
                 match Heightmap::filled(*size, *size, *cell_size, *height) {
                     Ok(map) if height.is_finite() => {
-                        let change = terrain.doc.replace(map, "New map");
+                        let change = terrain.doc.set_base(map, BaseSource::Heights, "New map");
                         terrain.refresh(change);
                         status.info(format!("New {size}×{size} map"));
                     }
@@ -178,6 +227,8 @@ fn apply_document_commands(
                 }
                 match Document::open(path) {
                     Ok(doc) => {
+                        let size = (doc.map().width, doc.map().height);
+                        apply_view(doc.view(), size, look.as_deref_mut(), &mut orbits);
                         terrain.set_document(doc);
                         settings.0.add_recent(path);
                         status.info(format!("Opened {}", path.display()));
@@ -191,6 +242,7 @@ fn apply_document_commands(
                     commands.write_message(EditorCommand::SaveAsDialog);
                     continue;
                 }
+                terrain.doc.set_view(current_view(look.as_deref(), &orbits));
                 match terrain.doc.save() {
                     Ok(()) => {
                         let p = terrain.doc.path().map(|p| p.to_path_buf()).unwrap_or_default();
@@ -212,7 +264,7 @@ fn apply_document_commands(
                             status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
                             continue;
                         }
-                        let change = terrain.doc.replace(map, "Import");
+                        let change = terrain.doc.set_base(map, BaseSource::File(path.clone()), "Import");
                         terrain.refresh(change);
                         status.info(format!("Imported {} ({w}×{h})", path.display()));
                     }
@@ -240,13 +292,24 @@ fn apply_document_commands(
                     Err(e) => status.error(format!("Export failed: {e}")),
                 }
             }
-            EditorCommand::SaveAs(path) => match terrain.doc.save_as(path) {
-                Ok(()) => {
-                    settings.0.add_recent(path);
-                    status.info(format!("Saved {}", path.display()));
+            EditorCommand::SaveAs(path) => {
+                terrain.doc.set_view(current_view(look.as_deref(), &orbits));
+                match terrain.doc.save_as(path) {
+                    Ok(()) => {
+                        settings.0.add_recent(path);
+                        status.info(format!("Saved {}", path.display()));
+                    }
+                    Err(e) => status.error(e),
                 }
-                Err(e) => status.error(e),
-            },
+            }
+            EditorCommand::Layer(op) => {
+                if busy {
+                    refuse(&mut status, "Layers");
+                    continue;
+                }
+                let change = terrain.doc.apply_layer_op(op);
+                terrain.refresh(change);
+            }
             EditorCommand::Undo | EditorCommand::Redo => {
                 let undo = matches!(cmd, EditorCommand::Undo);
                 if busy {
@@ -256,13 +319,11 @@ fn apply_document_commands(
                 let label = if undo { terrain.doc.history().undo_label() } else { terrain.doc.history().redo_label() }
                     .map(str::to_owned);
                 let change = if undo { terrain.doc.undo() } else { terrain.doc.redo() };
-                match (change, label) {
-                    (crate::editor::document::Changed::None, _) => {
-                        status.info(if undo { "Nothing to undo" } else { "Nothing to redo" })
-                    }
-                    (c, l) => {
-                        terrain.refresh(c);
-                        status.info(format!("{} {}", if undo { "Undid" } else { "Redid" }, l.unwrap_or_default()));
+                match label {
+                    None => status.info(if undo { "Nothing to undo" } else { "Nothing to redo" }),
+                    Some(l) => {
+                        terrain.refresh(change);
+                        status.info(format!("{} {l}", if undo { "Undid" } else { "Redid" }));
                     }
                 }
             }

@@ -7,7 +7,7 @@
 //!   panel also has a path field, so files can be opened and saved where no dialog is available.
 //! - Closing the window (or [`EditorCommand::Quit`]) with unsaved changes asks: Save, Discard or
 //!   Cancel. Saving first goes through the same save path, and only quits once it succeeded.
-//! - Every [`AUTOSAVE_EVERY`] the map is written to the autosave slot when it has unsaved changes
+//! - Every [`AUTOSAVE_EVERY`] the project (the whole layer stack) is written to the autosave slot when it has unsaved changes
 //!   newer than the last autosave (on a worker thread, from a copy). A save or a deliberate discard
 //!   clears the slot, so finding it at start means the last session ended with unsaved work: the
 //!   editor then offers to recover it.
@@ -124,10 +124,12 @@ fn open_dialogs(
             .path()
             .and_then(|p| p.file_name())
             .map(|n| n.to_string_lossy().into_owned())
-            .unwrap_or_else(|| "terrain.bhef".into());
+            .unwrap_or_else(|| "terrain.talus".into());
         let spawned = std::thread::Builder::new().name("file-dialog".into()).spawn(move || {
             let mut d = match kind {
-                DialogKind::Open | DialogKind::SaveAs => rfd::FileDialog::new().add_filter("BHEF heightmap", &["bhef"]),
+                DialogKind::Open | DialogKind::SaveAs => rfd::FileDialog::new()
+                    .add_filter("Talus project (layers)", &["talus"])
+                    .add_filter("BHEF heightmap (flattened)", &["bhef"]),
                 DialogKind::Import => rfd::FileDialog::new()
                     .add_filter("Heightmaps", &["png", "r16", "raw", "exr", "tif", "tiff", "hgt", "bhef"])
                     .add_filter("All files", &["*"]),
@@ -144,7 +146,9 @@ fn open_dialogs(
             let picked = match kind {
                 DialogKind::Open | DialogKind::Import => d.pick_file(),
                 DialogKind::SaveAs => d.set_file_name(name).save_file(),
-                DialogKind::Export { .. } => d.set_file_name(name.replace(".bhef", ".png")).save_file(),
+                DialogKind::Export { .. } => {
+                    d.set_file_name(name.replace(".bhef", ".png").replace(".talus", ".png")).save_file()
+                }
             };
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(picked);
         });
@@ -291,13 +295,15 @@ fn autosave(mut state: ResMut<AutosaveState>, terrain: Res<EditorTerrain>, mut s
         return;
     }
     state.saved_revision = Some(rev);
-    let map = terrain.map().clone();
+    // A snapshot of the stack shares its tiles: cheap to take, written on a worker.
+    let stack = terrain.doc.stack().clone();
+    let view = terrain.doc.view().clone();
     let original = terrain.doc.path().map(|p| p.to_path_buf());
     let out = Arc::new(Mutex::new(None));
     let result = out.clone();
     bevy::tasks::IoTaskPool::get()
         .spawn(async move {
-            let r = slot.write(&map, original.as_deref());
+            let r = slot.write(&stack, &view, original.as_deref());
             *result.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
         })
         .detach();
@@ -384,8 +390,8 @@ fn draw_prompts(
             let Some(slot) = state.slot.clone() else { return Ok(()) };
             if recover {
                 match slot.read() {
-                    Ok(map) => {
-                        let mut doc = Document::new(map);
+                    Ok(project) => {
+                        let mut doc = Document::from_project(project);
                         doc.set_path(info.original.clone());
                         doc.mark_unsaved();
                         terrain.set_document(doc);

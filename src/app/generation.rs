@@ -6,8 +6,10 @@
 //! dropped as stale); the newest request then starts. So dragging a slider produces at most one
 //! generation in flight and one waiting, and the map always ends at the parameters the user last
 //! chose.
-//! A finished generation replaces the map as one undo step; while a simulation runs the result is
-//! refused with a message (the simulation owns the map until it ends).
+//! A finished generation replaces the document's base layer as one undo step: sculpt layers stay,
+//! erosion layers above go stale (and re-run in the background with auto re-simulate on, see
+//! [`super::layers`]). While a simulation runs the result is refused with a message (the
+//! simulation owns the map until it ends).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -20,6 +22,7 @@ use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::core::generate::{GenerateParams, generate_until};
+use crate::editor::layers::BaseSource;
 
 /// Runs generation requests in the background.
 pub struct GenerationPlugin;
@@ -30,7 +33,7 @@ impl Plugin for GenerationPlugin {
     }
 }
 
-type Slot = Arc<Mutex<Option<Result<(Heightmap, f64), String>>>>;
+type Slot = Arc<Mutex<Option<Result<(Heightmap, GenerateParams, f64), String>>>>;
 
 /// A generation in flight: where its result lands, and its cancel flag.
 struct Running {
@@ -63,7 +66,9 @@ fn start(params: GenerateParams) -> Running {
     AsyncComputeTaskPool::get()
         .spawn(async move {
             let t = std::time::Instant::now();
-            let r = generate_until(&params, &stop).map(|m| (m, t.elapsed().as_secs_f64())).map_err(|e| e.to_string());
+            let r = generate_until(&params, &stop)
+                .map(|m| (m, params.clone(), t.elapsed().as_secs_f64()))
+                .map_err(|e| e.to_string());
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
         })
         .detach();
@@ -98,9 +103,9 @@ fn finish_generation(
         return;
     }
     match result {
-        Ok((map, secs)) if !sim.running() => {
+        Ok((map, params, secs)) if !sim.running() => {
             let (w, h) = (map.width, map.height);
-            let change = terrain.doc.replace(map, "Generate");
+            let change = terrain.doc.set_base(map, BaseSource::Generator(params), "Generate");
             terrain.refresh(change);
             state.last_seconds = Some(secs);
             state.finished += 1;

@@ -27,6 +27,7 @@ pub mod commands;
 pub mod fields;
 pub mod files;
 pub mod generation;
+pub mod layers;
 pub mod material;
 pub mod overlay;
 pub mod param_editor;
@@ -214,6 +215,7 @@ impl PluginGroup for EditorPlugins {
             .add(camera::CameraPlugin)
             .add(generation::GenerationPlugin)
             .add(simulation::SimulationPlugin)
+            .add(layers::LayersPlugin)
             .add(qa::QaPlugin)
             .add(fields::FieldsPlugin)
             .add(overlay::OverlayPlugin)

@@ -125,7 +125,13 @@ fn apply_qa_commands(
                     status.info("Fix pits and spikes: none on land");
                     continue;
                 }
-                let change = terrain.doc.replace(map, "Fix pits and spikes");
+                let change = match terrain.doc.apply_edit(map, "Fix pits and spikes") {
+                    Ok(c) => c,
+                    Err(e) => {
+                        status.error(format!("Fix pits and spikes: {e}"));
+                        continue;
+                    }
+                };
                 terrain.refresh(change);
                 status.info(format!("Fixed pits and spikes: {changed} nodes moved, at most {max:.2} m"));
                 if let Ok(r) = analyse(terrain.doc.map(), None, sea) {

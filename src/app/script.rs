@@ -75,6 +75,7 @@ enum Step {
     /// Runs started before the Simulate command, and frames waited.
     SimulationStarting(u64, u32),
     Simulating,
+    Resimulating,
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
@@ -289,6 +290,7 @@ struct Editor<'w> {
     panel: Res<'w, PanelState>,
     terrain: Res<'w, EditorTerrain>,
     look: ResMut<'w, super::Look>,
+    resim: Res<'w, super::layers::ResimState>,
 }
 
 /// What the script reads of the view, for projecting strokes and the view report.
@@ -348,6 +350,10 @@ fn run_script(
                 }
             }
             Step::Simulating => ed.sim.running().then_some(Step::Simulating),
+            Step::Resimulating => {
+                let busy = ed.gen_state.busy() || ed.resim.active(ed.terrain.doc.has_stale());
+                busy.then_some(Step::Resimulating)
+            }
             Step::Input(mut frames) => {
                 let group = frames.pop_front().unwrap_or_default();
                 let mut held = Vec::new();
@@ -577,6 +583,19 @@ fn run_script(
         },
         Action::WaitFile(path) => Some(Step::WaitFile(path)),
         Action::WaitGeneration => Some(Step::Generating),
+        Action::Layer(op) => {
+            out.write(EditorCommand::Layer(op));
+            Some(Step::Frames(2))
+        }
+        Action::AutoResimulate(a) => {
+            out.write(EditorCommand::SetAutoResimulate(a));
+            Some(Step::Frames(1))
+        }
+        Action::Resimulate => {
+            out.write(EditorCommand::Resimulate);
+            Some(Step::Frames(2))
+        }
+        Action::WaitResimulation => Some(Step::Resimulating),
         Action::ViewReport { path, since } => {
             match view_report(&ed, &view, since.as_deref()) {
                 Ok(report) => {

@@ -9,8 +9,8 @@
 //! shows it: only chunks whose heights changed are re-meshed, so the frame stays short. Pause and
 //! Cancel set flags the worker reads between steps (a step is a few milliseconds on the maps the
 //! editor opens), so Cancel takes effect within a frame or two and leaves the terrain of the last
-//! whole step. When the run ends (finished or cancelled) its result becomes one undo step against
-//! the base.
+//! whole step. When the run ends (finished or cancelled) its result becomes a new erosion layer
+//! (one undo step) holding the run's recipe; a cancelled run's recipe asks for the work it did.
 //!
 //! The run's notes (a GPU that failed mid-run and the CPU that went on; see
 //! `crate::gpu::fallback`) arrive with the updates: each new one is shown in the status line
@@ -51,6 +51,8 @@ pub struct RunningJob {
     pub base: Heightmap,
     /// Undo label, e.g. "Droplet erosion".
     pub label: String,
+    /// What runs: kept by the erosion layer the run becomes.
+    pub recipe: crate::editor::layers::Recipe,
 }
 
 /// The simulation state the panel shows.
@@ -127,7 +129,12 @@ fn start_simulation(
                         status.info(format!("{}: running on {}", run.label, run.used));
                         sim.backend_used = run.used.to_string();
                         sim.notes.clear();
-                        sim.job = Some(RunningJob { shared, base: run.base, label: run.label.to_string() });
+                        sim.job = Some(RunningJob {
+                            shared,
+                            base: run.base,
+                            label: run.label.to_string(),
+                            recipe: run.recipe,
+                        });
                         sim.started += 1;
                         sim.ledger = Ledger::default();
                         sim.progress = Progress::default();
@@ -178,9 +185,13 @@ pub fn show_simulation_updates(
         sim.notes = update.notes.clone();
     }
     let Some(end) = update.end else { return };
-    let Some(job) = sim.job.take() else { return };
+    let Some(mut job) = sim.job.take() else { return };
     terrain.doc.restore_base(&job.base);
-    match terrain.doc.apply_result(update.heights, &job.label) {
+    if end == JobEnd::Cancelled {
+        // The layer keeps the work that was done, so a re-run does that much again.
+        job.recipe.model.set_work(update.progress.done);
+    }
+    match terrain.doc.apply_result(update.heights, job.recipe.clone(), &job.label) {
         Ok(change) => {
             terrain.refresh(change);
             sim.last_base = Some(job.base);

@@ -1,4 +1,4 @@
-//! The egui side panel: File, Edit, Generator, Erosion, Brush, View and Help sections, and a
+//! The egui side panel: File, Edit, Layers, Generator, Erosion, Brush, View and Help sections, and a
 //! status line.
 //!
 //! The panel edits a [`PanelState`] (parameters as the core structs themselves) and turns clicks
@@ -103,6 +103,10 @@ impl ParamsVisitor for ModelPresets<'_> {
 /// What the panel is editing.
 #[derive(Resource, Clone, Debug)]
 pub struct PanelState {
+    /// The layer chosen in the Layers section.
+    pub layer_selected: Option<u64>,
+    /// The Layers section's name field.
+    pub layer_name: String,
     /// The Generate section's parameters (what Generate sends).
     pub generator: GenerateParams,
     /// Regenerate as generator parameters change.
@@ -161,6 +165,8 @@ impl PanelState {
         }
         let model = s.models.get(s.model).map(ModelParams::index).unwrap_or_else(default_model);
         Self {
+            layer_selected: None,
+            layer_name: String::new(),
             generator: s.generator.clone().unwrap_or_else(|| crate::core::generate::demo_params(super::START_SIZE, 1)),
             live: s.live_generate,
             gen_edited_at: None,
@@ -250,6 +256,7 @@ fn draw_side_panel(
     mut look: ResMut<super::Look>,
     mut hotspots: ResMut<UiHotspots>,
     qa: Res<super::qa::QaState>,
+    resim: Res<super::layers::ResimState>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?;
     let mut root = egui::Ui::new(
@@ -280,6 +287,15 @@ fn draw_side_panel(
         egui::ScrollArea::both().auto_shrink([false, false]).show(ui, |ui| {
             file_section(ui, panel, &terrain, &settings, &mut out);
             edit_section(ui, &terrain, &sim, &mut out);
+            super::layers::layers_section(
+                ui,
+                &terrain,
+                &resim,
+                &mut panel.layer_selected,
+                &mut panel.layer_name,
+                sim.running(),
+                &mut out,
+            );
             generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
             erosion_section(ui, panel, &sim);
             brush_section(ui, panel, &mut tool);

@@ -128,7 +128,7 @@ pub struct GenerateArgs {
     pub preview: Option<PathBuf>,
 }
 
-fn generate_defaults(path: &str) -> Option<Value> {
+pub(super) fn generate_defaults(path: &str) -> Option<Value> {
     use generate::*;
     let v = match path {
         "hills" => serde_json::to_value(hills::HillsParams::default()),

@@ -1,40 +1,184 @@
-//! The open terrain as a document: the heightmap, its undo history, where it lives on disk and
-//! whether it has changes that are not saved.
+//! The open terrain as a document: a [`LayerStack`] (base, sculpt, erosion layers), the terrain it
+//! folds to, its undo history, where it lives on disk and whether it has unsaved changes.
 //!
 //! Every change goes through one of these methods so that each user action is exactly one undo
 //! step:
 //!
-//! | action                         | how it is recorded                                          |
-//! |--------------------------------|-------------------------------------------------------------|
-//! | brush stroke                   | `begin_stroke` → `stroke_to`* → `end_stroke`: tiles touched  |
-//! | generate / new / open          | `replace`: whole-map diff (a size change stores both maps)   |
-//! | simulation run                 | `apply_result`: tile diff of the map before vs after the run |
+//! | action                               | what changes                                        |
+//! |--------------------------------------|-----------------------------------------------------|
+//! | brush stroke                         | `begin_stroke` → `stroke_to`* → `end_stroke`: the paint target's tiles (a sculpt layer, or an erosion layer's mask) |
+//! | generate / new map / import          | `set_base`: the base (same size: layers stay, erosion goes stale; another size: a new stack) |
+//! | simulation run                       | `apply_result`: a new erosion layer on top           |
+//! | whole-map edit (fix pits and spikes) | `apply_edit`: added to the top sculpt layer          |
+//! | layer list                           | `set_visible`, `rename`, `delete`, `move_layer`, `set_strength` |
+//!
+//! Undo keeps whole snapshots of the stack: they share every tile they have in common with the
+//! state after them ([`super::layers::tiles`]), so a snapshot costs the tiles its step changed.
+//! A stale erosion layer's re-run ([`Self::set_resimulated`]) is not a step of its own: it follows
+//! from the step that made the layer stale, and undoing that step brings back the layer as it was.
 //!
 //! `unsaved` is tracked with a revision counter: every change (undo and redo included) bumps
 //! `revision` and a save records it as `saved_revision`. The rule is "changed since the last
 //! save": undoing back to the saved state still counts as a change, which errs on the safe side.
 //!
-//! Saving is atomic (`io::bhef::save_atomic`: temporary file, fsync, rename); a failed open leaves
-//! the current terrain untouched and returns the reader's message.
+//! Files, by extension: `.talus` is the project ([`super::project`]: the whole stack, the look and
+//! the camera); anything else is BHEF, the flattened terrain (what the document shows), written
+//! byte-exact as before layers existed. Opening a BHEF makes a project with that file as its base.
+//! Saving is atomic; a failed open leaves the current document untouched and says what is wrong.
 
 use std::path::{Path, PathBuf};
 
 use crate::core::Heightmap;
 use crate::core::brush::{BrushError, BrushParams, DirtyRect, Stroke};
 use crate::core::io::bhef;
-use crate::core::undo::UndoStack;
+use crate::editor::layers::{BaseSource, LayerKind, LayerStack, Recipe, StaleJob, TileGrid};
+use crate::editor::project::{self, ProjectView};
 
-/// Undo tile side (nodes): 64 matches the mesh chunks.
-pub const UNDO_TILE: usize = 64;
 /// Memory the undo history may use by default (bytes).
 pub const UNDO_BUDGET: usize = 512 << 20;
+/// Metres of brush height per unit of mask: a mask is painted with the height brushes, a raise of
+/// this many metres taking a node from 0 to 1.
+pub const MASK_METRES: f32 = 10.0;
 
-/// The terrain being edited, with its history and file state.
+/// Where brush strokes go.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+pub enum PaintTarget {
+    /// The terrain: the top sculpt layer (a new one on top when the top is an erosion layer).
+    #[default]
+    Terrain,
+    /// The terrain, into this sculpt layer.
+    Sculpt(u64),
+    /// This erosion layer's mask: raise restores the erosion, lower erases it.
+    Mask(u64),
+}
+
+/// A change of the layer list or of where strokes go, as the layer panel and scripts ask for it.
+/// Layers are named by id (1, 2, … in the order they were made; `talus layers` lists them).
+#[derive(Clone, Debug, PartialEq, serde::Serialize, serde::Deserialize)]
+pub enum LayerOp {
+    /// Show (`true`) or hide a layer.
+    Visible(u64, bool),
+    /// Rename a layer.
+    Rename(u64, String),
+    /// Delete a layer.
+    Delete(u64),
+    /// Move a layer one place up (`true`) or down.
+    Move(u64, bool),
+    /// Set an erosion layer's strength (0 … 2).
+    Strength(u64, f32),
+    /// Choose where strokes go.
+    Target(PaintTarget),
+}
+
+/// One undo step: the stack before it.
+#[derive(Clone, Debug)]
+struct Step {
+    label: String,
+    stack: LayerStack,
+    /// Steps with the same key in a row merge (a strength slider dragged is one step).
+    merge: Option<(u64, &'static str)>,
+}
+
+/// Undo and redo as stack snapshots, within a memory budget.
+#[derive(Clone, Debug)]
+pub struct History {
+    undo: Vec<Step>,
+    redo: Vec<Step>,
+    budget: usize,
+    bytes: usize,
+}
+
+impl History {
+    fn new(budget: usize) -> Self {
+        Self { undo: Vec::new(), redo: Vec::new(), budget, bytes: 0 }
+    }
+
+    /// True when there is a step to undo.
+    pub fn can_undo(&self) -> bool {
+        !self.undo.is_empty()
+    }
+
+    /// True when there is a step to redo.
+    pub fn can_redo(&self) -> bool {
+        !self.redo.is_empty()
+    }
+
+    /// Label of the step undo would revert.
+    pub fn undo_label(&self) -> Option<&str> {
+        self.undo.last().map(|s| s.label.as_str())
+    }
+
+    /// Label of the step redo would re-apply.
+    pub fn redo_label(&self) -> Option<&str> {
+        self.redo.last().map(|s| s.label.as_str())
+    }
+
+    /// Steps that can be undone.
+    pub fn undo_len(&self) -> usize {
+        self.undo.len()
+    }
+
+    /// Steps that can be redone.
+    pub fn redo_len(&self) -> usize {
+        self.redo.len()
+    }
+
+    /// Memory the history may use, bytes (the oldest steps go first beyond it).
+    pub fn budget(&self) -> usize {
+        self.budget
+    }
+
+    /// Bytes the snapshots hold that the current stack does not share (as of the last change).
+    pub fn bytes_used(&self) -> usize {
+        self.bytes
+    }
+
+    /// Recounts the memory and drops the oldest steps while it is over budget.
+    fn account(&mut self, current: &LayerStack) {
+        loop {
+            // Each snapshot is charged for what the state after it does not share.
+            let mut after = current;
+            let mut total = 0;
+            for s in self.redo.iter().chain(self.undo.iter().rev()) {
+                total += s.stack.bytes_not_shared_with(after);
+                after = &s.stack;
+            }
+            self.bytes = total;
+            if total <= self.budget || self.undo.is_empty() {
+                return;
+            }
+            self.undo.remove(0);
+        }
+    }
+}
+
+/// An open stroke: the brush, what it paints, and the state it started from.
+#[derive(Debug)]
+struct OpenStroke {
+    stroke: Stroke,
+    target: StrokeInto,
+    changed: bool,
+    /// The redo steps, given back if the stroke paints nothing.
+    redo: Vec<Step>,
+}
+
+#[derive(Debug)]
+enum StrokeInto {
+    /// Sculpt layer `id`: its delta at the start and the fold at the start.
+    Sculpt { id: u64, delta0: TileGrid, fold0: Vec<f32> },
+    /// Erosion layer `id`'s mask, painted on a canvas of `mask × MASK_METRES`.
+    Mask { id: u64, canvas: Heightmap },
+}
+
+/// The terrain being edited, with its layers, history and file state.
 #[derive(Debug)]
 pub struct Document {
+    stack: LayerStack,
     map: Heightmap,
-    undo: UndoStack,
-    stroke: Option<Stroke>,
+    history: History,
+    stroke: Option<OpenStroke>,
+    target: PaintTarget,
+    view: ProjectView,
     path: Option<PathBuf>,
     revision: u64,
     saved_revision: u64,
@@ -51,30 +195,74 @@ pub enum Changed {
     Whole,
 }
 
+fn is_project(path: &Path) -> bool {
+    path.extension().is_some_and(|e| e.eq_ignore_ascii_case("talus"))
+}
+
 impl Document {
-    /// A new, never-saved document holding `map`.
+    /// A new, never-saved document whose base is `map` (heights with no recipe).
     pub fn new(map: Heightmap) -> Self {
+        Self::with_base(map, BaseSource::Heights)
+    }
+
+    /// A new, never-saved document whose base is `map` from `source`.
+    pub fn with_base(map: Heightmap, source: BaseSource) -> Self {
+        let stack = LayerStack::new(&map, source);
+        Self::from_stack(stack, ProjectView::default())
+    }
+
+    /// A never-saved document holding a project read from disk (a recovered autosave).
+    pub fn from_project(p: project::Project) -> Self {
+        Self::from_stack(p.stack, p.view)
+    }
+
+    fn from_stack(stack: LayerStack, view: ProjectView) -> Self {
+        let map = stack.compose();
         Self {
+            stack,
             map,
-            undo: UndoStack::new(UNDO_TILE, UNDO_BUDGET),
+            history: History::new(UNDO_BUDGET),
             stroke: None,
+            target: PaintTarget::Terrain,
+            view,
             path: None,
             revision: 0,
             saved_revision: 0,
         }
     }
 
-    /// Opens a BHEF file. On error nothing is created and the message says what is wrong.
+    /// Opens a project (`.talus`) or a BHEF file (which becomes the base of a new project). On
+    /// error nothing is created and the message says what is wrong.
     pub fn open(path: &Path) -> Result<Self, String> {
-        let map = bhef::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
-        let mut doc = Self::new(map);
+        let mut doc = if is_project(path) {
+            let p = project::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Self::from_stack(p.stack, p.view)
+        } else {
+            let map = bhef::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            Self::with_base(map, BaseSource::File(path.to_path_buf()))
+        };
         doc.path = Some(path.to_path_buf());
         Ok(doc)
     }
 
-    /// The current heights.
+    /// The current heights (the fold of the stack, or a running simulation's preview).
     pub fn map(&self) -> &Heightmap {
         &self.map
+    }
+
+    /// The layers.
+    pub fn stack(&self) -> &LayerStack {
+        &self.stack
+    }
+
+    /// The look and camera a project carries (the window fills them in before saving).
+    pub fn view(&self) -> &ProjectView {
+        &self.view
+    }
+
+    /// Sets the look and camera saved with the project (not an undo step, not a change).
+    pub fn set_view(&mut self, view: ProjectView) {
+        self.view = view;
     }
 
     /// The file this document was opened from or last saved to.
@@ -94,8 +282,8 @@ impl Document {
     }
 
     /// The undo history (labels, memory used).
-    pub fn history(&self) -> &UndoStack {
-        &self.undo
+    pub fn history(&self) -> &History {
+        &self.history
     }
 
     /// Window title: file name (or "untitled"), a `•` when unsaved, then the program name.
@@ -109,18 +297,91 @@ impl Document {
         self.revision += 1;
     }
 
-    /// Replaces the whole map (generate, new map, a loaded file merged as an edit) as one undo step.
-    pub fn replace(&mut self, map: Heightmap, label: &str) -> Changed {
-        self.end_stroke();
-        self.undo.record_whole(&self.map, &map, label);
-        self.map = map;
-        self.bump();
-        Changed::Whole
+    /// Records the stack as it is now as the undo step `label` (before changing it).
+    fn record(&mut self, label: &str, merge: Option<(u64, &'static str)>) {
+        if merge.is_some() && self.history.redo.is_empty() && self.history.undo.last().is_some_and(|s| s.merge == merge)
+        {
+            return;
+        }
+        self.history.redo.clear();
+        self.history.undo.push(Step { label: label.to_string(), stack: self.stack.clone(), merge });
     }
 
-    /// Installs the result of a simulation run that started from the current map, as one undo step.
-    /// The size must be unchanged (a job keeps its geometry); otherwise the result is refused.
-    pub fn apply_result(&mut self, map: Heightmap, label: &str) -> Result<Changed, String> {
+    /// After a change of the stack: refold, count, bump. The change is the rectangle of nodes
+    /// whose height differs from before (so the view rebuilds only those chunks).
+    fn changed_whole(&mut self) -> Changed {
+        let old = std::mem::replace(&mut self.map, self.stack.compose());
+        self.history.account(&self.stack);
+        self.bump();
+        if (old.width, old.height) != (self.map.width, self.map.height) || old.cell_size != self.map.cell_size {
+            return Changed::Whole;
+        }
+        let w = self.map.width;
+        let mut r = DirtyRect::EMPTY;
+        for (y, (a, b)) in old.data.chunks_exact(w).zip(self.map.data.chunks_exact(w)).enumerate() {
+            let first = a.iter().zip(b).position(|(p, q)| p.to_bits() != q.to_bits());
+            if let Some(x0) = first {
+                let x1 =
+                    w - a.iter().rev().zip(b.iter().rev()).position(|(p, q)| p.to_bits() != q.to_bits()).unwrap_or(0);
+                r = r.union(DirtyRect::new(x0, y, x1, y + 1));
+            }
+        }
+        if r.is_empty() { Changed::None } else { Changed::Rect(r) }
+    }
+
+    /// Where strokes go.
+    pub fn paint_target(&self) -> PaintTarget {
+        self.target
+    }
+
+    /// Chooses where strokes go (a target whose layer is gone falls back to the terrain).
+    pub fn set_paint_target(&mut self, target: PaintTarget) {
+        self.end_stroke();
+        self.target = target;
+    }
+
+    /// Replaces the base (generate, new map, import) as one undo step. The same size keeps every
+    /// layer (erosion layers go stale); another size starts a new stack.
+    pub fn set_base(&mut self, map: Heightmap, source: BaseSource, label: &str) -> Changed {
+        self.end_stroke();
+        self.record(label, None);
+        if (map.width, map.height) == (self.stack.width(), self.stack.height()) {
+            self.stack.set_base(&map, source);
+        } else {
+            // Ids stay unique across undo: the new stack continues the count.
+            self.stack = LayerStack::new(&map, source).continuing_ids(self.stack.next_id());
+        }
+        self.changed_whole()
+    }
+
+    /// A whole-map edit (e.g. fix pits and spikes) as one undo step: the difference from the
+    /// current terrain goes into the paint target's sculpt layer. The size must be unchanged.
+    pub fn apply_edit(&mut self, map: Heightmap, label: &str) -> Result<Changed, String> {
+        if (map.width, map.height) != (self.map.width, self.map.height) {
+            return Err("the edit does not match the terrain's size".into());
+        }
+        self.end_stroke();
+        self.record(label, None);
+        let i = self.sculpt_index();
+        let current = self.map.clone();
+        self.stack.add_edit(i, &current, &map);
+        Ok(self.changed_whole())
+    }
+
+    /// Position of the sculpt layer strokes go into (created on top if needed).
+    fn sculpt_index(&mut self) -> usize {
+        if let PaintTarget::Sculpt(id) = self.target
+            && let Some(i) = self.stack.index_of(id)
+            && matches!(self.stack.layers()[i].kind, LayerKind::Sculpt(_))
+        {
+            return i;
+        }
+        self.stack.top_sculpt()
+    }
+
+    /// Installs the result of a simulation run of `recipe` that started from the current map, as
+    /// a new erosion layer on top (one undo step). The size must be unchanged.
+    pub fn apply_result(&mut self, map: Heightmap, recipe: Recipe, label: &str) -> Result<Changed, String> {
         if map.width != self.map.width || map.height != self.map.height || map.cell_size != self.map.cell_size {
             return Err("the simulation result does not match the terrain's size".into());
         }
@@ -128,10 +389,10 @@ impl Document {
         if map.data == self.map.data {
             return Ok(Changed::None);
         }
-        self.undo.record_whole(&self.map, &map, label);
-        self.map = map;
-        self.bump();
-        Ok(Changed::Whole)
+        self.record(label, None);
+        let input = self.map.clone();
+        self.stack.push_erosion(recipe, &input, &map, label);
+        Ok(self.changed_whole())
     }
 
     /// Shows a simulation's intermediate heights without recording anything (the run is recorded
@@ -145,17 +406,129 @@ impl Document {
     }
 
     /// Restores `base` (the map a simulation started from) before [`Self::apply_result`], so the
-    /// undo step diffs against the right "before". Sizes must match.
+    /// new layer's input is the right one. Sizes must match.
     pub fn restore_base(&mut self, base: &Heightmap) -> bool {
         self.preview(base)
     }
 
-    /// Starts a brush stroke (closing any open one). Invalid parameters are refused.
+    /// The next stale erosion layer to re-run, with its input (see [`LayerStack::stale_job`]).
+    pub fn stale_job(&self) -> Option<StaleJob> {
+        self.stack.stale_job()
+    }
+
+    /// True when some visible erosion layer is stale.
+    pub fn has_stale(&self) -> bool {
+        self.stack.layers().iter().any(|l| l.visible && l.erosion().is_some_and(|e| e.stale))
+    }
+
+    /// Installs a stale layer's re-run (not an undo step: see the module doc). `Changed::None`
+    /// when the layer's input has moved on since `job` was taken.
+    pub fn set_resimulated(&mut self, job: &StaleJob, result: &Heightmap) -> Changed {
+        if self.stroke.is_some() || !self.stack.set_result(job.id, job.input_hash, &job.input, result) {
+            return Changed::None;
+        }
+        // Snapshots keep their own copies; only the memory count changes.
+        self.changed_whole()
+    }
+
+    /// Shows or hides layer `id` (one undo step).
+    pub fn set_visible(&mut self, id: u64, visible: bool) -> Changed {
+        if self.stack.layer(id).is_none_or(|l| l.visible == visible) {
+            return Changed::None;
+        }
+        self.end_stroke();
+        self.record(if visible { "Show layer" } else { "Hide layer" }, None);
+        self.stack.set_visible(id, visible);
+        self.changed_whole()
+    }
+
+    /// Renames layer `id` (one undo step; an empty name is refused).
+    pub fn rename(&mut self, id: u64, name: &str) -> Changed {
+        if name.trim().is_empty() || self.stack.layer(id).is_none_or(|l| l.name == name.trim()) {
+            return Changed::None;
+        }
+        self.end_stroke();
+        self.record("Rename layer", None);
+        self.stack.rename(id, name);
+        self.history.account(&self.stack);
+        self.bump();
+        Changed::None
+    }
+
+    /// Deletes layer `id` (one undo step).
+    pub fn delete_layer(&mut self, id: u64) -> Changed {
+        if self.stack.layer(id).is_none() {
+            return Changed::None;
+        }
+        self.end_stroke();
+        self.record("Delete layer", None);
+        self.stack.delete(id);
+        self.changed_whole()
+    }
+
+    /// Moves layer `id` one place up or down (one undo step).
+    pub fn move_layer(&mut self, id: u64, up: bool) -> Changed {
+        let Some(i) = self.stack.index_of(id) else { return Changed::None };
+        let j = if up { i + 1 } else { i.wrapping_sub(1) };
+        if j >= self.stack.layers().len() {
+            return Changed::None;
+        }
+        self.end_stroke();
+        self.record(if up { "Move layer up" } else { "Move layer down" }, None);
+        self.stack.step(id, up);
+        self.changed_whole()
+    }
+
+    /// Sets erosion layer `id`'s strength; a drag of the slider (calls in a row) is one undo step.
+    pub fn set_strength(&mut self, id: u64, strength: f32) -> Changed {
+        let Some(e) = self.stack.layer(id).and_then(|l| l.erosion()) else { return Changed::None };
+        if e.strength == strength {
+            return Changed::None;
+        }
+        self.end_stroke();
+        self.record("Erosion strength", Some((id, "strength")));
+        self.stack.set_strength(id, strength);
+        self.changed_whole()
+    }
+
+    /// Applies a layer panel change (each one undo step, except choosing the paint target).
+    pub fn apply_layer_op(&mut self, op: &LayerOp) -> Changed {
+        match op {
+            LayerOp::Visible(id, v) => self.set_visible(*id, *v),
+            LayerOp::Rename(id, name) => self.rename(*id, name),
+            LayerOp::Delete(id) => self.delete_layer(*id),
+            LayerOp::Move(id, up) => self.move_layer(*id, *up),
+            LayerOp::Strength(id, s) => self.set_strength(*id, *s),
+            LayerOp::Target(t) => {
+                self.set_paint_target(*t);
+                Changed::None
+            }
+        }
+    }
+
+    /// Starts a brush stroke into the paint target (closing any open one). Invalid parameters are
+    /// refused.
     pub fn begin_stroke(&mut self, params: BrushParams, label: &str) -> Result<(), BrushError> {
         self.end_stroke();
         let stroke = Stroke::new(params)?;
-        self.undo.begin(&self.map, label);
-        self.stroke = Some(stroke);
+        let redo = std::mem::take(&mut self.history.redo);
+        self.record(label, None);
+        let target = match self.target {
+            PaintTarget::Mask(id) if self.stack.layer(id).is_some_and(|l| l.erosion().is_some()) => {
+                let Some(e) = self.stack.layer(id).and_then(|l| l.erosion()) else { unreachable!() };
+                let data = e.mask.to_dense().into_iter().map(|m| m * MASK_METRES).collect();
+                let canvas =
+                    Heightmap { width: self.map.width, height: self.map.height, cell_size: self.map.cell_size, data };
+                StrokeInto::Mask { id, canvas }
+            }
+            _ => {
+                let i = self.sculpt_index();
+                let l = &self.stack.layers()[i];
+                let LayerKind::Sculpt(d) = &l.kind else { unreachable!("sculpt_index returns a sculpt layer") };
+                StrokeInto::Sculpt { id: l.id, delta0: d.clone(), fold0: self.map.data.clone() }
+            }
+        };
+        self.stroke = Some(OpenStroke { stroke, target, changed: false, redo });
         Ok(())
     }
 
@@ -166,61 +539,125 @@ impl Document {
 
     /// Feeds a cursor sample (grid units, seconds) to the open stroke.
     pub fn stroke_to(&mut self, pos: [f32; 2], time: f64) -> Changed {
-        let Some(stroke) = self.stroke.as_mut() else { return Changed::None };
-        let undo = &mut self.undo;
-        let r = stroke.add_point_with(&mut self.map, pos, time, |hm, rect| undo.touch(hm, rect));
-        if r.is_empty() {
-            Changed::None
-        } else {
-            self.revision += 1;
-            Changed::Rect(r)
-        }
+        let Some(mut open) = self.stroke.take() else { return Changed::None };
+        let r = match &mut open.target {
+            StrokeInto::Sculpt { .. } => open.stroke.add_point(&mut self.map, pos, time),
+            StrokeInto::Mask { canvas, .. } => open.stroke.add_point(canvas, pos, time),
+        };
+        let change = self.take_stroke_rect(&mut open, r);
+        self.stroke = Some(open);
+        change
     }
 
-    /// Closes the open stroke (stamping its remaining brush time) and records it as one undo step.
-    pub fn end_stroke(&mut self) -> Changed {
-        let Some(mut stroke) = self.stroke.take() else { return Changed::None };
-        let undo = &mut self.undo;
-        let r = stroke.finish_with(&mut self.map, |hm, rect| undo.touch(hm, rect));
-        self.undo.commit(&self.map);
+    /// Moves what the brush did inside `r` into the target layer and refolds `r`.
+    fn take_stroke_rect(&mut self, open: &mut OpenStroke, r: DirtyRect) -> Changed {
         if r.is_empty() {
-            Changed::None
-        } else {
-            self.bump();
-            Changed::Rect(r)
+            return Changed::None;
         }
+        let w = self.map.width;
+        let (id, i) = match &mut open.target {
+            StrokeInto::Sculpt { id, delta0, fold0 } => {
+                let Some(i) = self.stack.index_of(*id) else { return Changed::None };
+                let LayerKind::Sculpt(d) = &mut self.stack.layer_mut(*id).expect("index_of found it").kind else {
+                    return Changed::None;
+                };
+                for y in r.y0..r.y1 {
+                    for x in r.x0..r.x1 {
+                        let k = y * w + x;
+                        d.set(x, y, delta0.get(x, y) + (self.map.data[k] - fold0[k]));
+                    }
+                }
+                (*id, i)
+            }
+            StrokeInto::Mask { id, canvas } => {
+                let Some(i) = self.stack.index_of(*id) else { return Changed::None };
+                let Some(e) = self.stack.layer_mut(*id).and_then(|l| l.erosion_mut()) else { return Changed::None };
+                for y in r.y0..r.y1 {
+                    for x in r.x0..r.x1 {
+                        let k = y * w + x;
+                        let m = (canvas.data[k] / MASK_METRES).clamp(0.0, 1.0);
+                        canvas.data[k] = m * MASK_METRES;
+                        e.mask.set(x, y, m);
+                    }
+                }
+                (*id, i)
+            }
+        };
+        let _ = id;
+        if !open.changed {
+            open.changed = true;
+            self.stack.touched(Some(i));
+        }
+        self.stack.compose_rect(&mut self.map.data, r);
+        self.revision += 1;
+        Changed::Rect(r)
+    }
+
+    /// Closes the open stroke (stamping its remaining brush time) as one undo step.
+    pub fn end_stroke(&mut self) -> Changed {
+        let Some(mut open) = self.stroke.take() else { return Changed::None };
+        let r = match &mut open.target {
+            StrokeInto::Sculpt { .. } => open.stroke.finish(&mut self.map),
+            StrokeInto::Mask { canvas, .. } => open.stroke.finish(canvas),
+        };
+        let change = self.take_stroke_rect(&mut open, r);
+        if open.changed {
+            match &open.target {
+                StrokeInto::Sculpt { id, .. } => {
+                    if let Some(LayerKind::Sculpt(d)) = self.stack.layer_mut(*id).map(|l| &mut l.kind) {
+                        d.prune();
+                    }
+                }
+                StrokeInto::Mask { id, .. } => {
+                    if let Some(e) = self.stack.layer_mut(*id).and_then(|l| l.erosion_mut()) {
+                        e.mask.prune();
+                    }
+                }
+            }
+            self.history.account(&self.stack);
+            self.bump();
+        } else {
+            // Nothing painted: no step (a sculpt layer made for it goes with it), redo as it was.
+            if let Some(step) = self.history.undo.pop() {
+                self.stack = step.stack;
+            }
+            self.history.redo = open.redo;
+        }
+        change
+    }
+
+    fn undo_redo(&mut self, undo: bool) -> Changed {
+        self.end_stroke();
+        let (from, to) = if undo {
+            (&mut self.history.undo, &mut self.history.redo)
+        } else {
+            (&mut self.history.redo, &mut self.history.undo)
+        };
+        let Some(step) = from.pop() else { return Changed::None };
+        let current = std::mem::replace(&mut self.stack, step.stack);
+        to.push(Step { label: step.label, stack: current, merge: None });
+        self.changed_whole()
     }
 
     /// Undoes the last step.
     pub fn undo(&mut self) -> Changed {
-        self.end_stroke();
-        let (w, h) = (self.map.width, self.map.height);
-        match self.undo.undo(&mut self.map) {
-            Some(r) => {
-                self.bump();
-                if self.map.width != w || self.map.height != h { Changed::Whole } else { Changed::Rect(r) }
-            }
-            None => Changed::None,
-        }
+        self.undo_redo(true)
     }
 
     /// Redoes the last undone step.
     pub fn redo(&mut self) -> Changed {
-        self.end_stroke();
-        let (w, h) = (self.map.width, self.map.height);
-        match self.undo.redo(&mut self.map) {
-            Some(r) => {
-                self.bump();
-                if self.map.width != w || self.map.height != h { Changed::Whole } else { Changed::Rect(r) }
-            }
-            None => Changed::None,
-        }
+        self.undo_redo(false)
     }
 
-    /// Saves to `path` atomically and makes it the document's file.
+    /// Saves to `path` atomically and makes it the document's file: a project for `.talus`, else
+    /// the flattened terrain as BHEF.
     pub fn save_as(&mut self, path: &Path) -> Result<(), String> {
         self.end_stroke();
-        bhef::save_atomic(path, &self.map).map_err(|e| format!("saving {}: {e}", path.display()))?;
+        if is_project(path) {
+            project::save(path, &self.stack, &self.view).map_err(|e| format!("saving {}: {e}", path.display()))?;
+        } else {
+            bhef::save_atomic(path, &self.map).map_err(|e| format!("saving {}: {e}", path.display()))?;
+        }
         self.path = Some(path.to_path_buf());
         self.saved_revision = self.revision;
         Ok(())
@@ -257,6 +694,17 @@ mod tests {
         hm.data.iter().map(|v| v.to_bits()).collect()
     }
 
+    fn recipe() -> Recipe {
+        Recipe {
+            model: crate::core::erosion::ModelParams::Thermal(Default::default()),
+            boundary: Default::default(),
+            seed: 1,
+            backend: crate::backend::Backend::Cpu,
+            hardness: None,
+            sea_level: None,
+        }
+    }
+
     #[test]
     fn a_stroke_is_one_undo_step_and_undo_is_bit_exact() {
         let mut doc = Document::new(noisy(200, 150));
@@ -281,7 +729,7 @@ mod tests {
     fn replace_with_a_new_size_undoes_to_the_old_map() {
         let mut doc = Document::new(noisy(65, 65));
         let before = bits(doc.map());
-        assert_eq!(doc.replace(noisy(129, 33), "Generate"), Changed::Whole);
+        assert_eq!(doc.set_base(noisy(129, 33), BaseSource::Heights, "Generate"), Changed::Whole);
         assert_eq!((doc.map().width, doc.map().height), (129, 33));
         assert_eq!(doc.undo(), Changed::Whole);
         assert_eq!(bits(doc.map()), before);
@@ -299,11 +747,11 @@ mod tests {
         result.data[5] += 2.0;
         result.data[777] -= 1.0;
         assert!(doc.restore_base(&base));
-        assert_eq!(doc.apply_result(result.clone(), "Droplet erosion").unwrap(), Changed::Whole);
+        assert!(matches!(doc.apply_result(result.clone(), recipe(), "Droplet erosion").unwrap(), Changed::Rect(_)));
         assert_eq!(doc.history().undo_len(), 1);
         doc.undo();
         assert_eq!(bits(doc.map()), bits(&base));
-        assert!(doc.apply_result(noisy(10, 10), "x").is_err());
+        assert!(doc.apply_result(noisy(10, 10), recipe(), "x").is_err());
     }
 
     #[test]
@@ -322,5 +770,146 @@ mod tests {
         std::fs::write(&path, b"BHEF but broken").unwrap();
         let err = Document::open(&path).unwrap_err();
         assert!(err.contains("t.bhef"), "{err}");
+    }
+
+    fn raise(doc: &mut Document, from: [f32; 2], to: [f32; 2]) {
+        let params = BrushParams { kind: BrushKind::Raise, radius: 12.0, strength: 5.0, ..Default::default() };
+        doc.begin_stroke(params, "Raise").unwrap();
+        for i in 0..=20 {
+            let t = i as f32 / 20.0;
+            doc.stroke_to([from[0] + t * (to[0] - from[0]), from[1] + t * (to[1] - from[1])], i as f64 * 0.05);
+        }
+        doc.end_stroke();
+    }
+
+    fn thermal_run(doc: &mut Document) {
+        use std::sync::atomic::AtomicBool;
+        let result = crate::editor::layers::recipe::run_to_end(&recipe(), doc.map().clone(), &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
+        doc.apply_result(result, recipe(), "Thermal erosion").unwrap();
+    }
+
+    fn sculpt_bits(doc: &Document) -> Vec<u32> {
+        match &doc.stack().layers()[0].kind {
+            LayerKind::Sculpt(d) => d.to_dense().iter().map(|v| v.to_bits()).collect(),
+            LayerKind::Erosion(_) => panic!("layer 1 is not the sculpt"),
+        }
+    }
+
+    #[test]
+    fn a_new_base_keeps_the_sculpt_bit_exact_and_undo_brings_all_back() {
+        let mut doc = Document::new(noisy(120, 90));
+        raise(&mut doc, [20.0, 20.0], [90.0, 60.0]);
+        thermal_run(&mut doc);
+        let (sculpt, folded) = (sculpt_bits(&doc), bits(doc.map()));
+        assert!(sculpt.iter().any(|b| *b != 0));
+        let mut other = noisy(120, 90);
+        other.data.iter_mut().for_each(|v| *v *= 2.0);
+        doc.set_base(other, BaseSource::Heights, "Generate");
+        assert_eq!(sculpt_bits(&doc), sculpt, "the strokes survive a new base");
+        assert!(doc.has_stale(), "the erosion's input changed");
+        assert_eq!(doc.stack().layers().len(), 2);
+        doc.undo();
+        assert_eq!(bits(doc.map()), folded);
+        assert!(!doc.has_stale());
+        // The re-run of a stale layer is what a fresh run on its input gives.
+        doc.redo();
+        let job = doc.stale_job().unwrap();
+        let fresh = crate::editor::layers::recipe::run_to_end(
+            &job.recipe,
+            job.input.clone(),
+            &std::sync::atomic::AtomicBool::new(false),
+        )
+        .unwrap()
+        .unwrap();
+        assert!(matches!(doc.set_resimulated(&job, &fresh), Changed::Rect(_)));
+        assert!(!doc.has_stale());
+        assert_eq!(doc.history().undo_len(), 3, "stroke, run, generate; the re-run is not a step of its own");
+    }
+
+    #[test]
+    fn painting_the_mask_to_zero_erases_the_erosion_there_only() {
+        let mut doc = Document::new(noisy(100, 100));
+        thermal_run(&mut doc);
+        let id = doc.stack().layers()[0].id;
+        let input = doc.stack().input_of(0);
+        let before = doc.map().clone();
+        doc.set_paint_target(PaintTarget::Mask(id));
+        let params = BrushParams { kind: BrushKind::Lower, radius: 10.0, strength: 200.0, ..Default::default() };
+        doc.begin_stroke(params, "Lower").unwrap();
+        doc.stroke_to([30.0, 50.0], 0.0);
+        doc.stroke_to([70.0, 50.0], 0.5);
+        doc.end_stroke();
+        let e = doc.stack().layers()[0].erosion().unwrap();
+        let mut zeros = 0;
+        for y in 0..100 {
+            for x in 0..100 {
+                let k = y * 100 + x;
+                let m = e.mask.get(x, y);
+                assert!((0.0..=1.0).contains(&m));
+                if m == 0.0 {
+                    zeros += 1;
+                    assert_eq!(doc.map().data[k].to_bits(), input.data[k].to_bits(), "({x}, {y}) is uneroded");
+                }
+                let far = (y as f32 - 50.0).abs() > 6.0 || !(24..=76).contains(&x);
+                if far {
+                    assert_eq!(m, 1.0, "({x}, {y}) is far from the stroke");
+                    assert_eq!(doc.map().data[k].to_bits(), before.data[k].to_bits());
+                }
+            }
+        }
+        assert!(zeros > 100, "{zeros} nodes painted to 0");
+        assert_eq!(doc.stack().layers().len(), 1, "mask painting makes no sculpt layer");
+        doc.undo();
+        assert_eq!(bits(doc.map()), bits(&before), "the mask stroke is one undo step");
+    }
+
+    #[test]
+    fn layer_panel_changes_are_one_step_each() {
+        let mut doc = Document::new(noisy(80, 80));
+        thermal_run(&mut doc);
+        let id = doc.stack().layers()[0].id;
+        let full = bits(doc.map());
+        for s in [0.9, 0.5, 0.1, 0.0] {
+            doc.apply_layer_op(&LayerOp::Strength(id, s));
+        }
+        assert_eq!(bits(doc.map()), bits(&doc.stack().input_of(0)), "strength 0 erases the run");
+        assert_eq!(doc.history().undo_len(), 2, "a slider drag is one step");
+        doc.undo();
+        assert_eq!(bits(doc.map()), full);
+        doc.apply_layer_op(&LayerOp::Rename(id, "Rain".into()));
+        doc.apply_layer_op(&LayerOp::Visible(id, false));
+        assert_eq!(bits(doc.map()), bits(&doc.stack().input_of(0)));
+        doc.apply_layer_op(&LayerOp::Delete(id));
+        assert!(doc.stack().layers().is_empty());
+        assert_eq!(doc.history().undo_label(), Some("Delete layer"));
+        doc.undo();
+        doc.undo();
+        assert_eq!(doc.stack().layers()[0].name, "Rain");
+        assert_eq!(bits(doc.map()), full);
+    }
+
+    #[test]
+    fn a_project_saves_and_reopens_bit_exact_and_bhef_stays_flat() {
+        let dir = tempfile::tempdir().unwrap();
+        let mut doc = Document::new(noisy(90, 70));
+        raise(&mut doc, [10.0, 10.0], [60.0, 50.0]);
+        thermal_run(&mut doc);
+        let project = dir.path().join("t.talus");
+        let flat = dir.path().join("t.bhef");
+        doc.save_as(&flat).unwrap();
+        doc.save_as(&project).unwrap();
+        assert!(!doc.is_unsaved());
+        let back = Document::open(&project).unwrap();
+        assert_eq!(bits(back.map()), bits(doc.map()));
+        assert_eq!(back.stack().layers().len(), 2);
+        assert_eq!(bits(&bhef::load(&flat).unwrap()), bits(doc.map()), "BHEF holds the flattened terrain");
+        let from_bhef = Document::open(&flat).unwrap();
+        assert!(matches!(from_bhef.stack().base.source, BaseSource::File(_)));
+        assert!(from_bhef.stack().layers().is_empty());
+        std::fs::write(&project, b"TALUSPRJ broken").unwrap();
+        let e = Document::open(&project).unwrap_err();
+        assert!(e.contains("t.talus") && e.contains("damaged"), "{e}");
     }
 }

@@ -1,9 +1,11 @@
 //! The editor's logic without Bevy: what the window does, as plain Rust that tests without a
 //! display. `crate::app` (feature `editor`) only gathers input, calls these, and draws.
 //!
-//! - [`schema`]: the parameter structs' fields, types, units and ranges, read from their doc
-//!   comments, so the panel can edit every parameter with a tooltip.
-//! - [`document`]: the open terrain with its undo history and file state.
+//! - [`schema`]: the parameter structs' fields, types, units and ranges, from their `params!`
+//!   declarations, so the panel can edit every parameter with a tooltip.
+//! - [`document`]: the open terrain with its layers, undo history and file state.
+//! - [`layers`]: the layer stack (base, sculpt, erosion runs with masks) and how it folds.
+//! - [`project`]: the project file (`.talus`) that saves the whole stack.
 //! - [`job`]: a simulation running in the background, streaming updates, pausable, cancellable.
 //! - [`mesh`]: terrain chunk geometry (vertices, normals, colours) for the 3-D view.
 //! - [`overlay`]: the data overlays (flow, water, erosion, masks, hardness): colour ramps, the
@@ -13,10 +15,12 @@
 
 pub mod document;
 pub mod job;
+pub mod layers;
 pub mod look;
 pub mod mesh;
 pub mod overlay;
 pub mod persist;
+pub mod project;
 pub mod schema;
 pub mod script;
 pub mod simulate;

@@ -7,7 +7,7 @@
 //! | file                   | folder                                              |
 //! |------------------------|-----------------------------------------------------|
 //! | `settings.ron`         | `$TALUS_CONFIG_DIR`, else `$XDG_CONFIG_HOME/talus`, else `~/.config/talus` |
-//! | `autosave.bhef` + `autosave.ron` | the same folder                           |
+//! | `autosave.talus` + `autosave.ron` | the same folder (the whole project: layers, look, camera) |
 //!
 //! Every write is atomic (temporary file + rename), so a crash while saving leaves the previous
 //! file. A settings file that does not parse is reported and replaced by defaults (the broken file
@@ -21,11 +21,12 @@ use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
 use serde::{Deserialize, Serialize};
 
-use crate::core::Heightmap;
 use crate::core::brush::BrushParams;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
-use crate::core::io::{atomic::write_atomic, bhef};
+use crate::core::io::atomic::write_atomic;
+use crate::editor::layers::LayerStack;
+use crate::editor::project::{self, Project, ProjectView};
 
 /// How often unsaved work is written to the autosave.
 pub const AUTOSAVE_EVERY: Duration = Duration::from_secs(30);
@@ -195,16 +196,16 @@ impl Autosave {
         Self { dir: dir.to_path_buf() }
     }
     fn map_path(&self) -> PathBuf {
-        self.dir.join("autosave.bhef")
+        self.dir.join("autosave.talus")
     }
     fn info_path(&self) -> PathBuf {
         self.dir.join("autosave.ron")
     }
 
-    /// Writes the map and its info (map first, so an info file always has its map).
-    pub fn write(&self, map: &Heightmap, original: Option<&Path>) -> Result<(), String> {
+    /// Writes the project and its info (project first, so an info file always has its project).
+    pub fn write(&self, stack: &LayerStack, view: &ProjectView, original: Option<&Path>) -> Result<(), String> {
         std::fs::create_dir_all(&self.dir).map_err(|e| format!("cannot create {}: {e}", self.dir.display()))?;
-        bhef::save_atomic(&self.map_path(), map).map_err(|e| format!("autosave: {e}"))?;
+        project::save(&self.map_path(), stack, view).map_err(|e| format!("autosave: {e}"))?;
         let written_at = SystemTime::now().duration_since(UNIX_EPOCH).map(|d| d.as_secs()).unwrap_or(0);
         let info = AutosaveInfo { original: original.map(Path::to_path_buf), written_at };
         let text = ron::to_string(&info).map_err(|e| e.to_string())?;
@@ -220,9 +221,9 @@ impl Autosave {
         Some(ron::from_str(&text).map_err(|e| format!("autosave info does not parse: {e}")))
     }
 
-    /// Reads the autosaved map (the BHEF reader's checks apply).
-    pub fn read(&self) -> Result<Heightmap, String> {
-        bhef::load(&self.map_path()).map_err(|e| format!("autosave: {e}"))
+    /// Reads the autosaved project (the project reader's checks apply).
+    pub fn read(&self) -> Result<Project, String> {
+        project::load(&self.map_path()).map_err(|e| format!("autosave: {e}"))
     }
 
     /// Removes the autosave (work saved or deliberately discarded).
@@ -286,12 +287,13 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let slot = Autosave::in_dir(dir.path());
         assert!(slot.pending().is_none());
-        let map = Heightmap::from_fn(17, 9, 3.0, |x, y| (x * 10 + y) as f32).unwrap();
-        slot.write(&map, Some(Path::new("/maps/island.bhef"))).unwrap();
+        let map = crate::core::Heightmap::from_fn(17, 9, 3.0, |x, y| (x * 10 + y) as f32).unwrap();
+        let stack = LayerStack::new(&map, crate::editor::layers::BaseSource::Heights);
+        slot.write(&stack, &ProjectView::default(), Some(Path::new("/maps/island.bhef"))).unwrap();
         let info = slot.pending().unwrap().unwrap();
         assert_eq!(info.original.as_deref(), Some(Path::new("/maps/island.bhef")));
         assert!(info.written_at > 0);
-        assert_eq!(slot.read().unwrap().data, map.data);
+        assert_eq!(slot.read().unwrap().stack.compose().data, map.data);
         slot.clear();
         assert!(slot.pending().is_none());
     }

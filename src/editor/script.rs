@@ -38,7 +38,7 @@ use crate::core::generate::GenerateParams;
 pub enum Action {
     /// Generate a terrain (fields not given take their defaults), as the Generate button does.
     Generate(GenerateParams),
-    /// Open a BHEF file.
+    /// Open a project (.talus) or BHEF file.
     Open(PathBuf),
     /// Import a heightmap in another format (as File ▸ Import does).
     Import(PathBuf),
@@ -74,8 +74,17 @@ pub enum Action {
     Undo,
     /// Redo.
     Redo,
-    /// Save to this path (Save As).
+    /// Save to this path (Save As): a project for `.talus`, else the flattened terrain as BHEF.
     Save(PathBuf),
+    /// Change the layer stack or where strokes go, as the Layers section does (layers by id:
+    /// 1, 2, … in the order they were made).
+    Layer(crate::editor::document::LayerOp),
+    /// Turn "Auto re-simulate" on or off.
+    AutoResimulate(bool),
+    /// Press Re-simulate (stale layers re-run in the background).
+    Resimulate,
+    /// Wait until no erosion layer is stale and no re-run is in flight.
+    WaitResimulation,
     /// Save a frame of the window to a PNG.
     Screenshot(PathBuf),
     /// Let this many frames pass.

@@ -15,11 +15,13 @@
 //! A GPU that is missing or fails falls back to the CPU with a note in [`PreparedRun::used`]
 //! (never an error); invalid parameters are an error and start nothing.
 
-use crate::backend::{Backend, BackendUsed, build_with_backend};
+use crate::backend::{Backend, BackendUsed};
 use crate::core::Heightmap;
-use crate::core::erosion::hardness::{HardnessParams, hardness_map};
-use crate::core::erosion::{Boundary, JobInputs, ModelParams, Simulation};
+use crate::core::erosion::hardness::HardnessParams;
+use crate::core::erosion::{Boundary, ModelParams, Simulation};
 use crate::editor::document::{Changed, Document};
+use crate::editor::layers::Recipe;
+use crate::editor::layers::recipe::BuiltRun;
 
 /// What the user asked for with Simulate.
 #[derive(Clone, Debug)]
@@ -44,10 +46,12 @@ pub struct PreparedRun {
     pub job: Box<dyn Simulation>,
     /// Where it runs (with the fallback note, if any).
     pub used: BackendUsed,
-    /// The map the run starts from: the undo step's "before".
+    /// The map the run starts from: the new erosion layer's input.
     pub base: Heightmap,
     /// The hardness map the run erodes with, for the look's erosion fields.
     pub hardness: Option<Vec<f32>>,
+    /// What runs, kept by the erosion layer the run becomes (so it can run again).
+    pub recipe: Recipe,
     /// The undo label, e.g. "Stream-power erosion".
     pub label: &'static str,
 }
@@ -60,19 +64,18 @@ pub fn prepare_run(doc: &mut Document, req: &RunRequest) -> (Changed, Result<Pre
 }
 
 fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
-    let base = map.clone();
-    let hardness = match req.hardness.filter(|h| !h.is_neutral()) {
-        None => None,
-        Some(h) => Some(hardness_map(&base, h).map_err(|e| format!("hardness map: {e}"))?),
-    };
-    let inputs = JobInputs {
-        hardness: hardness.clone(),
+    let recipe = Recipe {
+        model: req.model.clone(),
         boundary: req.boundary,
         seed: req.seed,
+        backend: req.backend,
+        hardness: req.hardness.filter(|h| !h.is_neutral()).cloned(),
         sea_level: Some(req.sea_level),
     };
-    let (job, used) = build_with_backend(base.clone(), req.model, inputs, req.backend).map_err(|e| e.to_string())?;
-    Ok(PreparedRun { job, used, base, hardness, label: model_label(req.model) })
+    recipe.validate()?;
+    let base = map.clone();
+    let BuiltRun { job, used, hardness } = recipe.build(base.clone())?;
+    Ok(PreparedRun { job, used, base, hardness, recipe, label: model_label(req.model) })
 }
 
 /// Undo label of a model's run (the registry's `undo`).

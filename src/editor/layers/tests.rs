@@ -1,0 +1,158 @@
+use std::sync::atomic::AtomicBool;
+
+use super::*;
+use crate::backend::Backend;
+use crate::core::erosion::thermal::ThermalParams;
+use crate::core::erosion::{Boundary, ModelParams};
+use crate::core::rng::{hash2, signed_f32};
+
+fn hill(w: usize, h: usize, seed: u64) -> Heightmap {
+    Heightmap::from_fn(w, h, 2.0, |x, y| {
+        let (dx, dy) = (x as f32 - w as f32 / 2.0, y as f32 - h as f32 / 2.0);
+        40.0 - 0.02 * (dx * dx + dy * dy) + signed_f32(hash2(x as i64, y as i64, seed))
+    })
+    .unwrap()
+}
+
+fn thermal() -> Recipe {
+    Recipe {
+        model: ModelParams::Thermal(ThermalParams { iterations: 15, talus_angle: 20.0, ..Default::default() }),
+        boundary: Boundary::default(),
+        seed: 3,
+        backend: Backend::Cpu,
+        hardness: None,
+        sea_level: None,
+    }
+}
+
+fn run(recipe: &Recipe, input: &Heightmap) -> Heightmap {
+    recipe::run_to_end(recipe, input.clone(), &AtomicBool::new(false)).unwrap().unwrap()
+}
+
+#[test]
+fn the_fold_is_base_plus_sculpt_plus_weighted_erosion() {
+    let (w, h) = (90, 70);
+    let base = hill(w, h, 1);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    assert_eq!(s.compose().data, base.data, "a base alone folds to itself, bit for bit");
+    let i = s.top_sculpt();
+    let mut raised = base.clone();
+    for v in raised.data.iter_mut().take(300) {
+        *v += 1.5;
+    }
+    s.add_edit(i, &base, &raised);
+    let input = s.compose();
+    let result = run(&thermal(), &input);
+    let id = s.push_erosion(thermal(), &input, &result, "Thermal erosion");
+    s.set_strength(id, 0.5);
+    let e = s.layer(id).unwrap().erosion().unwrap();
+    assert!(!e.stale);
+    let mut mask = e.mask.clone();
+    mask.set(45, 35, 0.0);
+    s.layer_mut(id).unwrap().erosion_mut().unwrap().mask = mask;
+    let folded = s.compose();
+    let sculpt = match &s.layers()[0].kind {
+        LayerKind::Sculpt(d) => d.to_dense(),
+        LayerKind::Erosion(_) => unreachable!(),
+    };
+    for k in 0..w * h {
+        let (x, y) = (k % w, k / w);
+        let m = if (x, y) == (45, 35) { 0.0 } else { 1.0 };
+        let d = result.data[k] - input.data[k];
+        let want = base.data[k] + sculpt[k] + 0.5 * m * d;
+        assert_eq!(folded.data[k].to_bits(), want.to_bits(), "node ({x}, {y})");
+    }
+    // Hidden, the erosion adds nothing.
+    s.set_visible(id, false);
+    assert_eq!(s.compose().data, input.data);
+}
+
+#[test]
+fn a_new_base_keeps_sculpt_bit_exact_and_makes_erosion_stale() {
+    let base = hill(80, 80, 1);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let i = s.top_sculpt();
+    let mut edited = base.clone();
+    edited.data[4000] += 7.25;
+    edited.data[10] -= 1.0;
+    s.add_edit(i, &base, &edited);
+    let sculpt_before = match &s.layers()[i].kind {
+        LayerKind::Sculpt(d) => d.to_dense(),
+        LayerKind::Erosion(_) => unreachable!(),
+    };
+    let input = s.compose();
+    let id = s.push_erosion(thermal(), &input, &run(&thermal(), &input), "Thermal erosion");
+    let old_delta = s.layer(id).unwrap().erosion().unwrap().delta.to_dense();
+
+    s.set_base(&hill(80, 80, 2), BaseSource::Heights);
+    let sculpt_after = match &s.layers()[i].kind {
+        LayerKind::Sculpt(d) => d.to_dense(),
+        LayerKind::Erosion(_) => unreachable!(),
+    };
+    assert_eq!(
+        sculpt_after.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        sculpt_before.iter().map(|v| v.to_bits()).collect::<Vec<_>>()
+    );
+    let e = s.layer(id).unwrap().erosion().unwrap();
+    assert!(e.stale, "the erosion's input changed");
+    assert_eq!(e.delta.to_dense(), old_delta, "a stale layer keeps its old delta until it runs again");
+}
+
+#[test]
+fn re_simulation_is_deterministic_and_refuses_an_outdated_input() {
+    let mut s = LayerStack::new(&hill(70, 60, 1), BaseSource::Heights);
+    let input = s.compose();
+    let id = s.push_erosion(thermal(), &input, &run(&thermal(), &input), "Thermal erosion");
+    s.set_base(&hill(70, 60, 5), BaseSource::Heights);
+    let job = s.stale_job().expect("stale");
+    assert_eq!(job.id, id);
+    let a = run(&job.recipe, &job.input);
+    let b = run(&job.recipe, &job.input);
+    assert_eq!(
+        a.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        b.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>(),
+        "the same input and recipe give the same bits"
+    );
+    // The base moves on while the job runs: its result is refused, the layer stays stale.
+    let mut moved = s.clone();
+    moved.set_base(&hill(70, 60, 6), BaseSource::Heights);
+    assert!(!moved.set_result(job.id, job.input_hash, &job.input, &a));
+    assert!(moved.stale_job().is_some());
+    assert!(s.set_result(job.id, job.input_hash, &job.input, &a));
+    assert!(s.stale_job().is_none());
+    // Re-run on the new input, the layer equals a fresh run there.
+    let fresh = run(&thermal(), &job.input);
+    let folded = s.compose();
+    let max = folded.data.iter().zip(&fresh.data).map(|(x, y)| (x - y).abs()).fold(0.0f32, f32::max);
+    assert!(max <= 1e-4, "the fold after a re-run differs from a fresh run by {max} m");
+}
+
+#[test]
+fn layer_edits_mark_only_what_is_above() {
+    let base = hill(64, 64, 1);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let input = s.compose();
+    let a = s.push_erosion(thermal(), &input, &run(&thermal(), &input), "Erosion");
+    let input = s.compose();
+    let b = s.push_erosion(thermal(), &input, &run(&thermal(), &input), "Erosion");
+    assert_eq!(s.layer(b).unwrap().name, "Erosion 2");
+    s.set_strength(b, 5.0);
+    assert_eq!(s.layer(b).unwrap().erosion().unwrap().strength, 2.0, "clamped to the range");
+    assert!(!s.layer(a).unwrap().erosion().unwrap().stale, "a change above does not touch below");
+    s.set_strength(a, 0.0);
+    assert!(s.layer(b).unwrap().erosion().unwrap().stale);
+    assert!(s.rename(a, "  Rain  ") && s.layer(a).unwrap().name == "Rain");
+    assert!(!s.rename(a, "  "));
+    assert!(s.step(a, true));
+    assert_eq!(s.layers()[1].id, a);
+    assert!(!s.step(a, true), "already on top");
+    assert!(s.delete(a));
+    assert_eq!(s.layers().len(), 1);
+    s.verify_stale();
+    assert!(s.layer(b).unwrap().erosion().unwrap().stale, "b ran on the base with a in it");
+    let job = s.stale_job().unwrap();
+    let result = run(&job.recipe, &job.input);
+    assert!(s.set_result(b, job.input_hash, &job.input, &result));
+    s.verify_stale();
+    assert!(!s.layer(b).unwrap().erosion().unwrap().stale, "re-run on its input, the hash check agrees");
+}
