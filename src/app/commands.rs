@@ -212,7 +212,7 @@ fn apply_document_commands(
                 }
                 match Heightmap::filled(*size, *size, *cell_size, *height) {
                     Ok(map) if height.is_finite() => {
-                        let change = terrain.doc.set_base(map, BaseSource::Heights, "New map");
+                        let change = terrain.doc.replace_all(map, BaseSource::Heights, "New map");
                         terrain.refresh(change);
                         status.info(format!("New {size}×{size} map"));
                     }
@@ -264,7 +264,7 @@ fn apply_document_commands(
                             status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
                             continue;
                         }
-                        let change = terrain.doc.set_base(map, BaseSource::File(path.clone()), "Import");
+                        let change = terrain.doc.replace_all(map, BaseSource::File(path.clone()), "Import");
                         terrain.refresh(change);
                         status.info(format!("Imported {} ({w}×{h})", path.display()));
                     }

@@ -188,6 +188,18 @@ pub fn layers_section(
     if selected.is_some_and(|id| stack.layer(id).is_none()) {
         *selected = None;
     }
+    // Strokes going into a layer (chosen here or by a script) show that layer as chosen; a chosen
+    // erosion layer stays chosen while strokes go into a sculpt layer.
+    let is_sculpt = |id: u64| stack.layer(id).is_some_and(|l| l.erosion().is_none());
+    let into = match target {
+        PaintTarget::Mask(id) => Some(id),
+        PaintTarget::Sculpt(id) if selected.is_none_or(is_sculpt) => Some(id),
+        _ => None,
+    };
+    if let Some(id) = into.filter(|id| *selected != Some(*id) && stack.layer(*id).is_some()) {
+        *selected = Some(id);
+        *rename = stack.layer(id).map(|l| l.name.clone()).unwrap_or_default();
+    }
     egui::CollapsingHeader::new("Layers").default_open(true).show(ui, |ui| {
         ui.add_enabled_ui(!busy, |ui| {
             for l in stack.layers().iter().rev() {
@@ -200,7 +212,7 @@ pub fn layers_section(
                         PaintTarget::Sculpt(id) | PaintTarget::Mask(id) => id == l.id,
                         PaintTarget::Terrain => false,
                     };
-                    let label = if painting { format!("✏ {}", l.name) } else { l.name.clone() };
+                    let label = if painting { format!("{} (painting)", l.name) } else { l.name.clone() };
                     if ui.selectable_label(*selected == Some(l.id), label).clicked() {
                         *selected = Some(l.id);
                         *rename = l.name.clone();
@@ -234,10 +246,10 @@ pub fn layers_section(
             {
                 ui.separator();
                 ui.horizontal(|ui| {
-                    if ui.small_button("▲").on_hover_text("Move up").clicked() {
+                    if ui.small_button("Up").on_hover_text("Move this layer up").clicked() {
                         out.write(EditorCommand::Layer(LayerOp::Move(id, true)));
                     }
-                    if ui.small_button("▼").on_hover_text("Move down").clicked() {
+                    if ui.small_button("Down").on_hover_text("Move this layer down").clicked() {
                         out.write(EditorCommand::Layer(LayerOp::Move(id, false)));
                     }
                     if ui.small_button("Delete").clicked() {

@@ -7,7 +7,8 @@
 //! | action                               | what changes                                        |
 //! |--------------------------------------|-----------------------------------------------------|
 //! | brush stroke                         | `begin_stroke` → `stroke_to`* → `end_stroke`: the paint target's tiles (a sculpt layer, or an erosion layer's mask) |
-//! | generate / new map / import          | `set_base`: the base (same size: layers stay, erosion goes stale; another size: a new stack) |
+//! | generate                             | `set_base`: the base (same size: layers stay, erosion goes stale; another size: a new stack) |
+//! | new map / import                     | `replace_all`: a new stack on that base              |
 //! | simulation run                       | `apply_result`: a new erosion layer on top           |
 //! | whole-map edit (fix pits and spikes) | `apply_edit`: added to the top sculpt layer          |
 //! | layer list                           | `set_visible`, `rename`, `delete`, `move_layer`, `set_strength` |
@@ -340,12 +341,22 @@ impl Document {
         self.target = target;
     }
 
-    /// Replaces the base (generate, new map, import) as one undo step. The same size keeps every
+    /// Replaces the base (a generator's new result) as one undo step. The same size keeps every
     /// layer (erosion layers go stale); another size starts a new stack.
     pub fn set_base(&mut self, map: Heightmap, source: BaseSource, label: &str) -> Changed {
+        self.replace_base(map, source, label, true)
+    }
+
+    /// Replaces the whole terrain (new map, import) as one undo step: a new stack whose base is
+    /// `map`, so the terrain shown is `map` (undo brings the old layers back).
+    pub fn replace_all(&mut self, map: Heightmap, source: BaseSource, label: &str) -> Changed {
+        self.replace_base(map, source, label, false)
+    }
+
+    fn replace_base(&mut self, map: Heightmap, source: BaseSource, label: &str, keep_layers: bool) -> Changed {
         self.end_stroke();
         self.record(label, None);
-        if (map.width, map.height) == (self.stack.width(), self.stack.height()) {
+        if keep_layers && (map.width, map.height) == (self.stack.width(), self.stack.height()) {
             self.stack.set_base(&map, source);
         } else {
             // Ids stay unique across undo: the new stack continues the count.
@@ -911,5 +922,19 @@ mod tests {
         std::fs::write(&project, b"TALUSPRJ broken").unwrap();
         let e = Document::open(&project).unwrap_err();
         assert!(e.contains("t.talus") && e.contains("damaged"), "{e}");
+    }
+
+    #[test]
+    fn an_import_replaces_the_terrain_and_undo_brings_the_layers_back() {
+        let mut doc = Document::new(noisy(64, 64));
+        thermal_run(&mut doc);
+        let before = bits(doc.map());
+        let imported = noisy(64, 64);
+        doc.replace_all(imported.clone(), BaseSource::File("x.png".into()), "Import");
+        assert_eq!(bits(doc.map()), bits(&imported), "the terrain shown is the file");
+        assert!(doc.stack().layers().is_empty());
+        doc.undo();
+        assert_eq!(bits(doc.map()), before);
+        assert_eq!(doc.stack().layers().len(), 1);
     }
 }

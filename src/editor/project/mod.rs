@@ -134,7 +134,7 @@ struct LayerMeta {
 #[derive(Serialize, Deserialize)]
 enum KindMeta {
     Sculpt { delta: GridMeta },
-    Erosion { recipe: Recipe, strength: f32, input_hash: u64, stale: bool, delta: GridMeta, mask: GridMeta },
+    Erosion { recipe: Box<Recipe>, strength: f32, input_hash: u64, stale: bool, delta: GridMeta, mask: GridMeta },
 }
 
 /// Splits a tile into byte planes and deflates it.
@@ -188,7 +188,7 @@ pub fn encode(stack: &LayerStack, view: &ProjectView) -> Result<Vec<u8>, Project
             kind: match &l.kind {
                 LayerKind::Sculpt(d) => KindMeta::Sculpt { delta: write_grid(d, &mut blob) },
                 LayerKind::Erosion(e) => KindMeta::Erosion {
-                    recipe: e.recipe.clone(),
+                    recipe: Box::new(e.recipe.clone()),
                     strength: e.strength,
                     input_hash: e.input_hash,
                     stale: e.stale,
@@ -333,7 +333,7 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
                 }
                 recipe.validate().map_err(|e| damaged(format!("{}: {e}", l.name)))?;
                 LayerKind::Erosion(Box::new(ErosionLayer {
-                    recipe: recipe.clone(),
+                    recipe: (**recipe).clone(),
                     delta: read_grid(delta, w, h, blob, any, &l.name)?,
                     mask: read_grid(mask, w, h, blob, [0.0, 1.0], &l.name)?,
                     strength: *strength,
