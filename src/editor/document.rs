@@ -486,7 +486,7 @@ impl Document {
         }
         self.end_stroke();
         self.record(if up { "Move layer up" } else { "Move layer down" }, None);
-        self.stack.step(id, up);
+        self.stack.move_by_one(id, up);
         self.changed_whole()
     }
 
@@ -524,15 +524,18 @@ impl Document {
         let stroke = Stroke::new(params)?;
         let redo = std::mem::take(&mut self.history.redo);
         self.record(label, None);
-        let target = match self.target {
-            PaintTarget::Mask(id) if self.stack.layer(id).is_some_and(|l| l.erosion().is_some()) => {
-                let Some(e) = self.stack.layer(id).and_then(|l| l.erosion()) else { unreachable!() };
-                let data = e.mask.to_dense().into_iter().map(|m| m * MASK_METRES).collect();
+        let mask = match self.target {
+            PaintTarget::Mask(id) => self.stack.layer(id).and_then(|l| l.erosion()).map(|e| (id, e.mask.to_dense())),
+            _ => None,
+        };
+        let target = match mask {
+            Some((id, mask)) => {
+                let data = mask.into_iter().map(|m| m * MASK_METRES).collect();
                 let canvas =
                     Heightmap { width: self.map.width, height: self.map.height, cell_size: self.map.cell_size, data };
                 StrokeInto::Mask { id, canvas }
             }
-            _ => {
+            None => {
                 let i = self.sculpt_index();
                 let l = &self.stack.layers()[i];
                 let LayerKind::Sculpt(d) = &l.kind else { unreachable!("sculpt_index returns a sculpt layer") };
@@ -566,7 +569,7 @@ impl Document {
             return Changed::None;
         }
         let w = self.map.width;
-        let (id, i) = match &mut open.target {
+        let i = match &mut open.target {
             StrokeInto::Sculpt { id, delta0, fold0 } => {
                 let Some(i) = self.stack.index_of(*id) else { return Changed::None };
                 let LayerKind::Sculpt(d) = &mut self.stack.layer_mut(*id).expect("index_of found it").kind else {
@@ -578,7 +581,7 @@ impl Document {
                         d.set(x, y, delta0.get(x, y) + (self.map.data[k] - fold0[k]));
                     }
                 }
-                (*id, i)
+                i
             }
             StrokeInto::Mask { id, canvas } => {
                 let Some(i) = self.stack.index_of(*id) else { return Changed::None };
@@ -591,10 +594,9 @@ impl Document {
                         e.mask.set(x, y, m);
                     }
                 }
-                (*id, i)
+                i
             }
         };
-        let _ = id;
         if !open.changed {
             open.changed = true;
             self.stack.touched(Some(i));

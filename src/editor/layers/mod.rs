@@ -470,7 +470,7 @@ impl LayerStack {
 
     /// Moves layer `id` one place up (`up`) or down. Both layers it passes and everything above
     /// go stale. `false` when it cannot move.
-    pub fn step(&mut self, id: u64, up: bool) -> bool {
+    pub fn move_by_one(&mut self, id: u64, up: bool) -> bool {
         let Some(i) = self.index_of(id) else { return false };
         let j = if up { i + 1 } else { i.wrapping_sub(1) };
         if j >= self.layers.len() {

@@ -143,9 +143,9 @@ fn layer_edits_mark_only_what_is_above() {
     assert!(s.layer(b).unwrap().erosion().unwrap().stale);
     assert!(s.rename(a, "  Rain  ") && s.layer(a).unwrap().name == "Rain");
     assert!(!s.rename(a, "  "));
-    assert!(s.step(a, true));
+    assert!(s.move_by_one(a, true));
     assert_eq!(s.layers()[1].id, a);
-    assert!(!s.step(a, true), "already on top");
+    assert!(!s.move_by_one(a, true), "already on top");
     assert!(s.delete(a));
     assert_eq!(s.layers().len(), 1);
     s.verify_stale();
