@@ -33,6 +33,27 @@ fn dist_to_polyline(x: f32, y: f32, pts: &[(f32, f32)]) -> f32 {
         .fold(f32::INFINITY, f32::min)
 }
 
+/// Writes `script` to `dir/name` and runs the editor on it under a private X server; fails with
+/// the editor's log unless every action succeeded.
+fn run_script(dir: &Path, name: &str, script: &str) {
+    let script_path = dir.join(name);
+    std::fs::write(&script_path, script).unwrap();
+    // The screen is larger than the window so the real pointer can rest outside it: a real
+    // cursor event over the map would move the pointer the script's virtual mouse drives.
+    let x = common::xvfb::display(1400, 800, 0);
+    common::xvfb::park_pointer(&x.1, 1390, 790);
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(["editor", "--script"])
+        .arg(&script_path)
+        .env("DISPLAY", &x.1)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("TALUS_CONFIG_DIR", dir.join("config"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+}
+
 #[test]
 fn scripted_session_generates_paints_simulates_and_saves() {
     let dir = tempfile::tempdir().unwrap();
@@ -80,23 +101,7 @@ fn scripted_session_generates_paints_simulates_and_saves() {
         frames = d.join("frames.json").display(),
         pts = points.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect::<Vec<_>>().join(", "),
     );
-    let script_path = d.join("session.ron");
-    std::fs::write(&script_path, script).unwrap();
-
-    // The screen is larger than the window so the real pointer can rest outside it: a real
-    // cursor event over the map would move the pointer the script's virtual mouse drives.
-    let x = common::xvfb::display(1400, 800, 0);
-    common::xvfb::park_pointer(&x.1, 1390, 790);
-    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
-        .args(["editor", "--script"])
-        .arg(&script_path)
-        .env("DISPLAY", &x.1)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("TALUS_CONFIG_DIR", d.join("config"))
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+    run_script(d, "session.ron", &script);
 
     let base = load(&d.join("gen.bhef"));
     let painted = load(&d.join("painted.bhef"));
@@ -234,20 +239,7 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
         mx1 = mask_path[1].0,
         my1 = mask_path[1].1,
     );
-    let script_path = d.join("layers.ron");
-    std::fs::write(&script_path, script).unwrap();
-    let x = common::xvfb::display(1400, 800, 0);
-    common::xvfb::park_pointer(&x.1, 1390, 790);
-    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
-        .args(["editor", "--script"])
-        .arg(&script_path)
-        .env("DISPLAY", &x.1)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("TALUS_CONFIG_DIR", d.join("config"))
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+    run_script(d, "layers.ron", &script);
     if let Ok(dir) = std::env::var("TALUS_SHOT_DIR") {
         let _ = std::fs::copy(d.join("layers.png"), Path::new(&dir).join("layers.png"));
     }
