@@ -129,8 +129,8 @@ fn drive_resimulation(
         let r = state.running.take().expect("a run was in flight");
         match result {
             Ok(Some(map)) => {
-                let change = terrain.doc.set_resimulated(&r.job, &map);
-                if change != crate::editor::document::Changed::None || terrain.doc.stale_job().is_none() {
+                // Refused when the input moved on meanwhile: the next check starts it again.
+                if let Some(change) = terrain.doc.set_resimulated(&r.job, &map) {
                     terrain.refresh(change);
                     state.finished += 1;
                     status.info(format!("Re-simulated {:?} in {:.1} s", r.name, r.started.elapsed().as_secs_f64()));

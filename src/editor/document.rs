@@ -15,7 +15,7 @@
 //!
 //! Undo keeps whole snapshots of the stack: they share every tile they have in common with the
 //! state after them ([`super::layers::tiles`]), so a snapshot costs the tiles its step changed.
-//! A stale erosion layer's re-run ([`Self::set_resimulated`]) is not a step of its own: it follows
+//! A stale erosion layer's re-run ([`Document::set_resimulated`]) is not a step of its own: it follows
 //! from the step that made the layer stale, and undoing that step brings back the layer as it was.
 //!
 //! `unsaved` is tracked with a revision counter: every change (undo and redo included) bumps
@@ -432,14 +432,14 @@ impl Document {
         self.stack.layers().iter().any(|l| l.visible && l.erosion().is_some_and(|e| e.stale))
     }
 
-    /// Installs a stale layer's re-run (not an undo step: see the module doc). `Changed::None`
-    /// when the layer's input has moved on since `job` was taken.
-    pub fn set_resimulated(&mut self, job: &StaleJob, result: &Heightmap) -> Changed {
+    /// Installs a stale layer's re-run (not an undo step: see the module doc). `None` when it is
+    /// refused: a stroke is open, or the layer's input has moved on since `job` was taken.
+    pub fn set_resimulated(&mut self, job: &StaleJob, result: &Heightmap) -> Option<Changed> {
         if self.stroke.is_some() || !self.stack.set_result(job.id, job.input_hash, &job.input, result) {
-            return Changed::None;
+            return None;
         }
         // Snapshots keep their own copies; only the memory count changes.
-        self.changed_whole()
+        Some(self.changed_whole())
     }
 
     /// Shows or hides layer `id` (one undo step).
@@ -836,7 +836,7 @@ mod tests {
         )
         .unwrap()
         .unwrap();
-        assert!(matches!(doc.set_resimulated(&job, &fresh), Changed::Rect(_)));
+        assert!(matches!(doc.set_resimulated(&job, &fresh), Some(Changed::Rect(_))));
         assert!(!doc.has_stale());
         assert_eq!(doc.history().undo_len(), 3, "stroke, run, generate; the re-run is not a step of its own");
     }

@@ -257,10 +257,7 @@ impl LayerStack {
 
     /// The folded terrain.
     pub fn compose(&self) -> Heightmap {
-        let mut out = Heightmap { width: self.width, height: self.height, cell_size: self.cell_size, data: Vec::new() };
-        out.data = vec![0.0; self.width * self.height];
-        self.compose_rect(&mut out.data, DirtyRect::new(0, 0, self.width, self.height));
-        out
+        self.input_of(self.layers.len())
     }
 
     /// Folds the stack into `out` (`width × height`) inside `rect` only.
