@@ -20,6 +20,10 @@
 //! window shows the ones it has not shown yet in its status line.
 //!
 //! Only the newest update is kept: a slow window skips intermediate ones instead of queueing them.
+//!
+//! With [`JobShared::record`] the worker also offers the heights of every update it publishes to
+//! a [`Timeline`] (the run's scrubbable history), and the run's end state as its last frame; the
+//! window takes it with [`JobShared::take_timeline`] once the run has ended.
 
 use std::sync::atomic::{AtomicBool, Ordering};
 use std::sync::{Arc, Mutex, PoisonError};
@@ -28,6 +32,7 @@ use std::time::{Duration, Instant};
 use crate::core::Heightmap;
 use crate::core::brush::{BrushParams, Stroke};
 use crate::core::erosion::{ErosionMaps, Fields, Ledger, Progress, Simulation};
+use crate::editor::timeline::Timeline;
 
 /// Default time between published updates.
 pub const UPDATE_INTERVAL: Duration = Duration::from_millis(100);
@@ -82,6 +87,7 @@ pub struct JobShared {
     want_fields: AtomicBool,
     edits: Mutex<Vec<JobEdit>>,
     latest: Mutex<Option<JobUpdate>>,
+    timeline: Mutex<Option<Timeline>>,
     interval: Duration,
 }
 
@@ -100,6 +106,7 @@ impl JobShared {
             want_fields: AtomicBool::new(false),
             edits: Mutex::new(Vec::new()),
             latest: Mutex::new(None),
+            timeline: Mutex::new(None),
             interval,
         }
     }
@@ -126,6 +133,26 @@ impl JobShared {
     /// Takes the newest update, if one arrived since the last call.
     pub fn take_update(&self) -> Option<JobUpdate> {
         self.latest.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    /// Keeps the run's history in `timeline` (frame 0 its input): every update the worker
+    /// publishes is offered to it. Call before the worker starts.
+    pub fn record(&self, timeline: Timeline) {
+        *self.timeline.lock().unwrap_or_else(PoisonError::into_inner) = Some(timeline);
+    }
+
+    /// The recorded timeline, once the run has ended (its last frame is the run's end state).
+    pub fn take_timeline(&self) -> Option<Timeline> {
+        self.timeline.lock().unwrap_or_else(PoisonError::into_inner).take()
+    }
+
+    fn offer(&self, sim: &dyn Simulation, last: bool) {
+        if let Some(t) = self.timeline.lock().unwrap_or_else(PoisonError::into_inner).as_mut() {
+            t.offer(sim.heightmap(), sim.progress().done, sim.ledger(), last);
+            if last {
+                t.seal();
+            }
+        }
     }
 
     fn publish(&self, sim: &dyn Simulation, steps_per_s: f64, end: Option<JobEnd>) {
@@ -227,9 +254,11 @@ pub fn run_job(mut sim: Box<dyn Simulation>, shared: Arc<JobShared>) -> (Box<dyn
         }
         if edited || last_publish.elapsed() >= shared.interval {
             shared.publish(&*sim, rate, None);
+            shared.offer(&*sim, false);
             last_publish = Instant::now();
         }
     };
+    shared.offer(&*sim, true);
     shared.publish(&*sim, rate, Some(end.clone()));
     (sim, end)
 }

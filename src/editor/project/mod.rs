@@ -137,29 +137,16 @@ enum KindMeta {
     Erosion { recipe: Box<Recipe>, strength: f32, input_hash: u64, stale: bool, delta: GridMeta, mask: GridMeta },
 }
 
-/// Splits a tile into byte planes and deflates it.
+/// Splits a tile into byte planes and deflates it ([`crate::editor::planes`]).
 fn pack_tile(t: &[f32]) -> Vec<u8> {
-    let mut planes = vec![0u8; t.len() * 4];
-    for (i, v) in t.iter().enumerate() {
-        for (b, byte) in v.to_le_bytes().into_iter().enumerate() {
-            planes[b * t.len() + i] = byte;
-        }
-    }
-    miniz_oxide::deflate::compress_to_vec(&planes, 6)
+    let bits: Vec<u32> = t.iter().map(|v| v.to_bits()).collect();
+    crate::editor::planes::pack(&bits, 6)
 }
 
 /// Inflates one tile (refusing anything but exactly one tile) and joins its byte planes.
 fn unpack_tile(data: &[u8]) -> Result<Vec<f32>, ProjectError> {
-    let planes = miniz_oxide::inflate::decompress_to_vec_with_limit(data, TILE_LEN * 4)
-        .map_err(|_| damaged("a tile does not inflate to its size"))?;
-    if planes.len() != TILE_LEN * 4 {
-        return Err(damaged("a tile is shorter than its size"));
-    }
-    Ok((0..TILE_LEN)
-        .map(|i| {
-            f32::from_le_bytes([planes[i], planes[TILE_LEN + i], planes[2 * TILE_LEN + i], planes[3 * TILE_LEN + i]])
-        })
-        .collect())
+    let bits = crate::editor::planes::unpack(data, TILE_LEN).ok_or_else(|| damaged("a tile does not inflate to its size"))?;
+    Ok(bits.into_iter().map(f32::from_bits).collect())
 }
 
 fn write_grid(g: &TileGrid, blob: &mut Vec<u8>) -> GridMeta {
