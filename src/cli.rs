@@ -21,6 +21,7 @@ mod info;
 mod params;
 mod project;
 pub mod qa;
+mod snapshots;
 
 use crate::core::io::{bhef, preview};
 

@@ -11,6 +11,7 @@ use serde::Serialize;
 
 use super::CliError;
 use super::params::{apply_sets, parse_seed};
+use super::snapshots::{SnapshotFormat, Snapshots};
 use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
 use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, MODELS, ModelEntry, ModelParams, RunEnd, registry};
 use crate::core::io::{atomic::write_atomic, bhef, preview};
@@ -132,6 +133,17 @@ pub struct ErodeArgs {
     /// without a GPU; slower than the CPU models. Same as TALUS_GPU_SOFTWARE=1.
     #[arg(long)]
     pub gpu_software: bool,
+    /// Write the run's time series into this directory: the input, a snapshot every `--every`
+    /// units of work and the result, as `snapshot-<work done>.bhef` (or `.png`).
+    #[arg(long, value_name = "DIR")]
+    pub snapshots: Option<PathBuf>,
+    /// Units of work between snapshots (droplets, time steps, iterations); default a tenth of
+    /// the run.
+    #[arg(long, value_name = "N", requires = "snapshots")]
+    pub every: Option<u64>,
+    /// Format of the snapshots: `bhef` (exact heights) or `png` (16-bit, one range for the series).
+    #[arg(long, value_enum, default_value_t = SnapshotFormat::Bhef)]
+    pub snapshot_format: SnapshotFormat,
 }
 
 fn edge(e: Edge) -> EdgeMode {
@@ -207,6 +219,14 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         eprintln!("backend: {used}");
     }
     let total = sim.progress().total;
+    let mut snaps = match &a.snapshots {
+        Some(dir) => Some(Snapshots::new(dir, a.every, total, a.snapshot_format, sim.heightmap())?),
+        None => None,
+    };
+    if let Some(s) = snaps.as_mut() {
+        s.offer(sim.heightmap(), 0, true)?;
+    }
+    let mut snap_error: Option<CliError> = None;
     let bar = indicatif::ProgressBar::new(total);
     bar.set_style(
         indicatif::ProgressStyle::with_template(
@@ -228,9 +248,21 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         erosion::run(sim.as_mut(), &cancel, |s| {
             bar.set_position(s.progress().done);
             print_notes(s);
+            if let Some(w) = snaps.as_mut()
+                && snap_error.is_none()
+                && let Err(e) = w.offer(s.heightmap(), s.progress().done, false)
+            {
+                // Stop the run: a series with a hole in it is not what was asked for.
+                snap_error = Some(e);
+                cancel.store(true, Ordering::SeqCst);
+            }
         })
     });
     print_notes(sim.as_ref());
+    if let Some(e) = snap_error {
+        bar.finish_and_clear();
+        return Err(CliError(format!("--snapshots: {}", e.0)));
+    }
     bar.finish_and_clear();
     let secs = t.elapsed().as_secs_f64();
     let ledger = sim.ledger();
@@ -244,6 +276,16 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(130));
     }
     bhef::save_atomic(&a.out, sim.heightmap())?;
+    if let Some(s) = snaps.as_mut() {
+        s.offer(sim.heightmap(), p.done, true)?;
+        let clipped =
+            if s.clipped > 0 { format!(" ({} heights clipped to the PNG range)", s.clipped) } else { String::new() };
+        eprintln!(
+            "snapshots: {} written to {}{clipped}",
+            s.written,
+            a.snapshots.as_deref().unwrap_or(Path::new(".")).display()
+        );
+    }
     if let Some(r) = &a.report {
         #[derive(Serialize)]
         struct Report<'a> {

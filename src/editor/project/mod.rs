@@ -145,7 +145,8 @@ fn pack_tile(t: &[f32]) -> Vec<u8> {
 
 /// Inflates one tile (refusing anything but exactly one tile) and joins its byte planes.
 fn unpack_tile(data: &[u8]) -> Result<Vec<f32>, ProjectError> {
-    let bits = crate::editor::planes::unpack(data, TILE_LEN).ok_or_else(|| damaged("a tile does not inflate to its size"))?;
+    let bits =
+        crate::editor::planes::unpack(data, TILE_LEN).ok_or_else(|| damaged("a tile does not inflate to its size"))?;
     Ok(bits.into_iter().map(f32::from_bits).collect())
 }
 

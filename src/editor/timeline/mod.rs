@@ -256,7 +256,9 @@ impl Timeline {
         let key = i - i % KEY_EVERY;
         let (mut at, mut current) = match cache.take() {
             Some((j, b)) if j >= key && j <= i => (j, b),
-            _ => (key, if key == 0 { self.first.clone() } else { self.apply(key, &self.frames[key].packed, Vec::new()) }),
+            _ => {
+                (key, if key == 0 { self.first.clone() } else { self.apply(key, &self.frames[key].packed, Vec::new()) })
+            }
         };
         while at < i {
             at += 1;
