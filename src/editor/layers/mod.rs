@@ -27,8 +27,10 @@
 
 pub mod recipe;
 pub mod tiles;
+pub mod timeline;
 
 use std::path::PathBuf;
+use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
 
@@ -37,6 +39,8 @@ use crate::core::brush::DirtyRect;
 use crate::core::generate::GenerateParams;
 pub use recipe::Recipe;
 pub use tiles::TileGrid;
+
+use crate::editor::timeline::Timeline;
 
 /// Range of an erosion layer's strength (0 erases the run, 1 is the run as it was, 2 doubles it).
 pub const STRENGTH_RANGE: [f32; 2] = [0.0, 2.0];
@@ -90,6 +94,11 @@ pub struct ErosionLayer {
     pub input_hash: u64,
     /// The input has changed since the delta was computed.
     pub stale: bool,
+    /// The run's kept moments, to scrub ([`crate::editor::timeline`]); `None` for a re-run, a
+    /// layer read from a project file, or a run that recorded none. Shared by undo snapshots.
+    pub timeline: Option<Arc<Timeline>>,
+    /// The frame of `timeline` that `delta` is (its last after a run).
+    pub frame: usize,
 }
 
 /// What a layer holds.
@@ -368,6 +377,8 @@ impl LayerStack {
             strength: 1.0,
             input_hash: hash_heights(&input.data),
             stale: false,
+            timeline: None,
+            frame: 0,
         };
         self.layers.push(Layer { id, name, visible: true, kind: LayerKind::Erosion(Box::new(e)) });
         id
@@ -394,6 +405,9 @@ impl LayerStack {
             e.delta = delta;
             e.input_hash = input_hash;
             e.stale = false;
+            // The frames are of the old input.
+            e.timeline = None;
+            e.frame = 0;
         }
         self.touched(Some(i));
         true

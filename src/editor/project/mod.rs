@@ -327,6 +327,8 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
                     strength: *strength,
                     input_hash: *input_hash,
                     stale: *stale,
+                    timeline: None,
+                    frame: 0,
                 }))
             }
         };
