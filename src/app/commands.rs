@@ -153,6 +153,9 @@ pub enum EditorCommand {
     Resimulate,
     /// Re-run stale erosion layers by themselves as soon as they go stale.
     SetAutoResimulate(bool),
+    /// "Continue from here": run erosion layer `id` on from the timeline frame it shows
+    /// ([`super::simulation`]).
+    ContinueRun(u64),
 }
 
 fn send_shortcut_commands(

@@ -171,6 +171,48 @@ fn drive_resimulation(
     }
 }
 
+/// The chosen erosion layer's timeline: a slider over its kept frames (scrubbing shows that
+/// moment at once), the books at that moment, "Keep from here" and "Continue from here".
+fn timeline_controls(
+    ui: &mut egui::Ui,
+    stack: &crate::editor::layers::LayerStack,
+    id: u64,
+    out: &mut MessageWriter<EditorCommand>,
+) {
+    let Some((t, frame)) = stack.timeline_of(id) else {
+        ui.small("no timeline (a re-run, or a layer read from a project)");
+        return;
+    };
+    let last = t.len() - 1;
+    let mut k = frame;
+    let slider = egui::Slider::new(&mut k, 0..=last).text("time").show_value(false);
+    if ui.add(slider).on_hover_text("Scrub this run: its erosion at each moment it streamed").changed() {
+        out.write(EditorCommand::Layer(LayerOp::Scrub(id, k)));
+    }
+    let f = &t.frames()[frame];
+    let unit = stack.layer(id).and_then(|l| l.erosion()).map_or("", |e| e.recipe.model.entry().unit);
+    ui.small(format!("frame {frame}/{last}: {} of {} {unit}", f.done, t.total()));
+    ui.small(format!(
+        "eroded {:.1}, deposited {:.1}, lost {:.1} m·nodes",
+        f.ledger.eroded, f.ledger.deposited, f.ledger.lost_at_border
+    ));
+    ui.horizontal(|ui| {
+        let keep = ui
+            .add_enabled(frame < last, egui::Button::new("Keep from here"))
+            .on_hover_text("Make this moment the layer's result and drop the later frames");
+        if keep.clicked() {
+            out.write(EditorCommand::Layer(LayerOp::Keep(id)));
+        }
+        let more = ui
+            .add_enabled(f.done < t.total(), egui::Button::new("Continue from here"))
+            .on_hover_text("Run the simulation on from this moment, as if it had been stopped here");
+        if more.clicked() {
+            out.write(EditorCommand::ContinueRun(id));
+        }
+    });
+    ui.small(format!("timeline {:.1} MiB, {} frames kept", t.bytes() as f64 / 1048576.0, t.len()));
+}
+
 /// The Layers section: the stack top first, each with its visibility, name, kind and stale mark;
 /// the chosen layer's strength, mask painting, name and order; re-simulation.
 pub fn layers_section(
@@ -276,6 +318,7 @@ pub fn layers_section(
                         out.write(EditorCommand::Layer(LayerOp::Target(t)));
                     }
                     ui.small(format!("seed {}, {} mask tiles painted", e.recipe.seed, e.mask.stored()));
+                    timeline_controls(ui, stack, id, out);
                 }
             }
             ui.separator();

@@ -491,6 +491,10 @@ fn run_script(
             Some(Step::SimulationStarting(ed.sim.started, 0))
         }
         Action::WaitSimulation => Some(Step::Simulating),
+        Action::Continue(id) => {
+            out.write(EditorCommand::ContinueRun(id));
+            Some(Step::SimulationStarting(ed.sim.started, 0))
+        }
         Action::Pause(p) => {
             out.write(EditorCommand::SetPaused(p));
             Some(Step::Frames(1))

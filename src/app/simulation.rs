@@ -12,6 +12,11 @@
 //! whole step. When the run ends (finished or cancelled) its result becomes a new erosion layer
 //! (one undo step) holding the run's recipe; a cancelled run's recipe asks for the work it did.
 //!
+//! Every run records its timeline ([`crate::editor::timeline`]) on the worker; the erosion layer
+//! it becomes keeps it, so the Layers section can scrub it. [`EditorCommand::ContinueRun`] runs a
+//! layer on from the frame it shows ([`Resumed`]: the recipe caught up to that frame, then on) and
+//! installs the result in the same layer as one undo step.
+//!
 //! The run's notes (a GPU that failed mid-run and the CPU that went on; see
 //! `crate::gpu::fallback`) arrive with the updates: each new one is shown in the status line
 //! as it comes, the newest stays under the books in the Erosion section, and the end-of-run
@@ -32,7 +37,10 @@ use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::core::erosion::{Ledger, Progress};
 use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
+use crate::editor::layers::timeline::ContinueJob;
 use crate::editor::simulate::{RunRequest, prepare_run};
+use crate::editor::timeline::resume::Resumed;
+use crate::editor::timeline::{DEFAULT_BUDGET, Timeline};
 
 /// Starts, streams, pauses and cancels simulations.
 pub struct SimulationPlugin;
@@ -53,6 +61,8 @@ pub struct RunningJob {
     pub label: String,
     /// What runs: kept by the erosion layer the run becomes.
     pub recipe: crate::editor::layers::Recipe,
+    /// A "Continue from here" run: the layer and the frame it goes on from.
+    pub continues: Option<ContinueJob>,
 }
 
 /// The simulation state the panel shows.
@@ -118,29 +128,51 @@ fn start_simulation(
                 terrain.refresh(change);
                 match run {
                     Ok(run) => {
-                        let shared = Arc::new(JobShared::default());
-                        // The look draws water, flow and erosion maps from the updates.
-                        shared.set_want_fields(true);
+                        let timeline = Timeline::new(&run.base, run.job.progress().total, DEFAULT_BUDGET);
                         fields.hardness = run.hardness;
-                        let worker = shared.clone();
-                        let threads = simulation_threads();
-                        let job = run.job;
-                        AsyncComputeTaskPool::get().spawn(async move { run_job_on(job, worker, threads) }).detach();
                         status.info(format!("{}: running on {}", run.label, run.used));
                         sim.backend_used = run.used.to_string();
-                        sim.notes.clear();
-                        sim.job = Some(RunningJob {
-                            shared,
+                        let job = RunningJob {
+                            shared: Arc::new(JobShared::default()),
                             base: run.base,
                             label: run.label.to_string(),
                             recipe: run.recipe,
-                        });
-                        sim.started += 1;
-                        sim.ledger = Ledger::default();
-                        sim.progress = Progress::default();
-                        sim.steps_per_s = 0.0;
+                            continues: None,
+                        };
+                        spawn(&mut sim, job, run.job, timeline);
                     }
                     Err(e) => status.error(format!("Simulate: {e}")),
+                }
+            }
+            EditorCommand::ContinueRun(id) => {
+                if sim.running() {
+                    status.error("Continue: a simulation is already running");
+                    continue;
+                }
+                let change = terrain.doc.end_stroke();
+                terrain.refresh(change);
+                let Some(c) = terrain.doc.continue_job(*id) else {
+                    status.error("Continue: this layer has no timeline to continue (or its input changed since it ran)");
+                    continue;
+                };
+                match c.recipe.build(c.input.clone()) {
+                    Ok(built) => {
+                        fields.hardness = built.hardness;
+                        let label = format!("Continue {}", c.recipe.model.entry().undo.to_lowercase());
+                        status.info(format!("{label}: from {} of {} on {}", c.from, c.recipe.model.work(), built.used));
+                        sim.backend_used = built.used.to_string();
+                        let work = Box::new(Resumed::new(built.job, c.from, c.at.clone()));
+                        let timeline = c.timeline.clone();
+                        let job = RunningJob {
+                            shared: Arc::new(JobShared::default()),
+                            base: terrain.doc.map().clone(),
+                            label,
+                            recipe: c.recipe.clone(),
+                            continues: Some(c),
+                        };
+                        spawn(&mut sim, job, work, timeline);
+                    }
+                    Err(e) => status.error(format!("Continue: {e}")),
                 }
             }
             EditorCommand::SetPaused(p) => {
@@ -159,6 +191,22 @@ fn start_simulation(
             _ => {}
         }
     }
+}
+
+/// Starts `work` on the background pool for `job`, recording its timeline.
+fn spawn(sim: &mut SimState, job: RunningJob, work: Box<dyn crate::core::erosion::Simulation>, timeline: Timeline) {
+    // The look draws water, flow and erosion maps from the updates.
+    job.shared.set_want_fields(true);
+    job.shared.record(timeline);
+    let worker = job.shared.clone();
+    let threads = simulation_threads();
+    AsyncComputeTaskPool::get().spawn(async move { run_job_on(work, worker, threads) }).detach();
+    sim.notes.clear();
+    sim.job = Some(job);
+    sim.started += 1;
+    sim.ledger = Ledger::default();
+    sim.progress = Progress::default();
+    sim.steps_per_s = 0.0;
 }
 
 /// Shows the newest update of the running job; at the end, records the run as one undo step.
@@ -191,7 +239,15 @@ pub fn show_simulation_updates(
         // The layer keeps the work that was done, so a re-run does that much again.
         job.recipe.model.set_work(update.progress.done);
     }
-    match terrain.doc.apply_result(update.heights, job.recipe.clone(), &job.label) {
+    let timeline = job.shared.take_timeline();
+    let applied = match (&job.continues, timeline) {
+        (Some(c), Some(t)) => terrain.doc.apply_continued(c, &update.heights, update.progress.done, t, &job.label).ok_or_else(
+            || "the layer changed while it ran; its result was not kept".to_string(),
+        ),
+        (Some(_), None) => Err("the continuation recorded no timeline".to_string()),
+        (None, t) => terrain.doc.apply_result(update.heights, job.recipe.clone(), &job.label, t),
+    };
+    match applied {
         Ok(change) => {
             terrain.refresh(change);
             sim.last_base = Some(job.base);

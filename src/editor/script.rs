@@ -85,6 +85,9 @@ pub enum Action {
     Resimulate,
     /// Wait until no erosion layer is stale and no re-run is in flight.
     WaitResimulation,
+    /// Press "Continue from here" under erosion layer `id` (the run goes on from the timeline
+    /// frame the layer shows; scrub it with `Layer(Scrub(id, frame))`). Waits for it to start.
+    Continue(u64),
     /// Save a frame of the window to a PNG.
     Screenshot(PathBuf),
     /// Let this many frames pass.
