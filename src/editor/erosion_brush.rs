@@ -1,0 +1,132 @@
+//! The erosion brush: erosion that runs under the cursor while the button is held, with the
+//! model and parameters chosen in the panel, written into an erosion layer (so its mask and
+//! strength apply like any run's).
+//!
+//! A stroke is a sequence of **dabs**. Dab `i` is a run of the layer's recipe on the heights the
+//! dabs before it left, steered ([`crate::core::erosion::steer`]) by the brush's disc
+//!
+//! ```text
+//! w_i(p) = F(|p − c_i| / r)   inside the disc, 0 outside      (F: the brush falloff)
+//! ```
+//!
+//! so droplets and snowballs spawn only inside the disc, the pipe model's rain and sources fall
+//! only there, stream power gathers runoff only from there, and thermal moves material only
+//! from there. Flow goes on outside the disc as it would (no sink). Each dab does a fixed amount
+//! of the model's work ([`dab_work`]) with its own seed ([`dab_seed`]), so a stroke is
+//! deterministic: its layer re-runs to the same bits from the same input ([`run_dabs`]), and it
+//! re-runs on a new input when what is under it changes.
+//!
+//! | model | work of one dab (radius `r` nodes) |
+//! |---|---|
+//! | droplet, snowball | `⌈DROPLETS_PER_NODE · π r²⌉` particles (at least 1) |
+//! | pipe | [`PIPE_STEPS`] time steps |
+//! | thermal | [`THERMAL_ITERATIONS`] iterations |
+//! | stream power | [`STREAM_POWER_STEPS`] steps |
+
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use crate::backend::build_with_backend;
+use crate::core::Heightmap;
+use crate::core::brush::Falloff;
+use crate::core::erosion::steer::{Steer, disc_mask};
+use crate::core::erosion::{JobInputs, ModelParams, RunEnd, run};
+use crate::core::erosion::hardness::hardness_map;
+
+use super::layers::Recipe;
+
+/// Particles per node of the disc's area in one dab (droplet, snowball).
+pub const DROPLETS_PER_NODE: f32 = 0.5;
+/// Pipe-model time steps of one dab.
+pub const PIPE_STEPS: u64 = 12;
+/// Thermal iterations of one dab.
+pub const THERMAL_ITERATIONS: u64 = 4;
+/// Stream-power steps of one dab.
+pub const STREAM_POWER_STEPS: u64 = 2;
+
+/// One dab of an erosion-brush stroke.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Dab {
+    /// Centre, grid units (x, y).
+    pub centre: [f32; 2],
+    /// Radius, nodes (> 0).
+    pub radius: f32,
+    /// How the weight fades from the centre to the rim.
+    pub falloff: Falloff,
+}
+
+/// The work one dab of radius `radius` nodes does with `model` (see the module doc's table).
+pub fn dab_work(model: &ModelParams, radius: f32) -> u64 {
+    let area = std::f32::consts::PI * radius.max(0.5).powi(2);
+    match model {
+        ModelParams::Droplet(_) | ModelParams::Snowball(_) => ((DROPLETS_PER_NODE * area).ceil() as u64).max(1),
+        ModelParams::Pipe(_) => PIPE_STEPS,
+        ModelParams::Thermal(_) => THERMAL_ITERATIONS,
+        ModelParams::StreamPower(_) => STREAM_POWER_STEPS,
+    }
+}
+
+/// The seed of dab `index` of a stroke whose recipe has `seed` (SplitMix64's finaliser of the
+/// pair, so neighbouring dabs draw unrelated numbers).
+pub fn dab_seed(seed: u64, index: usize) -> u64 {
+    let mut z = seed ^ (index as u64).wrapping_add(1).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+/// Runs dab `index` of a stroke with `recipe` (its model, edges, seed, backend, hardness and sea)
+/// on `input`: the heights after it, or `None` when `cancel` was set first. A dab outside the
+/// map changes nothing.
+pub fn run_dab(
+    recipe: &Recipe,
+    dab: &Dab,
+    index: usize,
+    input: Heightmap,
+    cancel: &AtomicBool,
+) -> Result<Option<Heightmap>, String> {
+    if !(dab.radius.is_finite() && dab.radius > 0.0 && dab.centre.iter().all(|c| c.is_finite())) {
+        return Err(format!("erosion brush: a dab needs a positive radius and a finite centre, got {dab:?}"));
+    }
+    let weights = disc_mask(input.width, input.height, dab.centre, dab.radius, dab.falloff);
+    if weights.iter().all(|&w| w == 0.0) {
+        return Ok(Some(input));
+    }
+    let mut model = recipe.model.clone();
+    model.set_work(dab_work(&model, dab.radius));
+    let hardness = match recipe.hardness.as_ref().filter(|h| !h.is_neutral()) {
+        None => None,
+        Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),
+    };
+    let inputs = JobInputs {
+        hardness,
+        boundary: recipe.boundary,
+        seed: dab_seed(recipe.seed, index),
+        sea_level: recipe.sea_level,
+        steer: Some(Steer::new(weights, false)),
+    };
+    let (mut job, _) = build_with_backend(input, &model, inputs, recipe.backend).map_err(|e| e.to_string())?;
+    Ok(match run(job.as_mut(), cancel, |_| {}) {
+        RunEnd::Finished => Some(job.heightmap().clone()),
+        RunEnd::Cancelled => None,
+    })
+}
+
+/// Runs a whole stroke's `dabs` in order from `input` (what an erosion-brush layer re-runs):
+/// the heights after the last, or `None` when cancelled.
+pub fn run_dabs(
+    recipe: &Recipe,
+    dabs: &[Dab],
+    input: Heightmap,
+    cancel: &AtomicBool,
+) -> Result<Option<Heightmap>, String> {
+    let mut h = input;
+    for (i, dab) in dabs.iter().enumerate() {
+        match run_dab(recipe, dab, i, h, cancel)? {
+            Some(next) => h = next,
+            None => return Ok(None),
+        }
+    }
+    Ok(Some(h))
+}
