@@ -125,6 +125,7 @@ fn the_step_follows_the_seed_formulas() {
         margin: 3,
         sea: f32::NEG_INFINITY,
         spread: false,
+        sink: None,
     };
     let mut b = Books::default();
     // SAFETY: `raw` points at `j`'s live maps (`n` = 64 × 16 nodes), and this single-threaded
