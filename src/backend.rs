@@ -279,6 +279,10 @@ pub mod gpu {
             // exists in the CPU models only so far.
             return Outcome::Unavailable(format!("the {model} model's GPU version has no sea level yet"));
         }
+        if inputs.steer.is_some() {
+            // Steering masks (spawn boxes, sinks) exist in the CPU models only.
+            return Outcome::Unavailable(format!("the {model} model's GPU version has no steering masks yet"));
+        }
         let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
         let ctx = match context(choice) {
             Ok(c) => c,

@@ -205,6 +205,7 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         boundary: Boundary::all(edge(a.boundary)),
         seed,
         sea_level: a.sea_level.is_finite().then_some(a.sea_level),
+        steer: None,
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
     let cancel = Arc::new(AtomicBool::new(false));

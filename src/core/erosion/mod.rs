@@ -39,6 +39,7 @@ pub mod pipe;
 pub mod registry;
 pub(crate) mod simd;
 pub mod snowball;
+pub mod steer;
 pub(crate) mod stencil;
 pub mod stream_power;
 pub mod thermal;
@@ -46,6 +47,7 @@ pub mod thermal;
 pub use error::{JobError, check_param};
 pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
 pub use registry::{MODELS, ModelEntry, ModelParams};
+pub use steer::Steer;
 
 crate::param_enum! {
     /// What happens at one edge of the map.
@@ -238,6 +240,9 @@ pub struct JobInputs {
     /// Height of the sea (or any base level), metres: the end of every flow. Nodes at or below it
     /// are water; what reaches them settles there. `None` = no sea (only the map edges drain).
     pub sea_level: Option<f32>,
+    /// A mask that steers the run: where the water comes from and, with `sink`, where it ends
+    /// (see [`steer`]). `None` = every node alike, exactly as without the field.
+    pub steer: Option<Steer>,
 }
 
 /// Builds the job for `params` over `terrain` (on the CPU; `crate::backend` chooses the GPU).
@@ -249,6 +254,9 @@ pub fn build(terrain: Heightmap, params: &ModelParams, inputs: JobInputs) -> Res
         && h.len() != terrain.len()
     {
         return Err(JobError::HardnessSize { expected: terrain.len(), got: h.len() });
+    }
+    if let Some(s) = &inputs.steer {
+        s.check(terrain.len())?;
     }
     // The model's CPU job, as its registry entry declares it.
     params.build_cpu(terrain, inputs)

@@ -62,6 +62,7 @@ impl Recipe {
             boundary: self.boundary,
             seed: self.seed,
             sea_level: self.sea_level,
+            steer: None,
         };
         let (job, used) = build_with_backend(input, &self.model, inputs, self.backend).map_err(|e| e.to_string())?;
         Ok(BuiltRun { job, used, hardness })

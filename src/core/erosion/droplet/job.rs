@@ -5,6 +5,7 @@ use rayon::prelude::*;
 
 use super::super::hardness::{HardnessRule, check_hardness};
 use super::super::particles::{self, Books, EXTREME_TOLERANCE, Geom, Raw, TileGrid};
+use super::super::steer::Spawner;
 use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use super::brush::Brush;
 use super::step::{Ctx, Drop};
@@ -110,6 +111,11 @@ pub struct DropletJob {
     pub(super) floor: f32,
     /// The sea level ([`JobInputs::sea_level`]).
     pub(super) sea: Option<f32>,
+    /// Where particles spawn and whether they live, with a steering mask ([`JobInputs::steer`]).
+    pub(super) spawner: Option<Spawner>,
+    /// Sink mode: the mask's weights as a padded plane (`pitch` per row); a droplet whose
+    /// nearest node has weight 0 ends there.
+    pub(super) sink: Option<Vec<f32>>,
 }
 
 impl DropletJob {
@@ -124,20 +130,28 @@ impl DropletJob {
         if let Some(h) = &inputs.hardness {
             check_hardness(h, n, HardnessRule::AtMost1000)?;
         }
+        if let Some(s) = &inputs.steer {
+            s.check(n)?;
+        }
+        // Sink mode: the mask multiplies the erodibility (the hardness plane).
+        let hardness = match &inputs.steer {
+            Some(s) => s.erodibility(inputs.hardness.as_deref()),
+            None => inputs.hardness,
+        };
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
         let blur = params.blur_changes.is_some_and(|s| s > 0.0);
         // Hardness, then the blur mode's scratch books, after the five planes every job has.
         let count = if blur {
             P_SCRATCH + 2
-        } else if inputs.hardness.is_some() {
+        } else if hardness.is_some() {
             P_HARD + 1
         } else {
             P_HARD
         };
         let mut planes = Planes::new(w, h, count);
         planes.import(P_H, &terrain.data);
-        if let Some(hard) = &inputs.hardness {
+        if let Some(hard) = &hardness {
             planes.import(P_HARD, hard);
         }
         let geom = Geom::new(w, h, &inputs.boundary).with_pitch(planes.pitch);
@@ -155,12 +169,20 @@ impl DropletJob {
             Some(s) => floor.max(s),
             None => floor,
         };
+        let spawner = inputs.steer.as_ref().map(|s| Spawner::new(s, w, h, geom.span_x, geom.span_y));
+        let sink = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
+            let mut p = Planes::new(w, h, 1);
+            p.import(0, &s.weights);
+            p.data
+        });
         Ok(Self {
+            spawner,
+            sink,
             floor,
             sea: inputs.sea_level.filter(|s| s.is_finite()),
             params,
             seed: inputs.seed,
-            has_hardness: inputs.hardness.is_some(),
+            has_hardness: hardness.is_some(),
             planes,
             stale: false,
             maps: std::sync::OnceLock::new(),
@@ -197,13 +219,25 @@ impl DropletJob {
         }
     }
 
+    /// Droplet `id` as it starts: its position from its own random stream (in the mask's box
+    /// with a steering mask) and, with a mask, whether it lives (`ξ < w`, see [`super::super::steer`]).
     pub(super) fn spawn(&self, id: u64) -> Drop {
         let mut rng = SplitMix64::stream(self.seed, id);
-        let x = rng.next_f32() * self.geom.span_x;
-        let y = rng.next_f32() * self.geom.span_y;
+        let (x, y) = match &self.spawner {
+            None => (rng.next_f32() * self.geom.span_x, rng.next_f32() * self.geom.span_y),
+            Some(s) => s.place(&mut rng),
+        };
         let (x, y) = match self.geom.confine(x, y) {
             particles::Confined::Inside { x, y, .. } => (x, y),
             particles::Confined::Exit => (0.0, 0.0),
+        };
+        let alive = match &self.spawner {
+            None => true,
+            Some(s) => {
+                let k = self.geom.nearest(x, y);
+                let pitch = self.geom.pitch;
+                s.lives(k % pitch, k / pitch, self.seed, id)
+            }
         };
         Drop {
             x,
@@ -214,7 +248,7 @@ impl DropletJob {
             water: self.params.initial_water,
             sediment: 0.0,
             life: 0,
-            alive: true,
+            alive,
             rng,
         }
     }
@@ -244,10 +278,11 @@ impl DropletJob {
             floor: self.floor,
             sea: self.sea.unwrap_or(f32::NEG_INFINITY),
             spread: self.sea.is_some(),
+            sink: self.sink.as_deref(),
         };
         let mut books = Books::default();
         // Mark the start nodes in the flow map (every droplet visits where it lands).
-        for d in &drops {
+        for d in drops.iter().filter(|d| d.alive) {
             // SAFETY: exclusive access here; `nearest` returns an in-map index.
             unsafe { raw.visit(self.geom.nearest(d.x, d.y), d.water) };
         }

@@ -127,6 +127,15 @@ impl Ctx<'_> {
     /// # Safety
     /// As [`Ctx::step`].
     pub(super) unsafe fn walk_group(&self, ds: &mut [Drop], rect: Option<Rect>, b: &mut Books) {
+        if self.sink.is_some() {
+            // Sink mode runs the scalar step (which ends droplets on sink nodes), each droplet
+            // until it ends or leaves the tile, in slice order.
+            for d in ds.iter_mut() {
+                // SAFETY: `step` has this function's contract.
+                while unsafe { self.step(d, rect, b) } {}
+            }
+            return;
+        }
         #[cfg(target_arch = "x86_64")]
         if std::arch::is_x86_feature_detected!("avx2") && !portable_only() {
             // SAFETY: the CPU has AVX2; otherwise as this function.

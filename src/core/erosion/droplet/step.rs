@@ -73,6 +73,9 @@ pub(super) struct Ctx<'a> {
     /// Sea mode (a sea level is set): deposits are spread over a disc ([`LAND_SPREAD`]) instead
     /// of bilinearly over the four corners of the droplet's cell.
     pub(super) spread: bool,
+    /// Sink mode of a steering mask: its weights, a padded plane like the heights. A droplet
+    /// whose nearest node has weight 0 stops there and drops its load ([`Ctx::step`]).
+    pub(super) sink: Option<&'a [f32]>,
 }
 
 impl Ctx<'_> {
@@ -115,6 +118,14 @@ impl Ctx<'_> {
             if !t.owns(cx, cy) {
                 return false;
             }
+        }
+        if let Some(s) = self.sink
+            && s[g.nearest(d.x, d.y)] == 0.0
+        {
+            // A sink (steering mask): the flow ends here, the load is dropped.
+            // SAFETY: as the `settle` above: the droplet stands in the tile.
+            unsafe { self.settle(d, b) };
+            return false;
         }
         // 1. Height and gradient at the old position.
         let (idx, u, v) = g.cell(d.x, d.y);

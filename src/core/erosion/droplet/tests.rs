@@ -205,6 +205,7 @@ fn clipped_brush_is_renormalised_at_the_edge() {
         floor: f32::NEG_INFINITY,
         sea: f32::NEG_INFINITY,
         spread: false,
+        sink: None,
     };
     // SAFETY: `raw` points at `j`'s live maps, used by nothing else meanwhile; (0.3, 0.2) is in
     // the map.
@@ -249,6 +250,7 @@ fn a_droplet_on_a_plane_runs_downhill_one_cell_per_step() {
         floor: f32::NEG_INFINITY,
         sea: f32::NEG_INFINITY,
         spread: false,
+        sink: None,
     };
     let mut b = Books::default();
     // SAFETY: `raw` points at `j`'s live maps, and this single-threaded test is their only user.
@@ -407,4 +409,183 @@ fn edits_rebase_the_books_and_bad_edits_are_undone() {
     let l = j.ledger();
     assert!(j.is_done() && l.closes(1e-4), "{l:?}");
     assert_eq!(j.progress(), Progress { done: 200, total: 200 });
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steering masks (issue #16 item 3).
+
+use crate::core::brush::Falloff;
+use crate::core::erosion::steer::{Steer, disc_mask};
+
+/// A ramp descending toward x = 0 (`0.2 m` per node) with small deterministic bumps.
+fn steer_ramp(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| 0.2 * x as f32 + 0.03 * ((x as f32 * 0.7).sin() * (y as f32 * 0.45).cos()))
+        .unwrap()
+}
+
+fn steered(hm: Heightmap, p: DropletParams, steer: Option<Steer>) -> DropletJob {
+    DropletJob::new(hm, p, JobInputs { seed: 7, steer, ..Default::default() }).unwrap()
+}
+
+fn bits(v: &[f32]) -> Vec<u32> {
+    v.iter().map(|x| x.to_bits()).collect()
+}
+
+#[test]
+fn steered_droplets_spawn_alive_only_where_the_mask_is() {
+    let n = 128;
+    let mask = disc_mask(n, n, [40.0, 70.0], 10.0, Falloff::Smooth);
+    let j = steered(steer_ramp(n), DropletParams::default(), Some(Steer::new(mask.clone(), false)));
+    let mut alive = 0;
+    let mut expected = 0.0f64;
+    for id in 0..20_000 {
+        let d = j.spawn(id);
+        let k = (d.y + 0.5) as usize * n + (d.x + 0.5) as usize;
+        // Every draw lands in the mask's box (half a cell around its nodes).
+        assert!((29.5..=50.5).contains(&d.x) && (59.5..=80.5).contains(&d.y), "{} {}", d.x, d.y);
+        expected += mask[k] as f64;
+        if d.alive {
+            alive += 1;
+            assert!(mask[k] > 0.0, "droplet {id} alive at ({}, {}) outside the disc", d.x, d.y);
+        }
+    }
+    // Alive with probability w: the count follows the weights.
+    assert!((alive as f64 - expected).abs() < 0.05 * expected, "{alive} vs {expected}");
+}
+
+#[test]
+fn a_mask_of_ones_runs_exactly_as_no_mask() {
+    for parallel in [false, true] {
+        let p = DropletParams {
+            droplets: 3000,
+            radius: 3.0,
+            max_lifetime: 60,
+            batch: 1000,
+            parallel,
+            ..Default::default()
+        };
+        let go = |steer: Option<Steer>| {
+            let mut j = steered(bowl(80), p.clone(), steer);
+            run(&mut j);
+            (bits(&j.hm.data), j.ledger(), bits(&j.fields().flow.unwrap()))
+        };
+        let none = go(None);
+        let ones = go(Some(Steer::new(vec![1.0; 80 * 80], false)));
+        assert!(none.1.eroded > 0.0);
+        assert!(none == ones, "parallel = {parallel}");
+    }
+}
+
+#[test]
+fn a_masked_run_changes_nothing_outside_its_flow_paths() {
+    let n = 96;
+    let edge = (0.3 * n as f32) as usize;
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
+    for parallel in [false, true] {
+        let p = DropletParams { droplets: 4000, radius: 3.0, max_lifetime: 80, parallel, ..Default::default() };
+        let hm = steer_ramp(n);
+        let mut j = steered(hm.clone(), p, Some(Steer::new(mask.clone(), false)));
+        run(&mut j);
+        assert!(j.ledger().eroded > 0.0);
+        assert!(j.ledger().closes(1e-6), "{:?}", j.ledger());
+        let reach = edge + 3 + 3;
+        for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+            if i % n > reach {
+                assert_eq!(a.to_bits(), b.to_bits(), "node ({}, {}) changed", i % n, i / n);
+            }
+        }
+    }
+}
+
+#[test]
+fn a_disc_mask_changes_nothing_far_from_it_but_downhill() {
+    let n = 128;
+    let (cx, cy, r) = (80.0f32, 64.0f32, 12.0f32);
+    let mask = disc_mask(n, n, [cx, cy], r, Falloff::Smooth);
+    let p = DropletParams { droplets: 3000, radius: 3.0, max_lifetime: 60, ..Default::default() };
+    let hm = steer_ramp(n);
+    let mut j = steered(hm.clone(), p, Some(Steer::new(mask, false)));
+    run(&mut j);
+    let mut changed = 0;
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        let (x, y) = ((i % n) as f32, (i / n) as f32);
+        if a != b {
+            changed += 1;
+            // Downhill is −x: nothing changes uphill of the disc, nor far beside it.
+            assert!(x <= cx + r + 5.0, "({x}, {y}) changed uphill of the disc");
+            assert!((y - cy).abs() <= r + 20.0, "({x}, {y}) changed beside the disc");
+        }
+    }
+    assert!(changed > 0);
+}
+
+#[test]
+fn a_sink_band_stops_the_flow() {
+    let n = 96;
+    let (b0, b1) = (40usize, 48usize);
+    // Water from upstream of the band (x ≥ b1); the band and everything downstream are sinks.
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n >= b1 { 1.0 } else { 0.0 }).collect();
+    for parallel in [false, true] {
+        let p = DropletParams { droplets: 4000, radius: 3.0, max_lifetime: 120, parallel, ..Default::default() };
+        let hm = steer_ramp(n);
+        let run_with = |sink: bool| {
+            let mut j = steered(hm.clone(), p.clone(), Some(Steer::new(mask.clone(), sink)));
+            run(&mut j);
+            j
+        };
+        let j = run_with(true);
+        assert!(j.ledger().eroded > 0.0);
+        assert!(j.ledger().closes(1e-6), "{:?}", j.ledger());
+        let flow = j.fields().flow.unwrap();
+        for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+            let x = i % n;
+            if x < b1 {
+                assert!(b >= a, "sink node ({x}, {}) lowered", i / n);
+            }
+            if x < b0 {
+                assert_eq!(a.to_bits(), b.to_bits(), "node ({x}, {}) past the band changed", i / n);
+                assert_eq!(flow[i], 0.0, "flow past the band at ({x}, {})", i / n);
+            }
+        }
+        // Without sinks the same water runs on past the band.
+        let free = run_with(false);
+        let past: f32 =
+            free.fields().flow.unwrap().iter().enumerate().filter(|(i, _)| i % n < b0).map(|(_, f)| f).sum();
+        assert!(past > 0.0);
+    }
+}
+
+#[test]
+fn a_masked_run_gives_the_same_bits_at_any_thread_count() {
+    let n = 160;
+    let go = |threads: usize, sink: bool| {
+        let mask = disc_mask(n, n, [90.0, 70.0], 40.0, Falloff::Smooth);
+        let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+        pool.install(|| {
+            let p = DropletParams { droplets: 6000, radius: 3.0, max_lifetime: 80, batch: 2000, ..Default::default() };
+            let mut j = steered(bowl(n), p, Some(Steer::new(mask, sink)));
+            run(&mut j);
+            (bits(&j.hm.data), j.ledger())
+        })
+    };
+    for sink in [false, true] {
+        let one = go(1, sink);
+        assert!(one.1.eroded > 0.0);
+        assert!(one == go(3, sink), "sink = {sink}");
+    }
+}
+
+#[test]
+fn bad_masks_are_job_errors() {
+    let hm = steer_ramp(16);
+    for weights in [vec![1.0; 15], vec![f32::NAN; 256], vec![1.5; 256], vec![-0.5; 256]] {
+        let steer = Some(Steer::new(weights, false));
+        let inputs = JobInputs { steer, ..Default::default() };
+        assert!(matches!(
+            DropletJob::new(hm.clone(), DropletParams::default(), inputs.clone()),
+            Err(JobError::BadParam { .. })
+        ));
+        let params = crate::core::erosion::ModelParams::Droplet(DropletParams::default());
+        assert!(matches!(crate::core::erosion::build(hm.clone(), &params, inputs), Err(JobError::BadParam { .. })));
+    }
 }

@@ -121,6 +121,9 @@ pub struct PipeJob {
     pub(super) water: WaterBudget,
     pub(super) volume_before: f64,
     pub(super) done: u64,
+    /// Sink nodes of a steering mask ([`JobInputs::steer`] with `sink`): water that reaches them
+    /// is removed, their suspended sediment settles. `None` without.
+    pub(super) sinks: Option<Vec<u32>>,
 }
 
 impl PipeJob {
@@ -142,6 +145,17 @@ impl PipeJob {
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, n, HardnessRule::NonNegative)?;
         }
+        if let Some(s) = &inputs.steer {
+            s.check(n)?;
+        }
+        // Sink mode: the mask multiplies the erodibility (of the flow and the interleaved thermal).
+        let hardness = match &inputs.steer {
+            Some(s) => s.erodibility(inputs.hardness.as_deref()),
+            None => inputs.hardness,
+        };
+        let sinks = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
+            s.weights.iter().enumerate().filter(|(_, w)| **w == 0.0).map(|(i, _)| i as u32).collect::<Vec<u32>>()
+        });
         let lx = params.cell_size.unwrap_or(terrain.cell_size);
         check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
         let dt = params.dt;
@@ -167,13 +181,17 @@ impl PipeJob {
             edges: Edges::new(&inputs.boundary),
         };
         // Water input per node: rain (uniform or map) plus sources.
-        let water_in = if params.rain_map.is_some() || !params.sources.is_empty() {
+        let water_in = if params.rain_map.is_some() || !params.sources.is_empty() || inputs.steer.is_some() {
             let mut r: Vec<f32> = match &params.rain_map {
                 Some(m) => m.clone(),
                 None => vec![params.rain; n],
             };
             for src in &params.sources {
                 add_source(&mut r, w, h, src);
+            }
+            // A steering mask: the water input of each node times its weight.
+            if let Some(s) = &inputs.steer {
+                r.iter_mut().zip(&s.weights).for_each(|(v, k)| *v *= k);
             }
             r.iter_mut().for_each(|v| *v *= dt);
             Some(r)
@@ -192,7 +210,7 @@ impl PipeJob {
         let sea_fill = fill_sea(&terrain.data, &mut d, c.sea, c.sea_on);
         let thermal = match &params.thermal {
             Some(tp) => {
-                let k = ThermalKernel::new(tp, w, h, lx, inputs.boundary, inputs.hardness.clone())?;
+                let k = ThermalKernel::new(tp, w, h, lx, inputs.boundary, hardness.clone())?;
                 Some((k, Vec::with_capacity(n)))
             }
             None => None,
@@ -217,7 +235,8 @@ impl PipeJob {
             b_new: vec![0.0; n],
             water_in,
             water_in_sum,
-            hardness: inputs.hardness,
+            hardness,
+            sinks,
             thermal,
             maps: ErosionMaps::new(n),
             eroded: 0.0,
@@ -258,8 +277,11 @@ impl PipeJob {
     /// One full time step (sweeps A, B, C and the optional thermal pass).
     pub(super) fn advance(&mut self) {
         self.sweep_flux();
-        let rb = self.sweep_water_erosion();
+        let mut rb = self.sweep_water_erosion();
         std::mem::swap(&mut self.hm.data, &mut self.b_new);
+        if self.sinks.is_some() {
+            self.drain_sinks(&mut rb);
+        }
         let (s_sum, lost) = match self.params.advection {
             Advection::SemiLagrangian => self.sweep_semi_lagrangian(),
             Advection::MacCormack => self.sweep_maccormack(),
@@ -289,6 +311,30 @@ impl PipeJob {
                 self.eroded += tb.eroded;
                 self.deposited += tb.deposited;
                 self.lost += tb.lost;
+            }
+        }
+    }
+
+    /// Sink nodes of a steering mask, after sweep B: the water on them leaves (booked as the
+    /// sea's intake) and their suspended sediment settles on them (booked as deposition; the
+    /// f32 rounding of the new height in `clamped`, so the books stay closed).
+    pub(super) fn drain_sinks(&mut self, rb: &mut RowB) {
+        let Some(sinks) = &self.sinks else { return };
+        for &k in sinks {
+            let i = k as usize;
+            rb.sea += self.d[i] as f64;
+            self.d[i] = 0.0;
+            let s = self.s1[i];
+            if s > 0.0 {
+                let old = self.hm.data[i];
+                let new = old + s;
+                self.hm.data[i] = new;
+                self.maps.deposited[i] += new - old;
+                let put = new as f64 - old as f64;
+                rb.deposited += put;
+                rb.s1 -= s as f64;
+                self.clamped += put - s as f64;
+                self.s1[i] = 0.0;
             }
         }
     }

@@ -670,3 +670,74 @@ fn a_non_finite_sea_level_is_no_sea() {
         assert!(run(Some(s)) == none, "sea level {s}");
     }
 }
+
+// ---------------------------------------------------------------------------------------------
+// Steering masks (issue #16 item 3).
+
+/// A ramp descending toward x = 0 (0.2 m per node) with small deterministic bumps.
+fn steer_ramp(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| 0.2 * x as f32 + 0.03 * ((x as f32 * 0.7).sin() * (y as f32 * 0.45).cos()))
+        .unwrap()
+}
+
+fn steered(hm: Heightmap, p: PipeParams, steer: super::super::Steer) -> PipeJob {
+    PipeJob::new(hm, p, JobInputs { steer: Some(steer), ..Default::default() }).unwrap()
+}
+
+#[test]
+fn masked_rain_changes_nothing_outside_its_flow_paths() {
+    let n = 48;
+    let edge = (0.3 * n as f32) as usize;
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
+    let hm = steer_ramp(n);
+    let p = PipeParams { steps: 80, ..Default::default() };
+    let mut j = steered(hm.clone(), p, super::super::Steer::new(mask, false));
+    for _ in 0..80 {
+        j.step();
+    }
+    assert!(j.ledger().eroded > 0.0);
+    assert!(j.ledger().closes(1e-4), "{:?}", j.ledger());
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        if i % n > edge + 3 {
+            assert_eq!(a.to_bits(), b.to_bits(), "node ({}, {}) changed", i % n, i / n);
+            assert_eq!(j.water()[i], 0.0);
+        }
+    }
+}
+
+#[test]
+fn sinks_take_the_water_and_settle_the_sediment() {
+    let n = 48;
+    let (b0, b1) = (16usize, 22usize);
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n >= b1 { 1.0 } else { 0.0 }).collect();
+    let hm = steer_ramp(n);
+    let p = PipeParams { steps: 120, ..Default::default() };
+    let mut j = steered(hm.clone(), p, super::super::Steer::new(mask, true));
+    for _ in 0..120 {
+        j.step();
+    }
+    let l = j.ledger();
+    assert!(l.eroded > 0.0 && l.deposited > 0.0);
+    assert!(l.closes(1e-4), "{l:?}");
+    let wb = j.water_budget();
+    assert!(wb.sea > 0.0, "the sinks took water in: {wb:?}");
+    assert!(wb.error().abs() < 1e-3 * wb.rain, "{wb:?}");
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        let x = i % n;
+        if x < b1 {
+            assert!(b >= a, "sink node ({x}, {}) lowered", i / n);
+        }
+        if x < b0 {
+            assert_eq!(a.to_bits(), b.to_bits(), "node ({x}, {}) past the band changed", i / n);
+        }
+    }
+}
+
+#[test]
+fn bad_masks_are_refused() {
+    let hm = steer_ramp(8);
+    for w in [vec![1.0; 63], vec![f32::NAN; 64], vec![1.5; 64]] {
+        let inputs = JobInputs { steer: Some(super::super::Steer::new(w, true)), ..Default::default() };
+        assert!(PipeJob::new(hm.clone(), PipeParams::default(), inputs).is_err());
+    }
+}

@@ -46,6 +46,7 @@ use rayon::prelude::*;
 
 use super::hardness::{HardnessRule, check_hardness};
 use super::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
+use super::steer::Spawner;
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
@@ -84,7 +85,7 @@ impl Walker for Ball {
     }
 }
 
-struct Ctx {
+struct Ctx<'a> {
     geom: Geom,
     raw: Raw,
     erosion_rate: f32,
@@ -103,12 +104,15 @@ struct Ctx {
     /// reaches the sea drops its load there (spread, up to the water line) and deposits are spread
     /// over [`SEA_SPREAD`] nodes.
     spread: bool,
+    /// Sink mode of a steering mask: its weights; a snowball whose nearest node has weight 0
+    /// stops there and drops its load.
+    sink: Option<&'a [f32]>,
 }
 
 /// Radius (nodes) of the footprint a snowball drops its load with in sea mode.
 pub const SEA_SPREAD: f32 = 2.5;
 
-impl Ctx {
+impl Ctx<'_> {
     /// Rolls snowball `s` until it ends or (with `rect`) leaves that tile or stalls.
     ///
     /// # Safety
@@ -118,22 +122,26 @@ impl Ctx {
     /// and it then reads within `⌈R⌉ + 2` of its cell and writes the 2×2 nodes of its previous
     /// cell. With `None` the caller has exclusive access to the maps.
     unsafe fn walk(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
-        // Without a sea the loop is compiled without the sea tests (the classic loop).
-        if self.spread {
+        // Without a sea (or a sink mask) the loop is compiled without those tests (the classic loop).
+        match (self.spread, self.sink.is_some()) {
             // SAFETY: `walk_in` has this function's contract.
-            unsafe { self.walk_in::<true>(s, rect, b) }
-        } else {
+            (true, false) => unsafe { self.walk_in::<true, false>(s, rect, b) },
             // SAFETY: as above.
-            unsafe { self.walk_in::<false>(s, rect, b) }
+            (false, false) => unsafe { self.walk_in::<false, false>(s, rect, b) },
+            // SAFETY: as above.
+            (true, true) => unsafe { self.walk_in::<true, true>(s, rect, b) },
+            // SAFETY: as above.
+            (false, true) => unsafe { self.walk_in::<false, true>(s, rect, b) },
         }
     }
 
-    /// [`Ctx::walk`] in sea mode (`SEA`, `self.spread`) or without a sea.
+    /// [`Ctx::walk`] in sea mode (`SEA`, `self.spread`) or without a sea, with sinks (`SINK`,
+    /// `self.sink` is set) or without.
     ///
     /// # Safety
     /// As [`Ctx::walk`].
     #[inline(always)]
-    unsafe fn walk_in<const SEA: bool>(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
+    unsafe fn walk_in<const SEA: bool, const SINK: bool>(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
         let g = &self.geom;
         let raw = &self.raw;
         if rect.is_none() {
@@ -154,6 +162,15 @@ impl Ctx {
             if s.i >= self.max_iter {
                 // SAFETY: as this function; the snowball stands in the tile (checked above, or
                 // `rect = None` with exclusive access), as `settle` requires.
+                unsafe { self.settle(s, b) };
+                return;
+            }
+            if SINK
+                && let Some(sk) = self.sink
+                && sk[g.nearest(s.x, s.y)] == 0.0
+            {
+                // A sink (steering mask): the flow ends here, the load is dropped.
+                // SAFETY: as the `settle` above.
                 unsafe { self.settle(s, b) };
                 return;
             }
@@ -326,6 +343,10 @@ pub struct SnowballJob {
     degenerate: bool,
     /// The sea level ([`JobInputs::sea_level`]).
     sea: Option<f32>,
+    /// Where snowballs spawn and whether they live, with a steering mask ([`JobInputs::steer`]).
+    spawner: Option<Spawner>,
+    /// Sink mode: the mask's weights (a snowball on a weight-0 node ends there).
+    sink: Option<Vec<f32>>,
 }
 
 impl SnowballJob {
@@ -340,15 +361,27 @@ impl SnowballJob {
         if let Some(h) = &inputs.hardness {
             check_hardness(h, n, HardnessRule::AtMost1000)?;
         }
+        if let Some(s) = &inputs.steer {
+            s.check(n)?;
+        }
+        // Sink mode: the mask multiplies the erodibility.
+        let hardness = match &inputs.steer {
+            Some(s) => s.erodibility(inputs.hardness.as_deref()),
+            None => inputs.hardness,
+        };
         let (w, h) = (terrain.width, terrain.height);
         let geom = Geom::new(w, h, &inputs.boundary);
         let margin = params.offset_radius.ceil() as usize + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let volume = terrain.sum();
+        let spawner = inputs.steer.as_ref().map(|s| Spawner::new(s, w, h, geom.span_x, geom.span_y));
+        let sink = inputs.steer.as_ref().filter(|s| s.sink).map(|s| s.weights.clone());
         Ok(Self {
+            spawner,
+            sink,
             params,
             seed: inputs.seed,
-            hardness: inputs.hardness,
+            hardness,
             maps: ErosionMaps::new(n),
             flow: vec![0.0; n],
             ledger: Ledger { volume_before: volume, volume_after: volume, ..Ledger::default() },
@@ -370,8 +403,10 @@ impl SnowballJob {
 
     fn spawn(&self, id: u64) -> Ball {
         let mut rng = SplitMix64::stream(self.seed, id);
-        let x = rng.next_f32() * self.geom.span_x;
-        let y = rng.next_f32() * self.geom.span_y;
+        let (x, y) = match &self.spawner {
+            None => (rng.next_f32() * self.geom.span_x, rng.next_f32() * self.geom.span_y),
+            Some(s) => s.place(&mut rng),
+        };
         let r = self.params.offset_radius;
         let ox = (rng.next_f32() * 2.0 - 1.0) * r;
         let oy = (rng.next_f32() * 2.0 - 1.0) * r;
@@ -379,7 +414,15 @@ impl SnowballJob {
             Confined::Inside { x, y, .. } => (x, y),
             Confined::Exit => (0.0, 0.0),
         };
-        Ball { x, y, px: x, py: y, vx: 0.0, vy: 0.0, ox, oy, sediment: 0.0, i: 0, alive: true, stalled: false }
+        // With a steering mask the snowball lives with the probability of its node's weight.
+        let alive = match &self.spawner {
+            None => true,
+            Some(s) => {
+                let k = self.geom.nearest(x, y);
+                s.lives(k % self.geom.w, k / self.geom.w, self.seed, id)
+            }
+        };
+        Ball { x, y, px: x, py: y, vx: 0.0, vy: 0.0, ox, oy, sediment: 0.0, i: 0, alive, stalled: false }
     }
 
     fn run_batch(&mut self, start: u64, end: u64) -> Books {
@@ -407,6 +450,7 @@ impl SnowballJob {
             margin: self.margin,
             sea: self.sea.unwrap_or(f32::NEG_INFINITY),
             spread: self.sea.is_some(),
+            sink: self.sink.as_deref(),
         };
         let mut books = Books::default();
         if p.parallel {

@@ -125,6 +125,7 @@ fn the_step_follows_the_seed_formulas() {
         margin: 3,
         sea: f32::NEG_INFINITY,
         spread: false,
+        sink: None,
     };
     let mut b = Books::default();
     // SAFETY: `raw` points at `j`'s live maps (`n` = 64 × 16 nodes), and this single-threaded
@@ -196,5 +197,91 @@ fn bad_parameters_are_refused() {
         SnowballParams { batch: 0, ..Default::default() },
     ] {
         assert!(SnowballJob::new(hm.clone(), p, JobInputs::default()).is_err());
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// Steering masks (issue #16 item 3).
+
+use crate::core::brush::Falloff;
+use crate::core::erosion::steer::{Steer, disc_mask};
+
+fn steer_ramp(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| 0.2 * x as f32 + 0.03 * ((x as f32 * 0.7).sin() * (y as f32 * 0.45).cos()))
+        .unwrap()
+}
+
+fn steered(hm: Heightmap, p: SnowballParams, steer: Option<Steer>) -> SnowballJob {
+    SnowballJob::new(hm, p, JobInputs { seed: 5, steer, ..Default::default() }).unwrap()
+}
+
+fn run_all(j: &mut SnowballJob) {
+    while !j.is_done() {
+        j.step();
+    }
+    j.finish();
+}
+
+#[test]
+fn steered_snowballs_spawn_alive_only_where_the_mask_is() {
+    let n = 96;
+    let mask = disc_mask(n, n, [30.0, 50.0], 8.0, Falloff::Smooth);
+    let j = steered(steer_ramp(n), SnowballParams::default(), Some(Steer::new(mask.clone(), false)));
+    let mut alive = 0;
+    for id in 0..10_000 {
+        let s = j.spawn(id);
+        if s.alive {
+            alive += 1;
+            let k = (s.y + 0.5) as usize * n + (s.x + 0.5) as usize;
+            assert!(mask[k] > 0.0, "snowball {id} alive at ({}, {})", s.x, s.y);
+        }
+    }
+    assert!(alive > 1000);
+}
+
+#[test]
+fn a_mask_of_ones_rolls_exactly_as_no_mask() {
+    let p = SnowballParams { snowballs: 3000, batch: 1000, ..Default::default() };
+    let go = |steer: Option<Steer>| {
+        let mut j = steered(island(64), p.clone(), steer);
+        run_all(&mut j);
+        (j.hm.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>(), j.ledger())
+    };
+    let none = go(None);
+    assert!(none.1.eroded > 0.0);
+    assert!(none == go(Some(Steer::new(vec![1.0; 64 * 64], false))));
+}
+
+#[test]
+fn masked_and_sink_snowballs_keep_to_their_flow_paths() {
+    let n = 80;
+    let edge = (0.3 * n as f32) as usize;
+    let hm = steer_ramp(n);
+    let p = SnowballParams { snowballs: 4000, blur_sigma: 0.0, erosion_rate: 0.2, ..Default::default() };
+    // Rain only left of `edge`: nothing right of it (beyond the offset reach) changes.
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
+    let mut j = steered(hm.clone(), p.clone(), Some(Steer::new(mask, false)));
+    run_all(&mut j);
+    assert!(j.ledger().eroded > 0.0);
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        if i % n > edge + 4 {
+            assert_eq!(a.to_bits(), b.to_bits(), "({}, {}) changed", i % n, i / n);
+        }
+    }
+    // Rain right of a sink band: nothing past the band changes, the band is never lowered.
+    let (b0, b1) = (24usize, 32usize);
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n >= b1 { 1.0 } else { 0.0 }).collect();
+    let mut j = steered(hm.clone(), p, Some(Steer::new(mask, true)));
+    run_all(&mut j);
+    assert!(j.ledger().eroded > 0.0);
+    assert!(j.ledger().closes(1e-6), "{:?}", j.ledger());
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        let x = i % n;
+        if x < b1 {
+            assert!(b >= a, "sink ({x}, {}) lowered", i / n);
+        }
+        if x < b0 {
+            assert_eq!(a.to_bits(), b.to_bits(), "({x}, {}) past the band changed", i / n);
+        }
     }
 }

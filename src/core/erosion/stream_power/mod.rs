@@ -194,6 +194,10 @@ pub struct StreamPowerJob {
     rate: Option<Vec<f32>>,
     /// `a^m` for drainage areas `a < POW_TABLE`.
     pw: Vec<f64>,
+    /// A steering mask's weights: what each node adds to the drainage area (`None` = 1 each).
+    runoff: Option<Vec<f32>>,
+    /// D8 drainage area from `runoff` (empty without a mask or with MFD).
+    warea: Vec<f64>,
     /// Per node in the current step: the height eroded there (metres), then, during transport,
     /// the sediment passing through (metre·nodes).
     qs: Vec<f64>,
@@ -215,6 +219,16 @@ impl StreamPowerJob {
         if let Some(h) = &inputs.hardness {
             check_hardness(h, n, HardnessRule::AtMost1e6)?;
         }
+        if let Some(s) = &inputs.steer {
+            s.check(n)?;
+        }
+        // Sink mode: the mask multiplies the erodibility; its zero nodes are outlets.
+        let hardness = match &inputs.steer {
+            Some(s) => s.erodibility(inputs.hardness.as_deref()),
+            None => inputs.hardness,
+        };
+        let sink_mask = inputs.steer.as_ref().and_then(|s| s.sink_mask());
+        let runoff = inputs.steer.as_ref().map(|s| s.weights.clone());
         // A non-finite sea level (−∞: "no sea") means no sea.
         let sea_level = inputs.sea_level.filter(|s| s.is_finite());
         let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
@@ -226,13 +240,17 @@ impl StreamPowerJob {
         if !sea_mask.is_empty() {
             router.add_outlets(&sea_mask);
         }
+        if let Some(m) = &sink_mask {
+            router.add_outlets(m);
+        }
         router.route(&terrain.data);
         let mut mfd = (params.routing == FlowMethod::Mfd).then(|| Mfd::new(n));
         if let Some(f) = mfd.as_mut() {
+            f.runoff = runoff.as_ref().map(|r| r.iter().map(|&w| w as f64).collect());
             f.compute(&router, &terrain.data, params.mfd_exponent as f64);
         }
         let diffusion =
-            (params.diffusion > 0.0).then(|| Diffusion::new(router.grid, &router.outlet, inputs.hardness.as_deref()));
+            (params.diffusion > 0.0).then(|| Diffusion::new(router.grid, &router.outlet, hardness.as_deref()));
         let rate = match (&params.uplift_map, params.uplift_mode) {
             (Some(u), _) => Some(u.clone()),
             (None, UpliftMode::Uniform) => None,
@@ -248,9 +266,12 @@ impl StreamPowerJob {
         let m = params.m as f64;
         let pw = (0..POW_TABLE.min(n + 1)).map(|a| (a as f64).powf(m)).collect();
         let ledger = Ledger { volume_before: terrain.sum(), volume_after: terrain.sum(), ..Ledger::default() };
+        let warea = if runoff.is_some() && mfd.is_none() { vec![0.0; n] } else { Vec::new() };
         Ok(Self {
+            runoff,
+            warea,
             p: params,
-            hardness: inputs.hardness,
+            hardness,
             router,
             mfd,
             diffusion,
@@ -283,6 +304,8 @@ impl StreamPowerJob {
     pub fn drainage_area(&self) -> Vec<f64> {
         match &self.mfd {
             Some(f) => f.area.clone(),
+            // With a steering mask, the area of its runoff (as of the last step).
+            None if !self.warea.is_empty() => self.warea.clone(),
             None => self.router.area.iter().map(|&a| a as f64).collect(),
         }
     }
@@ -360,6 +383,8 @@ impl StreamPowerJob {
         let deposit_in_lakes = self.p.lake_deposition;
         let lake_nodes = Shared::new(&mut self.router.lake_nodes);
         let area = Shared::new(&mut self.router.area);
+        let runoff = if self.mfd.is_none() { self.runoff.as_deref() } else { None };
+        let warea = Shared::new(&mut self.warea);
         let r = &self.router;
         let has_lakes = !r.traps.is_empty();
         let (pw, hard) = (&self.pw, self.hardness.as_deref());
@@ -392,6 +417,19 @@ impl StreamPowerJob {
                             area.write(rc, area.read(rc) + area.read(i));
                         }
                     }
+                    if let Some(ro) = runoff {
+                        // A steering mask: each node adds its weight instead of 1.
+                        for &v in nodes {
+                            warea.write(v as usize, ro[v as usize] as f64);
+                        }
+                        for &v in nodes.iter().rev() {
+                            let i = v as usize;
+                            let rc = r.rcv[i] as usize;
+                            if rc != i {
+                                warea.write(rc, warea.read(rc) + warea.read(i));
+                            }
+                        }
+                    }
                 }
                 let mut eroded = 0.0f64;
                 for &v in nodes {
@@ -414,6 +452,7 @@ impl StreamPowerJob {
                     }
                     let am = match mfd_area {
                         Some(fa) => fa[i].powf(m),
+                        None if runoff.is_some() => warea.read(i).powf(m),
                         None => {
                             let a = area.read(i) as usize;
                             if a < pw.len() { pw[a] } else { (a as f64).powf(m) }
@@ -715,6 +754,7 @@ impl Simulation for StreamPowerJob {
     fn fields(&self) -> Fields {
         let flow = match &self.mfd {
             Some(f) => f.area.iter().map(|&a| a as f32).collect(),
+            None if !self.warea.is_empty() => self.warea.iter().map(|&a| a as f32).collect(),
             None => self.router.area.iter().map(|&a| a as f32).collect(),
         };
         let water =

@@ -251,3 +251,74 @@ fn edit_rebases_the_books() {
     job.edit_terrain(&mut |h| *h = Heightmap::new(3, 3, 1.0).unwrap());
     assert_eq!(job.heightmap().len(), 64);
 }
+
+// ---------------------------------------------------------------------------------------------
+// Steering masks (issue #16 item 3).
+
+/// A ramp descending toward x = 0 (0.2 m per node) with small deterministic bumps.
+fn steer_ramp(n: usize) -> Heightmap {
+    Heightmap::from_fn(n, n, 1.0, |x, y| {
+        5.0 + 0.2 * x as f32 + 0.03 * ((x as f32 * 0.7).sin() * (y as f32 * 0.45).cos())
+    })
+    .unwrap()
+}
+
+fn steered_run(hm: &Heightmap, p: StreamPowerParams, steer: Option<crate::core::erosion::Steer>) -> StreamPowerJob {
+    let mut j =
+        StreamPowerJob::new(hm.clone(), p, JobInputs { boundary: left_drain(), steer, ..Default::default() }).unwrap();
+    while !j.is_done() {
+        j.step();
+    }
+    j
+}
+
+#[test]
+fn masked_runoff_changes_nothing_outside_its_flow_paths() {
+    let n = 40;
+    let edge = (0.3 * n as f32) as usize;
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
+    let hm = steer_ramp(n);
+    for routing in [FlowMethod::D8, FlowMethod::Mfd] {
+        // Uplift and diffusion act everywhere: off, so only the incision (the runoff) shows.
+        let p = StreamPowerParams { steps: 10, uplift: 0.0, diffusion: 0.0, k: 1e-3, routing, ..Default::default() };
+        let j = steered_run(&hm, p, Some(crate::core::erosion::Steer::new(mask.clone(), false)));
+        assert!(j.ledger().eroded > 0.0, "{routing:?}");
+        let area = j.drainage_area();
+        for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+            if i % n >= edge {
+                assert_eq!(a.to_bits(), b.to_bits(), "{routing:?}: node ({}, {}) changed", i % n, i / n);
+                assert_eq!(area[i], 0.0, "{routing:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn sink_nodes_are_base_level() {
+    let n = 40;
+    let b1 = 20usize;
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n >= b1 { 1.0 } else { 0.0 }).collect();
+    let hm = steer_ramp(n);
+    let p = StreamPowerParams { steps: 10, k: 1e-3, ..Default::default() };
+    let j = steered_run(&hm, p, Some(crate::core::erosion::Steer::new(mask, true)));
+    let l = j.ledger();
+    assert!(l.eroded > 0.0);
+    assert!(l.closes(1e-6), "{l:?}");
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        if i % n < b1 {
+            assert_eq!(a.to_bits(), b.to_bits(), "sink ({}, {}) moved", i % n, i / n);
+        }
+    }
+}
+
+#[test]
+fn bad_steer_masks_are_refused() {
+    let hm = steer_ramp(8);
+    for w in [vec![1.0; 3], vec![f32::NAN; 64], vec![1.5; 64]] {
+        let inputs = JobInputs { steer: Some(crate::core::erosion::Steer::new(w, false)), ..Default::default() };
+        assert!(matches!(
+            StreamPowerJob::new(hm.clone(), StreamPowerParams::default(), inputs),
+            Err(JobError::BadParam { .. })
+        ));
+    }
+}

@@ -1,5 +1,6 @@
 //! Thermal erosion as a [`Simulation`]: one step = one iteration of the [`ThermalKernel`].
 
+use super::super::hardness::{HardnessRule, check_hardness};
 use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use super::{ThermalBooks, ThermalKernel, ThermalParams};
 use crate::core::heightmap::Heightmap;
@@ -29,15 +30,20 @@ impl ThermalJob {
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
         }
-        let kernel = ThermalKernel::new(
-            &params,
-            terrain.width,
-            terrain.height,
-            terrain.cell_size,
-            inputs.boundary,
-            inputs.hardness,
-        )?
-        .with_sea(&params, inputs.sea_level, terrain.cell_size);
+        // A steering mask scales what each node may give up (an erodibility multiplier).
+        let hardness = match &inputs.steer {
+            Some(s) => {
+                s.check(terrain.len())?;
+                if let Some(h) = &inputs.hardness {
+                    check_hardness(h, terrain.len(), HardnessRule::NonNegative)?;
+                }
+                Some(s.scaled(inputs.hardness.as_deref()))
+            }
+            None => inputs.hardness,
+        };
+        let kernel =
+            ThermalKernel::new(&params, terrain.width, terrain.height, terrain.cell_size, inputs.boundary, hardness)?
+                .with_sea(&params, inputs.sea_level, terrain.cell_size);
         let n = terrain.len();
         let volume_before = terrain.sum();
         Ok(Self {

@@ -316,3 +316,33 @@ fn tiny_maps_do_not_panic() {
         }
     }
 }
+
+#[test]
+fn a_mask_scales_what_leaves_a_node() {
+    use crate::core::erosion::Steer;
+    let n = 40;
+    let edge = (0.3 * n as f32) as usize;
+    let hm = Heightmap::from_fn(n, n, 1.0, |x, y| {
+        0.2 * x as f32 + 4.0 * crate::core::rng::unit_f32(crate::core::rng::hash2(x as i64, y as i64, 5))
+    })
+    .unwrap();
+    let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
+    let inputs = JobInputs { steer: Some(Steer::new(mask, false)), ..Default::default() };
+    let mut j = ThermalJob::new(hm.clone(), ThermalParams { iterations: 20, ..Default::default() }, inputs).unwrap();
+    while !j.is_done() {
+        j.step();
+    }
+    assert!(j.ledger().eroded > 0.0);
+    for (i, (a, b)) in hm.data.iter().zip(&j.hm.data).enumerate() {
+        let x = i % n;
+        if x >= edge {
+            // Nothing leaves an unmasked node; only its masked neighbours may give it material.
+            assert!(b >= a, "({x}, {}) lost material", i / n);
+        }
+        if x > edge {
+            assert_eq!(a.to_bits(), b.to_bits(), "({x}, {}) changed", i / n);
+        }
+    }
+    let bad = JobInputs { steer: Some(Steer::new(vec![2.0; n * n], false)), ..Default::default() };
+    assert!(matches!(ThermalJob::new(hm, ThermalParams::default(), bad), Err(JobError::BadParam { .. })));
+}

@@ -62,6 +62,8 @@ pub(crate) struct Mfd {
     pub order: Vec<u32>,
     /// Drainage area in nodes.
     pub area: Vec<f64>,
+    /// What each node adds to the area (a steering mask's weights); `None` = 1 each.
+    pub runoff: Option<Vec<f64>>,
     /// Multi-edge nodes switched to their D8 receiver by the last call (cycles).
     pub fallback: usize,
 }
@@ -76,6 +78,7 @@ impl Mfd {
             walk: Vec::new(),
             order: Vec::with_capacity(n),
             area: vec![1.0; n],
+            runoff: None,
             fallback: 0,
         }
     }
@@ -197,7 +200,10 @@ impl Mfd {
             });
         }
         let mut area = std::mem::take(&mut self.area);
-        area.iter_mut().for_each(|a| *a = 1.0);
+        match &self.runoff {
+            Some(r) => area.copy_from_slice(r),
+            None => area.iter_mut().for_each(|a| *a = 1.0),
+        }
         let mut order = std::mem::take(&mut self.order);
         order.clear();
         let mut walk = std::mem::take(&mut self.walk);
