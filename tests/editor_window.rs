@@ -268,7 +268,7 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
 
     // The re-run in the window equals a fresh run of the recipe on the new input, bit for bit.
     let input = stack.input_of(1);
-    let fresh = run_to_end(&e.recipe, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+    let fresh = run_to_end(&e.recipe, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
     let delta = e.delta.to_dense();
     let fresh_delta: Vec<f32> = fresh.data.iter().zip(&input.data).map(|(r, i)| r - i).collect();
     assert!(

@@ -32,6 +32,7 @@ fn thermal(iterations: u32, seed: u64) -> Recipe {
         backend: Backend::Cpu,
         hardness: None,
         sea_level: Some(0.0),
+        steer: None,
     }
 }
 
@@ -50,7 +51,7 @@ fn build_stack(p: &GenerateParams, runs: &[Recipe]) -> LayerStack {
     s.add_edit(i, &base, &edited);
     for r in runs {
         let input = s.compose();
-        let result = run_to_end(r, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+        let result = run_to_end(r, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
         s.push_erosion(r.clone(), &input, &result, "Thermal erosion");
     }
     s

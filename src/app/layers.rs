@@ -84,10 +84,11 @@ impl ResimState {
 fn start(job: StaleJob, name: String) -> Resim {
     let slot: Slot = Arc::new(Mutex::new(None));
     let cancel = Arc::new(AtomicBool::new(false));
-    let (out, stop, recipe, input) = (slot.clone(), cancel.clone(), job.recipe.clone(), job.input.clone());
+    let (out, stop, recipe, input, mask) =
+        (slot.clone(), cancel.clone(), job.recipe.clone(), job.input.clone(), job.mask.clone());
     AsyncComputeTaskPool::get()
         .spawn(async move {
-            let r = run_to_end(&recipe, input, &stop);
+            let r = run_to_end(&recipe, input, mask.as_deref(), &stop);
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
         })
         .detach();

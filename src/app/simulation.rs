@@ -152,7 +152,8 @@ fn start_simulation(
                 let change = terrain.doc.end_stroke();
                 terrain.refresh(change);
                 let Some(c) = terrain.doc.continue_job(*id) else {
-                    status.error("Continue: this layer has no timeline to continue (or its input changed since it ran)");
+                    status
+                        .error("Continue: this layer has no timeline to continue (or its input changed since it ran)");
                     continue;
                 };
                 match c.recipe.build(c.input.clone()) {
@@ -241,9 +242,10 @@ pub fn show_simulation_updates(
     }
     let timeline = job.shared.take_timeline();
     let applied = match (&job.continues, timeline) {
-        (Some(c), Some(t)) => terrain.doc.apply_continued(c, &update.heights, update.progress.done, t, &job.label).ok_or_else(
-            || "the layer changed while it ran; its result was not kept".to_string(),
-        ),
+        (Some(c), Some(t)) => terrain
+            .doc
+            .apply_continued(c, &update.heights, update.progress.done, t, &job.label)
+            .ok_or_else(|| "the layer changed while it ran; its result was not kept".to_string()),
         (Some(_), None) => Err("the continuation recorded no timeline".to_string()),
         (None, t) => terrain.doc.apply_result(update.heights, job.recipe.clone(), &job.label, t),
     };

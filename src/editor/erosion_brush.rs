@@ -30,9 +30,9 @@ use serde::{Deserialize, Serialize};
 use crate::backend::build_with_backend;
 use crate::core::Heightmap;
 use crate::core::brush::Falloff;
+use crate::core::erosion::hardness::hardness_map;
 use crate::core::erosion::steer::{Steer, disc_mask};
 use crate::core::erosion::{JobInputs, ModelParams, RunEnd, run};
-use crate::core::erosion::hardness::hardness_map;
 
 use super::layers::Recipe;
 
@@ -129,4 +129,103 @@ pub fn run_dabs(
         }
     }
     Ok(Some(h))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::backend::Backend;
+    use crate::core::erosion::Boundary;
+    use crate::core::erosion::droplet::DropletParams;
+    use crate::core::rng::{hash2, signed_f32};
+    use crate::editor::document::Document;
+    use crate::editor::layers::recipe::{SteerSource, SteerSpec};
+
+    /// A slope falling toward x = 0 with a little noise.
+    fn ramp(n: usize) -> Heightmap {
+        Heightmap::from_fn(n, n, 1.0, |x, y| 0.5 * x as f32 + 0.3 * signed_f32(hash2(x as i64, y as i64, 5))).unwrap()
+    }
+
+    fn recipe() -> Recipe {
+        Recipe {
+            model: ModelParams::Droplet(DropletParams::default()),
+            boundary: Boundary::default(),
+            seed: 3,
+            backend: Backend::Cpu,
+            hardness: None,
+            sea_level: None,
+            steer: None,
+        }
+    }
+
+    #[test]
+    fn a_dab_erodes_inside_its_disc_and_downhill_only() {
+        let input = ramp(96);
+        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth };
+        let out = run_dab(&recipe(), &dab, 0, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+        let r = DropletParams::default().radius.ceil() as usize + 2;
+        let mut inside = 0.0f64;
+        for y in 0..96 {
+            for x in 0..96 {
+                let i = y * 96 + x;
+                let d = ((x as f32 - 60.0).powi(2) + (y as f32 - 48.0).powi(2)).sqrt();
+                let changed = out.data[i].to_bits() != input.data[i].to_bits();
+                // Uphill of the disc (larger x) nothing moves: droplets spawn only inside it and
+                // flow downhill, toward x = 0.
+                if x > 60 + 10 + r {
+                    assert!(!changed, "changed at ({x}, {y}), uphill of the dab");
+                }
+                if d <= 10.0 {
+                    inside += (out.data[i] - input.data[i]).abs() as f64;
+                }
+            }
+        }
+        assert!(inside > 0.1, "the dab eroded inside its disc ({inside} m·nodes)");
+        // A dab off the map changes nothing; a dab with no radius is a clear error.
+        let off = Dab { centre: [500.0, 500.0], ..dab };
+        let same = run_dab(&recipe(), &off, 1, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+        assert_eq!(same.data, input.data);
+        assert!(run_dab(&recipe(), &Dab { radius: 0.0, ..dab }, 0, input, &AtomicBool::new(false)).is_err());
+    }
+
+    /// The live stroke (a dab at a time, each installed in the layer) and the layer's re-run
+    /// (all dabs from the input) give the same bits: the stroke is one undo step and re-runs
+    /// exactly on the same input.
+    #[test]
+    fn a_stroke_is_one_layer_that_re_runs_to_the_same_bits() {
+        let input = ramp(80);
+        let mut doc = Document::new(input.clone());
+        let id = doc.begin_erosion_brush(recipe());
+        let dabs: Vec<Dab> = (0..4)
+            .map(|i| Dab { centre: [50.0 - 4.0 * i as f32, 40.0], radius: 8.0, falloff: Falloff::Smooth })
+            .collect();
+        let mut current = input.clone();
+        for (i, dab) in dabs.iter().enumerate() {
+            current = run_dab(&recipe(), dab, i, current, &AtomicBool::new(false)).unwrap().unwrap();
+            assert!(doc.add_dab(id, *dab, &current).is_some());
+        }
+        assert_eq!(doc.history().undo_len(), 1, "the stroke is one undo step");
+        let e = doc.stack().layer(id).unwrap().erosion().unwrap().clone();
+        assert_eq!(e.recipe.steer.as_ref().and_then(SteerSpec::dabs).map(<[Dab]>::len), Some(4));
+        let rerun = crate::editor::layers::recipe::run_to_end(&e.recipe, input.clone(), None, &AtomicBool::new(false))
+            .unwrap()
+            .unwrap();
+        assert_eq!(rerun.data, current.data, "the layer re-runs to the stroke's bits");
+        assert!(doc.map().data.iter().zip(&current.data).all(|(a, b)| (a - b).abs() <= 1e-4));
+        doc.undo();
+        assert_eq!(doc.map().data, input.data);
+        // The recipe round-trips through RON (the project file's description).
+        let ron = ron::to_string(&e.recipe).unwrap();
+        let back: Recipe = ron::from_str(&ron).unwrap();
+        assert_eq!(&back, &e.recipe);
+        assert!(matches!(back.steer.unwrap().source, SteerSource::Dabs(d) if d.len() == 4));
+    }
+
+    #[test]
+    fn dab_work_scales_with_the_disc_for_particles() {
+        let d = ModelParams::Droplet(DropletParams::default());
+        assert_eq!(dab_work(&d, 10.0), (DROPLETS_PER_NODE * std::f32::consts::PI * 100.0).ceil() as u64);
+        assert!(dab_work(&d, 20.0) > 3 * dab_work(&d, 10.0));
+        assert_ne!(dab_seed(1, 0), dab_seed(1, 1));
+    }
 }

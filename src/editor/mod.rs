@@ -14,6 +14,7 @@
 //! - [`script`]: scripted sessions that drive the real window.
 
 pub mod document;
+pub mod erosion_brush;
 pub mod job;
 pub mod layers;
 pub mod look;

@@ -11,6 +11,7 @@
 //! | boundary, seed, backend | the panel |
 //! | hardness map | the Erosion section's hardness layer, `None` when it is uniformly 1 |
 //! | sea level | the level of the sea drawn in the view: the base level every flow ends at |
+//! | steering mask | the Erosion section's "Steer" choice (height, slope or flow of the map; sinks) |
 //!
 //! A GPU that is missing or fails falls back to the CPU with a note in [`PreparedRun::used`]
 //! (never an error); invalid parameters are an error and start nothing.
@@ -22,6 +23,7 @@ use crate::core::erosion::{Boundary, ModelParams, Simulation};
 use crate::editor::document::{Changed, Document};
 use crate::editor::layers::Recipe;
 use crate::editor::layers::recipe::BuiltRun;
+use crate::editor::layers::recipe::SteerSpec;
 
 /// What the user asked for with Simulate.
 #[derive(Clone, Debug)]
@@ -38,6 +40,8 @@ pub struct RunRequest<'a> {
     pub hardness: Option<&'a HardnessParams>,
     /// The sea level drawn in the view, m.
     pub sea_level: f32,
+    /// How the run is steered (the Erosion section's "Steer" choice; `None`: rain everywhere).
+    pub steer: Option<SteerSpec>,
 }
 
 /// A run ready to be spawned.
@@ -71,6 +75,7 @@ fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
         backend: req.backend,
         hardness: req.hardness.filter(|h| !h.is_neutral()).cloned(),
         sea_level: Some(req.sea_level),
+        steer: req.steer.clone(),
     };
     recipe.validate()?;
     let base = map.clone();
@@ -107,6 +112,7 @@ mod tests {
             backend: Backend::Cpu,
             hardness: None,
             sea_level: 0.0,
+            steer: None,
         }
     }
 

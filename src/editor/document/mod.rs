@@ -72,6 +72,16 @@ pub enum LayerOp {
     Scrub(u64, usize),
     /// Keep an erosion layer's timeline up to the frame it shows ("Keep from here").
     Keep(u64),
+    /// Steer an erosion layer's run by its painted mask (it then re-runs; the mask no longer
+    /// blends), weight 0 making sinks with `sink`.
+    SteerByMask {
+        /// The erosion layer.
+        id: u64,
+        /// Steer by the mask (`false`: rain everywhere again).
+        on: bool,
+        /// Nodes of weight 0 are non-erodible sinks.
+        sink: bool,
+    },
     /// Choose where strokes go.
     Target(PaintTarget),
 }
@@ -527,6 +537,7 @@ impl Document {
             LayerOp::Strength(id, s) => self.set_strength(*id, *s),
             LayerOp::Scrub(id, frame) => self.scrub(*id, *frame),
             LayerOp::Keep(id) => self.keep_frame(*id),
+            LayerOp::SteerByMask { .. } => self.steer_op(op),
             LayerOp::Target(t) => {
                 self.set_paint_target(*t);
                 Changed::None
@@ -710,6 +721,7 @@ impl Document {
     }
 }
 
+mod steer;
 mod timeline;
 
 #[cfg(test)]

@@ -18,6 +18,7 @@ fn recipe() -> Recipe {
         backend: crate::backend::Backend::Cpu,
         hardness: None,
         sea_level: None,
+        steer: None,
     }
 }
 
@@ -100,7 +101,7 @@ fn raise(doc: &mut Document, from: [f32; 2], to: [f32; 2]) {
 
 fn thermal_run(doc: &mut Document) {
     use std::sync::atomic::AtomicBool;
-    let result = crate::editor::layers::recipe::run_to_end(&recipe(), doc.map().clone(), &AtomicBool::new(false))
+    let result = crate::editor::layers::recipe::run_to_end(&recipe(), doc.map().clone(), None, &AtomicBool::new(false))
         .unwrap()
         .unwrap();
     doc.apply_result(result, recipe(), "Thermal erosion", None).unwrap();
@@ -135,6 +136,7 @@ fn a_new_base_keeps_the_sculpt_bit_exact_and_undo_brings_all_back() {
     let fresh = crate::editor::layers::recipe::run_to_end(
         &job.recipe,
         job.input.clone(),
+        job.mask.as_deref(),
         &std::sync::atomic::AtomicBool::new(false),
     )
     .unwrap()

@@ -26,6 +26,7 @@
 //! Units: heights and deltas in metres; masks and strengths are factors.
 
 pub mod recipe;
+pub mod steer;
 pub mod tiles;
 pub mod timeline;
 
@@ -123,6 +124,13 @@ pub struct Layer {
     pub kind: LayerKind,
 }
 
+impl ErosionLayer {
+    /// True when the run is steered by this layer's painted mask (which then does not blend).
+    pub fn steers_by_mask(&self) -> bool {
+        self.recipe.steer.as_ref().is_some_and(|s| s.source == recipe::SteerSource::LayerMask)
+    }
+}
+
 impl Layer {
     /// The erosion contents, if this is an erosion layer.
     pub fn erosion(&self) -> Option<&ErosionLayer> {
@@ -161,6 +169,8 @@ pub struct StaleJob {
     /// [`hash_heights`] of `input`: [`LayerStack::set_result`] refuses a result whose input is no
     /// longer the layer's.
     pub input_hash: u64,
+    /// The layer's painted mask, when its recipe is steered by it.
+    pub mask: Option<Vec<f32>>,
 }
 
 /// The base and the layers above it, bottom first.
@@ -281,7 +291,9 @@ impl LayerStack {
             match &l.kind {
                 LayerKind::Sculpt(d) => d.add_into(out, rect, 1.0, None),
                 LayerKind::Erosion(e) => {
-                    let mask = (e.mask.stored() > 0 || e.mask.fill() != 1.0).then_some(&e.mask);
+                    // A mask that steers the run does not blend its result as well.
+                    let painted = e.mask.stored() > 0 || e.mask.fill() != 1.0;
+                    let mask = (painted && !e.steers_by_mask()).then_some(&e.mask);
                     e.delta.add_into(out, rect, e.strength, mask)
                 }
             }
@@ -388,8 +400,14 @@ impl LayerStack {
     pub fn stale_job(&self) -> Option<StaleJob> {
         let i = self.layers.iter().position(|l| l.visible && l.erosion().is_some_and(|e| e.stale))?;
         let input = self.input_of(i);
-        let l = &self.layers[i];
-        Some(StaleJob { id: l.id, recipe: l.erosion()?.recipe.clone(), input_hash: hash_heights(&input.data), input })
+        let e = self.layers[i].erosion()?;
+        Some(StaleJob {
+            id: self.layers[i].id,
+            recipe: e.recipe.clone(),
+            input_hash: hash_heights(&input.data),
+            mask: e.steers_by_mask().then(|| e.mask.to_dense()),
+            input,
+        })
     }
 
     /// Installs a re-run's `result` for layer `id`, computed from the input whose hash is
@@ -426,7 +444,9 @@ impl LayerStack {
                 on_layer(l);
             }
             let name = self.layer(job.id).map(|l| l.name.clone()).unwrap_or_default();
-            match recipe::run_to_end(&job.recipe, job.input.clone(), cancel).map_err(|e| format!("{name}: {e}"))? {
+            match recipe::run_to_end(&job.recipe, job.input.clone(), job.mask.as_deref(), cancel)
+                .map_err(|e| format!("{name}: {e}"))?
+            {
                 Some(result) => {
                     self.set_result(job.id, job.input_hash, &job.input, &result);
                 }

@@ -1,6 +1,19 @@
 //! What an erosion layer ran, so it can run again: the model with its parameters, the edges, the
-//! seed, the processor, the hardness layer and the sea level. Runs are deterministic, so the same
-//! recipe on the same input gives the same bits ([`run_to_end`]).
+//! seed, the processor, the hardness layer, the sea level and how the run was steered. Runs are
+//! deterministic, so the same recipe on the same input gives the same bits ([`run_to_end`]).
+//!
+//! ## Steering ([`SteerSpec`])
+//! A run can be steered by a mask ([`crate::core::erosion::steer`]: where rain falls and
+//! particles spawn, optionally non-erodible sinks where it is 0). The mask is kept as how to make
+//! it, not as its values, so a re-run on a new input steers by the same rule:
+//!
+//! | source | weight of node `i` |
+//! |---|---|
+//! | `Height { lo, hi }` | smoothstep of the input's height from `lo` to `hi` (m) |
+//! | `Slope { lo_deg, hi_deg }` | smoothstep of the input's slope angle (degrees) |
+//! | `Flow { threshold }` | 1 where the input's D8 drainage area reaches `threshold` nodes, ramping from half of it |
+//! | `LayerMask` | the layer's painted mask (which then steers the run instead of blending its result) |
+//! | `Dabs` | an erosion-brush stroke: one disc per dab, run dab after dab ([`crate::editor::erosion_brush`]) |
 
 use std::sync::atomic::AtomicBool;
 
@@ -9,7 +22,9 @@ use serde::{Deserialize, Serialize};
 use crate::backend::{Backend, BackendUsed, build_with_backend};
 use crate::core::Heightmap;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
+use crate::core::erosion::steer::{self, Steer};
 use crate::core::erosion::{Boundary, JobInputs, ModelParams, RunEnd, Simulation, run};
+use crate::editor::erosion_brush::{self, Dab};
 
 /// An erosion run's inputs apart from the terrain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -26,6 +41,84 @@ pub struct Recipe {
     pub hardness: Option<HardnessParams>,
     /// Base level every flow ends at, m (`None`: only the map edges drain).
     pub sea_level: Option<f32>,
+    /// How the run is steered (`None`: rain everywhere, as unsteered). Absent in projects
+    /// written before steering existed.
+    #[serde(default)]
+    pub steer: Option<SteerSpec>,
+}
+
+/// Where a steered run's mask comes from (see the module doc).
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub enum SteerSource {
+    /// The input's height: 0 at `lo`, 1 at `hi` (m; `lo > hi` reverses the ramp).
+    Height {
+        /// Height of weight 0, m.
+        lo: f32,
+        /// Height of weight 1, m.
+        hi: f32,
+    },
+    /// The input's slope angle: 0 at `lo_deg`, 1 at `hi_deg` (degrees, 0 … 90).
+    Slope {
+        /// Slope of weight 0, degrees.
+        lo_deg: f32,
+        /// Slope of weight 1, degrees.
+        hi_deg: f32,
+    },
+    /// The input's D8 drainage area: 1 from `threshold` nodes, 0 below half of it.
+    Flow {
+        /// Drainage area of weight 1, nodes (> 0).
+        threshold: f32,
+    },
+    /// The layer's painted mask.
+    LayerMask,
+    /// An erosion-brush stroke, dab by dab.
+    Dabs(Vec<Dab>),
+}
+
+/// How a run is steered: the mask's source, and whether weight 0 makes sinks.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct SteerSpec {
+    /// Where the weights come from.
+    pub source: SteerSource,
+    /// Nodes of weight 0 are non-erodible sinks where flow ends.
+    pub sink: bool,
+}
+
+impl SteerSpec {
+    /// The weights over `input` (`layer_mask`: the layer's painted mask, for `LayerMask`). `None`
+    /// for an erosion-brush stroke, whose dabs each have their own.
+    pub fn weights(&self, input: &Heightmap, layer_mask: Option<&[f32]>) -> Result<Option<Vec<f32>>, String> {
+        Ok(Some(match &self.source {
+            SteerSource::Height { lo, hi } => steer::height_mask(input, *lo, *hi),
+            SteerSource::Slope { lo_deg, hi_deg } => steer::slope_mask(input, *lo_deg, *hi_deg),
+            SteerSource::Flow { threshold } => steer::flow_mask(input, *threshold),
+            SteerSource::LayerMask => match layer_mask {
+                Some(m) if m.len() == input.len() => m.iter().map(|v| v.clamp(0.0, 1.0)).collect(),
+                _ => return Err("steering by the layer's mask needs the mask".into()),
+            },
+            SteerSource::Dabs(_) => return Ok(None),
+        }))
+    }
+
+    /// Checks the numbers of the source.
+    pub fn validate(&self) -> Result<(), String> {
+        let ok = match &self.source {
+            SteerSource::Height { lo, hi } => lo.is_finite() && hi.is_finite(),
+            SteerSource::Slope { lo_deg, hi_deg } => [lo_deg, hi_deg].iter().all(|v| (0.0..=90.0).contains(*v)),
+            SteerSource::Flow { threshold } => threshold.is_finite() && *threshold > 0.0,
+            SteerSource::LayerMask => true,
+            SteerSource::Dabs(d) => d.iter().all(|d| d.radius.is_finite() && d.radius > 0.0),
+        };
+        if ok { Ok(()) } else { Err(format!("steering mask: bad numbers in {:?}", self.source)) }
+    }
+
+    /// An erosion-brush stroke's dabs, if that is what it is.
+    pub fn dabs(&self) -> Option<&[Dab]> {
+        match &self.source {
+            SteerSource::Dabs(d) => Some(d),
+            _ => None,
+        }
+    }
 }
 
 /// A job built from a recipe, not yet started.
@@ -47,12 +140,28 @@ impl Recipe {
         if self.sea_level.is_some_and(|s| !s.is_finite()) {
             return Err("sea level must be finite".into());
         }
+        if let Some(s) = &self.steer {
+            s.validate()?;
+        }
         Ok(())
     }
 
     /// Builds the job over `input`. Invalid parameters are an error; a GPU that is missing falls
-    /// back to the CPU with a note.
+    /// back to the CPU with a note. A recipe steered by its layer's mask needs
+    /// [`Self::build_with`]; an erosion-brush stroke runs with [`run_to_end`].
     pub fn build(&self, input: Heightmap) -> Result<BuiltRun, String> {
+        self.build_with(input, None)
+    }
+
+    /// [`Self::build`] with the layer's painted mask (for [`SteerSource::LayerMask`]).
+    pub fn build_with(&self, input: Heightmap, layer_mask: Option<&[f32]>) -> Result<BuiltRun, String> {
+        let steer = match &self.steer {
+            None => None,
+            Some(spec) => match spec.weights(&input, layer_mask)? {
+                Some(w) => Some(Steer::new(w, spec.sink)),
+                None => return Err("an erosion-brush stroke runs dab by dab, not as one job".into()),
+            },
+        };
         let hardness = match self.hardness.as_ref().filter(|h| !h.is_neutral()) {
             None => None,
             Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),
@@ -62,16 +171,26 @@ impl Recipe {
             boundary: self.boundary,
             seed: self.seed,
             sea_level: self.sea_level,
-            steer: None,
+            steer,
         };
         let (job, used) = build_with_backend(input, &self.model, inputs, self.backend).map_err(|e| e.to_string())?;
         Ok(BuiltRun { job, used, hardness })
     }
 }
 
-/// Runs `recipe` over `input` to its end: the result, or `None` when `cancel` was set first.
-pub fn run_to_end(recipe: &Recipe, input: Heightmap, cancel: &AtomicBool) -> Result<Option<Heightmap>, String> {
-    let mut built = recipe.build(input)?;
+/// Runs `recipe` over `input` to its end (an erosion-brush stroke dab by dab): the result, or
+/// `None` when `cancel` was set first. `layer_mask`: the layer's painted mask, for a recipe
+/// steered by it.
+pub fn run_to_end(
+    recipe: &Recipe,
+    input: Heightmap,
+    layer_mask: Option<&[f32]>,
+    cancel: &AtomicBool,
+) -> Result<Option<Heightmap>, String> {
+    if let Some(dabs) = recipe.steer.as_ref().and_then(SteerSpec::dabs) {
+        return erosion_brush::run_dabs(recipe, dabs, input, cancel);
+    }
+    let mut built = recipe.build_with(input, layer_mask)?;
     match run(built.job.as_mut(), cancel, |_| {}) {
         RunEnd::Finished => Ok(Some(built.job.heightmap().clone())),
         RunEnd::Cancelled => Ok(None),

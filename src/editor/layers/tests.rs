@@ -22,11 +22,12 @@ fn thermal() -> Recipe {
         backend: Backend::Cpu,
         hardness: None,
         sea_level: None,
+        steer: None,
     }
 }
 
 fn run(recipe: &Recipe, input: &Heightmap) -> Heightmap {
-    recipe::run_to_end(recipe, input.clone(), &AtomicBool::new(false)).unwrap().unwrap()
+    recipe::run_to_end(recipe, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap()
 }
 
 #[test]
@@ -155,4 +156,59 @@ fn layer_edits_mark_only_what_is_above() {
     assert!(s.set_result(b, job.input_hash, &job.input, &result));
     s.verify_stale();
     assert!(!s.layer(b).unwrap().erosion().unwrap().stale, "re-run on its input, the hash check agrees");
+}
+
+/// A layer steered by its painted mask re-runs with rain only where the mask is: nothing changes
+/// away from there (thermal moves material only from masked nodes, one node per iteration at
+/// most), the mask no longer blends, and a generated (height) mask steers a run the same way.
+#[test]
+fn a_layer_steered_by_its_mask_erodes_only_from_the_mask() {
+    let (w, h) = (80, 60);
+    let base = hill(w, h, 4);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let r = thermal();
+    let full = run(&r, &base);
+    let id = s.push_erosion(r.clone(), &base, &full, "Thermal erosion");
+    // Mask: 1 for x < 25, 0 elsewhere.
+    if let Some(e) = s.layer_mut(id).and_then(Layer::erosion_mut) {
+        for y in 0..h {
+            for x in 25..w {
+                e.mask.set(x, y, 0.0);
+            }
+        }
+    }
+    assert!(s.set_steer_by_mask(id, true, false));
+    let job = s.stale_job().expect("steering makes the layer run again");
+    assert!(job.mask.is_some(), "the re-run gets the painted mask");
+    s.rebuild(&AtomicBool::new(false), |_| {}).unwrap();
+    let folded = s.compose();
+    let reach = 25 + 15 + 1; // thermal moves material one node per iteration at most
+    let mut changed_inside = 0;
+    for y in 0..h {
+        for x in 0..w {
+            let i = y * w + x;
+            if x >= reach {
+                assert_eq!(folded.data[i], base.data[i], "changed at ({x}, {y}), away from the mask");
+            } else if folded.data[i] != base.data[i] {
+                changed_inside += 1;
+            }
+        }
+    }
+    assert!(changed_inside > 100, "the steered run eroded where the mask is ({changed_inside} nodes)");
+    // Between the mask's edge and the reach material arrived from the masked side: the mask does
+    // not blend it away.
+    assert!((25..reach).any(|x| (0..h).any(|y| folded.data[y * w + x] != base.data[y * w + x])));
+
+    // A height mask in the recipe steers the same way: only nodes above 35 m give up material.
+    let steered = Recipe {
+        steer: Some(recipe::SteerSpec { source: recipe::SteerSource::Height { lo: 35.0, hi: 35.5 }, sink: false }),
+        ..r
+    };
+    let out = run(&steered, &base);
+    assert!(out.data.iter().zip(&base.data).any(|(a, b)| a != b));
+    for (i, (a, b)) in out.data.iter().zip(&base.data).enumerate() {
+        if a < b {
+            assert!(*b > 34.0, "node {i} at {b} m lost material below the mask");
+        }
+    }
 }

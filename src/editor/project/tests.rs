@@ -27,9 +27,10 @@ fn stack() -> LayerStack {
         backend: Backend::Cpu,
         hardness: None,
         sea_level: Some(25.0),
+        steer: None,
     };
     let input = s.compose();
-    let result = run_to_end(&recipe, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+    let result = run_to_end(&recipe, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
     let id = s.push_erosion(recipe, &input, &result, "Droplet erosion");
     let e = s.layer_mut(id).unwrap().erosion_mut().unwrap();
     e.strength = 1.25;

@@ -30,6 +30,7 @@ fn recipe(model: ModelParams) -> Recipe {
         backend: Backend::Cpu,
         hardness: None,
         sea_level: Some(5.0),
+        steer: None,
     }
 }
 
