@@ -56,3 +56,48 @@ fn snapshots_are_the_runs_own_states_in_time_order() {
     assert_eq!(bad.status.code(), Some(1));
     assert!(String::from_utf8_lossy(&bad.stderr).contains("--every"));
 }
+
+/// `--mask`: on a slope falling toward x = 0, a mask over the low third steers the droplets there;
+/// nothing uphill of it changes (flow runs downhill), while an unmasked run changes the whole
+/// slope. A mask of the wrong size or with weights outside [0, 1] is a clear error.
+#[test]
+fn a_mask_steers_the_run_to_its_flow_paths() {
+    use talus::core::Heightmap;
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    let n = 96;
+    let ramp = Heightmap::from_fn(n, n, 1.0, |x, y| 0.5 * x as f32 + 0.2 * ((x * 7 + y * 13) % 5) as f32).unwrap();
+    bhef::save_atomic(&p.join("ramp.bhef"), &ramp).unwrap();
+    let mask = Heightmap::from_fn(n, n, 1.0, |x, _| if x < 32 { 1.0 } else { 0.0 }).unwrap();
+    bhef::save_atomic(&p.join("mask.bhef"), &mask).unwrap();
+    let run = |extra: &[&str], out: &str| {
+        let mut args = vec!["erode", "--model", "droplet", "--droplets", "4000", "--in", "ramp.bhef", "--out", out];
+        args.extend_from_slice(extra);
+        talus(&args, p);
+        bhef::load(&p.join(out)).unwrap()
+    };
+    let steered = run(&["--mask", "mask.bhef"], "s.bhef");
+    let free = run(&[], "f.bhef");
+    let changed = |m: &Heightmap, x0: usize| {
+        (0..n).flat_map(|y| (x0..n).map(move |x| (x, y))).filter(|&(x, y)| m.get(x, y) != ramp.get(x, y)).count()
+    };
+    assert_eq!(changed(&steered, 32 + 6), 0, "nothing changes uphill of the mask");
+    assert!(changed(&steered, 0) > 100, "the masked part erodes");
+    assert!(changed(&free, 38) > 1000, "without the mask the whole slope erodes");
+
+    let bad = Heightmap::from_fn(n, n, 1.0, |_, _| 1.5).unwrap();
+    bhef::save_atomic(&p.join("bad.bhef"), &bad).unwrap();
+    let small = Heightmap::from_fn(10, 10, 1.0, |_, _| 1.0).unwrap();
+    bhef::save_atomic(&p.join("small.bhef"), &small).unwrap();
+    for (m, says) in [("bad.bhef", "[0, 1]"), ("small.bhef", "10×10")] {
+        let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+            .args(["erode", "--model", "droplet", "--in", "ramp.bhef", "--out", "x.bhef", "--mask", m])
+            .current_dir(p)
+            .output()
+            .unwrap();
+        assert_eq!(out.status.code(), Some(1));
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{err}");
+    }
+    assert!(!p.join("x.bhef").exists());
+}

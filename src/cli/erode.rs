@@ -133,6 +133,14 @@ pub struct ErodeArgs {
     /// without a GPU; slower than the CPU models. Same as TALUS_GPU_SOFTWARE=1.
     #[arg(long)]
     pub gpu_software: bool,
+    /// A mask that steers the run (same size as the terrain): BHEF of weights in [0, 1], or a
+    /// greyscale PNG/R16/EXR read as 0 … 1 (black = 0). Rain falls and particles spawn only
+    /// where it is above 0, in proportion to it.
+    #[arg(long, value_name = "FILE")]
+    pub mask: Option<PathBuf>,
+    /// With `--mask`: nodes where the mask is 0 are non-erodible sinks where flow ends.
+    #[arg(long, requires = "mask")]
+    pub sink: bool,
     /// Write the run's time series into this directory: the input, a snapshot every `--every`
     /// units of work and the result, as `snapshot-<work done>.bhef` (or `.png`).
     #[arg(long, value_name = "DIR")]
@@ -160,6 +168,32 @@ fn model_params(model: Model, path: Option<&Path>) -> Result<ModelParams, CliErr
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
     crate::core::io::presets::model_from_ron(&text, model.0)
         .map_err(|e| CliError(format!("{}: not {model:?} parameters: {e}", path.display())))
+}
+
+/// Reads a steering mask for `hm`: its size must match; a BHEF holds the weights themselves, an
+/// integer image is read as 0 … 1 of its range.
+fn read_mask(path: &Path, hm: &crate::core::Heightmap) -> Result<Vec<f32>, CliError> {
+    let is_bhef = path.extension().is_some_and(|e| e.eq_ignore_ascii_case("bhef"));
+    let m = if is_bhef {
+        bhef::load(path)?
+    } else {
+        let opts = crate::core::io::interop::ImportOptions { range: Some([0.0, 1.0]), ..Default::default() };
+        crate::core::io::interop::load(path, &opts)?
+    };
+    if (m.width, m.height) != (hm.width, hm.height) {
+        return Err(CliError(format!(
+            "--mask {} is {}×{} but the terrain is {}×{}",
+            path.display(),
+            m.width,
+            m.height,
+            hm.width,
+            hm.height
+        )));
+    }
+    if let Some(bad) = m.data.iter().find(|v| !(v.is_finite() && (0.0..=1.0).contains(*v))) {
+        return Err(CliError(format!("--mask {}: weights must be in [0, 1], found {bad}", path.display())));
+    }
+    Ok(m.data)
 }
 
 pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
@@ -198,6 +232,10 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         }
         None => None,
     };
+    let steer = match &a.mask {
+        Some(p) => Some(erosion::Steer::new(read_mask(p, &hm)?, a.sink)),
+        None => None,
+    };
     // Parsed once: `random` must report the seed that was actually used.
     let seed = parse_seed(&a.seed)?;
     let inputs = JobInputs {
@@ -205,7 +243,7 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         boundary: Boundary::all(edge(a.boundary)),
         seed,
         sea_level: a.sea_level.is_finite().then_some(a.sea_level),
-        steer: None,
+        steer,
     };
     let pool = rayon::ThreadPoolBuilder::new().num_threads(a.threads.unwrap_or(0)).build()?;
     let cancel = Arc::new(AtomicBool::new(false));
