@@ -143,6 +143,8 @@ pub enum EditorCommand {
     Quit,
     /// Set the brush (tool, radius, strength, …), as the panel's Brush section does.
     SetBrush(crate::core::brush::BrushParams),
+    /// Choose the erosion brush for the left button (`false`: the height brush again).
+    SetErosionBrush(bool),
     /// Analyse the current map (Terrain QA, [`super::qa`]).
     Analyse,
     /// Raise single-node pits and lower single-node spikes on land (one undo step, [`super::qa`]).

@@ -318,6 +318,21 @@ pub fn layers_section(
                         let t = if mask { PaintTarget::Mask(id) } else { PaintTarget::Terrain };
                         out.write(EditorCommand::Layer(LayerOp::Target(t)));
                     }
+                    let brush = e.recipe.steer.as_ref().and_then(|s| s.dabs()).map(<[_]>::len);
+                    match brush {
+                        Some(n) => {
+                            ui.small(format!("erosion brush, {n} dabs"));
+                        }
+                        None => {
+                            let mut steer = e.steers_by_mask();
+                            let sink = e.recipe.steer.as_ref().is_some_and(|s| s.sink);
+                            let tip = "Run this layer again with rain only where the mask is painted (the mask then \
+                                       steers instead of blending)";
+                            if ui.checkbox(&mut steer, "Steer by mask").on_hover_text(tip).changed() {
+                                out.write(EditorCommand::Layer(LayerOp::SteerByMask { id, on: steer, sink }));
+                            }
+                        }
+                    }
                     ui.small(format!("seed {}, {} mask tiles painted", e.recipe.seed, e.mask.stored()));
                     timeline_controls(ui, stack, id, out);
                 }

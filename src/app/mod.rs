@@ -24,6 +24,7 @@ use crate::editor::persist::Settings;
 
 pub mod camera;
 pub mod commands;
+pub mod erosion_brush;
 pub mod fields;
 pub mod files;
 pub mod generation;
@@ -222,6 +223,7 @@ impl PluginGroup for EditorPlugins {
             .add(sky::SkyPlugin)
             .add(water::WaterPlugin)
             .add(tools::ToolsPlugin)
+            .add(erosion_brush::ErosionBrushPlugin)
             .add(files::FilesPlugin)
             .add(ui::UiPlugin)
             .add(script::ScriptPlugin)

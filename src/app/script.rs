@@ -76,6 +76,8 @@ enum Step {
     SimulationStarting(u64, u32),
     Simulating,
     Resimulating,
+    /// Waiting for the erosion brush's last dab to land.
+    Dabbing,
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
@@ -291,6 +293,7 @@ struct Editor<'w> {
     terrain: Res<'w, EditorTerrain>,
     look: ResMut<'w, super::Look>,
     resim: Res<'w, super::layers::ResimState>,
+    erosion: Res<'w, super::erosion_brush::ErosionBrush>,
 }
 
 /// What the script reads of the view, for projecting strokes and the view report.
@@ -350,6 +353,7 @@ fn run_script(
                 }
             }
             Step::Simulating => ed.sim.running().then_some(Step::Simulating),
+            Step::Dabbing => ed.erosion.active().then_some(Step::Dabbing),
             Step::Resimulating => {
                 let busy = ed.gen_state.busy() || ed.resim.active(ed.terrain.doc.has_stale());
                 busy.then_some(Step::Resimulating)
@@ -600,6 +604,11 @@ fn run_script(
             Some(Step::Frames(2))
         }
         Action::WaitResimulation => Some(Step::Resimulating),
+        Action::ErosionBrush(on) => {
+            out.write(EditorCommand::SetErosionBrush(on));
+            Some(Step::Frames(1))
+        }
+        Action::WaitDabs => Some(Step::Dabbing),
         Action::ViewReport { path, since } => {
             match view_report(&ed, &view, since.as_deref()) {
                 Ok(report) => {

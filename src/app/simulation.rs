@@ -123,6 +123,7 @@ fn start_simulation(
                     backend: *backend,
                     hardness: panel.as_deref().map(|p| &p.hardness),
                     sea_level: look.as_deref().map(super::material::sea_level).unwrap_or(0.0),
+                    steer: panel.as_deref().and_then(|p| p.steer.spec()),
                 };
                 let (change, run) = prepare_run(&mut terrain.doc, &req);
                 terrain.refresh(change);

@@ -58,6 +58,9 @@ pub struct ToolSystems;
 pub struct BrushTool {
     /// The panel's brush: kind, radius, strength, falloff and spacing of the left-button tool.
     pub params: BrushParams,
+    /// The left button runs the erosion brush ([`super::erosion_brush`]) instead of `params.kind`
+    /// (radius and falloff still come from `params`).
+    pub erode: bool,
 }
 
 /// Which stroke the pointer is painting, by button.
@@ -241,8 +244,10 @@ fn press_of(s: &Sample, keys: &ButtonInput<KeyCode>) -> Press {
 /// Sets the brush from [`EditorCommand::SetBrush`] (scripts; the panel edits the brush in place).
 fn apply_brush_commands(mut commands: MessageReader<super::commands::EditorCommand>, mut tool: ResMut<BrushTool>) {
     for c in commands.read() {
-        if let super::commands::EditorCommand::SetBrush(p) = c {
-            tool.params = p.clone();
+        match c {
+            super::commands::EditorCommand::SetBrush(p) => tool.params = p.clone(),
+            super::commands::EditorCommand::SetErosionBrush(on) => tool.erode = *on,
+            _ => {}
         }
     }
 }
@@ -271,11 +276,25 @@ fn paint(
     mut terrain: ResMut<EditorTerrain>,
     sim: Res<SimState>,
     mut status: ResMut<StatusLine>,
+    mut erode: ResMut<super::erosion_brush::ErosionBrush>,
 ) {
     let cam = cams.single().ok();
     let samples = std::mem::take(&mut pointer.samples);
+    erode.pointer = None;
     for s in &samples {
         let press = press_of(s, &keys);
+        if tool.erode && press == Press::Tool {
+            // The erosion brush: dabs run where the button points (see `erosion_brush`).
+            pointer.press = press;
+            if pointer.surface.is_none() {
+                pointer.surface = Some((press, terrain.map().clone()));
+            }
+            let surface = pointer.surface.as_ref().map_or(terrain.map(), |(_, m)| m);
+            if let Some(hit) = cam.and_then(|(c, tf)| super::view::pick(c, tf, surface, s.pos)) {
+                erode.pointer = Some(hit.grid);
+            }
+            continue;
+        }
         pointer.press = press;
         if press == Press::None {
             pointer.surface = None;

@@ -148,6 +148,8 @@ pub struct PanelState {
     pub export_decimate: usize,
     /// The hardness (erodibility) map the next simulation uses (Erosion ▸ Hardness).
     pub hardness: crate::core::erosion::hardness::HardnessParams,
+    /// Where the next simulation's rain falls (Erosion ▸ Steer).
+    pub steer: super::erosion_brush::SteerChoice,
 }
 
 impl Default for PanelState {
@@ -187,6 +189,7 @@ impl PanelState {
             export_unreal: false,
             export_decimate: 1,
             hardness: s.hardness.clone(),
+            steer: Default::default(),
         }
     }
 
@@ -624,6 +627,7 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
                 }
             });
             ui.collapsing("Hardness", |ui| super::overlay::hardness_editor(ui, panel));
+            ui.collapsing("Steer", |ui| panel.steer.edit(ui));
             let (models, path, msg) = (&mut panel.models, &mut panel.preset_path, &mut panel.preset_msg);
             models[i].visit_mut(ModelPresets { ui, path, msg });
             preset_message(ui, &panel.preset_msg);
@@ -710,8 +714,14 @@ fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool
                 (BrushKind::Smooth, "Smooth"),
                 (BrushKind::Flatten, "Flatten"),
             ] {
-                ui.selectable_value(&mut tool.params.kind, k, name);
+                if ui.selectable_label(!tool.erode && tool.params.kind == k, name).clicked() {
+                    tool.params.kind = k;
+                    tool.erode = false;
+                }
             }
+            ui.selectable_value(&mut tool.erode, true, "Erode").on_hover_text(
+                "Run the Erosion section's model under the cursor while the button is held, into an erosion layer",
+            );
         });
         let mut p = tool.params.clone();
         preset_row(ui, "brush", "", &mut p, &mut panel.preset_path, &mut panel.preset_msg);

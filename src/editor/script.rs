@@ -85,6 +85,11 @@ pub enum Action {
     Resimulate,
     /// Wait until no erosion layer is stale and no re-run is in flight.
     WaitResimulation,
+    /// Choose the erosion brush for the left button (`false`: the height brush again), as the
+    /// Brush section's "Erode" does.
+    ErosionBrush(bool),
+    /// Wait until the erosion brush's last dab has landed (after a drag with it).
+    WaitDabs,
     /// Press "Continue from here" under erosion layer `id` (the run goes on from the timeline
     /// frame the layer shows; scrub it with `Layer(Scrub(id, frame))`). Waits for it to start.
     Continue(u64),

@@ -67,7 +67,8 @@ pub fn prepare_run(doc: &mut Document, req: &RunRequest) -> (Changed, Result<Pre
     (change, build_run(doc.map(), req))
 }
 
-fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
+/// The recipe of `req` (checked): what a run of it keeps so it can run again.
+pub fn recipe_of(req: &RunRequest) -> Result<Recipe, String> {
     let recipe = Recipe {
         model: req.model.clone(),
         boundary: req.boundary,
@@ -78,6 +79,11 @@ fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
         steer: req.steer.clone(),
     };
     recipe.validate()?;
+    Ok(recipe)
+}
+
+fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
+    let recipe = recipe_of(req)?;
     let base = map.clone();
     let BuiltRun { job, used, hardness } = recipe.build(base.clone())?;
     Ok(PreparedRun { job, used, base, hardness, recipe, label: model_label(req.model) })
