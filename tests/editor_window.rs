@@ -292,3 +292,98 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
     let eroded_there = zeros.iter().filter(|&&k| resimulated.data[k] != input.data[k]).count();
     assert!(eroded_there > 0, "the droplets had eroded the masked area before the mask");
 }
+
+/// Time and place in erosion through the real window (#16): a droplet run recorded as a
+/// timeline, scrubbed back, continued from there (ending bit for bit where the uninterrupted run
+/// ended), scrubbed back again and kept; then the erosion brush dragged along a path (its dabs
+/// land under the path and the layer re-runs to the same bits). Screenshots of the timeline and
+/// of the brush stroke go to `TALUS_SHOT_DIR` when it is set.
+#[test]
+fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
+    use std::sync::atomic::AtomicBool;
+    use talus::editor::layers::recipe::{SteerSource, run_to_end};
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let path = [(90.0f32, 100.0f32), (128.0, 96.0), (166.0, 104.0)];
+    let script = format!(
+        r#"[
+    Generate((width: 257, height: 257, cell_size: 4.0, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
+    Save("{generated}"),
+    Simulate(model: Droplet((droplets: 200000)), seed: 3),
+    WaitSimulation,
+    Save("{full}"),
+    Layer(Target(Mask(1))),
+    Layer(Target(Terrain)),
+    Layer(Scrub(1, 2)),
+    Save("{scrubbed}"),
+    Screenshot("{timeline}"),
+    Continue(1),
+    WaitSimulation,
+    Save("{continued}"),
+    Layer(Scrub(1, 2)),
+    Layer(Keep(1)),
+    Save("{kept}"),
+    ErosionBrush(true),
+    Stroke(tool: Raise, radius: 48.0, strength: 1.0, points: [{pts}], seconds: 3.0),
+    WaitDabs,
+    ErosionBrush(false),
+    Save("{brushed}"),
+    Save("{project}"),
+    Screenshot("{brush}"),
+    Quit,
+]"#,
+        generated = d.join("gen.bhef").display(),
+        full = d.join("full.bhef").display(),
+        scrubbed = d.join("scrubbed.bhef").display(),
+        continued = d.join("continued.bhef").display(),
+        kept = d.join("kept.bhef").display(),
+        timeline = d.join("timeline.png").display(),
+        brushed = d.join("brushed.bhef").display(),
+        project = d.join("brushed.talus").display(),
+        brush = d.join("erosion-brush.png").display(),
+        pts = path.iter().map(|(x, y)| format!("({x:.1}, {y:.1})")).collect::<Vec<_>>().join(", "),
+    );
+    run_script(d, "timeline.ron", &script);
+    if let Ok(shots) = std::env::var("TALUS_SHOT_DIR") {
+        for f in ["timeline.png", "erosion-brush.png"] {
+            let _ = std::fs::copy(d.join(f), Path::new(&shots).join(f));
+        }
+    }
+    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let gen_ = load(&d.join("gen.bhef"));
+    let full = load(&d.join("full.bhef"));
+    let scrubbed = load(&d.join("scrubbed.bhef"));
+    let moved = |m: &Heightmap| m.data.iter().zip(&gen_.data).map(|(a, b)| (a - b).abs() as f64).sum::<f64>();
+    // Frame 2 is an early moment of the run: it has eroded, less than the whole run.
+    assert!(moved(&scrubbed) > 0.0 && moved(&scrubbed) < moved(&full), "{} vs {}", moved(&scrubbed), moved(&full));
+    // Continued from frame 2, the run ends bit for bit where the uninterrupted run ended.
+    assert!(bits(&load(&d.join("continued.bhef"))) == bits(&full), "continue-from-here is not the whole run");
+    // Scrubbed back to frame 2 and kept: frame 2 again, bit for bit.
+    assert!(bits(&load(&d.join("kept.bhef"))) == bits(&scrubbed), "keep-from-here is not the scrubbed frame");
+
+    // The brush stroke: one erosion-brush layer on top whose dabs lie under the dragged path
+    // (radius 48 m = 12 nodes), that changed the terrain, and that re-runs to the same bits.
+    let project = talus::editor::project::load(&d.join("brushed.talus")).expect("the project reads back");
+    let stack = &project.stack;
+    let top = stack.layers().last().unwrap();
+    let e = top.erosion().expect("the top layer is the brush's erosion layer");
+    let Some(SteerSource::Dabs(dabs)) = e.recipe.steer.as_ref().map(|s| &s.source) else {
+        panic!("the top layer is not an erosion-brush stroke: {:?}", e.recipe.steer)
+    };
+    assert!(dabs.len() >= 2, "{} dabs", dabs.len());
+    for dab in dabs {
+        assert!((dab.radius - 12.0).abs() < 1e-3);
+        let off = dist_to_polyline(dab.centre[0], dab.centre[1], &path);
+        assert!(off <= 4.0, "a dab landed {off:.1} nodes from the path at {:?}", dab.centre);
+    }
+    let brushed = load(&d.join("brushed.bhef"));
+    assert!(bits(&brushed) != bits(&scrubbed), "the brush changed nothing");
+    let input = stack.input_of(stack.layers().len() - 1);
+    let fresh = run_to_end(&e.recipe, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+    let fresh_delta: Vec<f32> = fresh.data.iter().zip(&input.data).map(|(r, i)| r - i).collect();
+    assert!(
+        e.delta.to_dense().iter().map(|v| v.to_bits()).eq(fresh_delta.iter().map(|v| v.to_bits())),
+        "the brush layer does not re-run to the stroke's bits"
+    );
+}

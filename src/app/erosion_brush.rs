@@ -6,7 +6,8 @@
 //! with the Erosion section's model and parameters, steered by the brush disc at the cursor; when
 //! it ends its result goes into the layer and the next dab starts where the cursor is then (at
 //! most one dab in flight, so a slow dab never queues work behind the cursor, and a resting
-//! cursor keeps eroding the same spot). Each dab runs on the raw result of the one before, not
+//! cursor keeps eroding the same spot). Each dab does the work owed for the time since the
+//! previous one began, so the brush erodes as fast per second whatever the machine. Each dab runs on the raw result of the one before, not
 //! on the fold shown, so the layer re-runs to exactly the stroke's bits. The frame never waits
 //! for a dab.
 //!
@@ -25,7 +26,7 @@ use super::simulation::SimState;
 use super::tools::BrushTool;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
-use crate::editor::erosion_brush::{Dab, run_dab};
+use crate::editor::erosion_brush::{Dab, FIRST_DAB_S, dab_work, run_dab};
 use crate::editor::layers::Recipe;
 use crate::editor::layers::recipe::{SteerSource, SteerSpec};
 use crate::editor::simulate::{RunRequest, recipe_of};
@@ -63,6 +64,8 @@ pub struct ErosionBrush {
     pub dabs: u64,
     /// Seconds of the newest dab, for the panel.
     pub last_dab_s: f64,
+    /// When the stroke's previous dab began (the next dab owes the work since).
+    last_start: Option<Instant>,
 }
 
 impl ErosionBrush {
@@ -125,6 +128,7 @@ fn drive_dabs(
         if brush.flight.is_none() {
             brush.layer = None;
             brush.current = None;
+            brush.last_start = None;
         }
         return;
     };
@@ -156,7 +160,13 @@ fn drive_dabs(
     let Some(e) = terrain.doc.stack().layer(id).and_then(|l| l.erosion()) else { return };
     let index = e.recipe.steer.as_ref().and_then(SteerSpec::dabs).map_or(0, <[Dab]>::len);
     let recipe = e.recipe.clone();
-    let dab = Dab { centre, radius: tool.params.radius, falloff: tool.params.falloff };
+    // The brush radius is in metres, a dab's in nodes; the dab owes the work since the last began.
+    let radius = tool.params.radius / terrain.doc.map().cell_size;
+    let now = Instant::now();
+    let held = brush.last_start.map_or(FIRST_DAB_S, |t| now.duration_since(t).as_secs_f32());
+    brush.last_start = Some(now);
+    let work = dab_work(&recipe.model, radius, held);
+    let dab = Dab { centre, radius, falloff: tool.params.falloff, work };
     let input = brush.current.clone().unwrap_or_else(|| terrain.doc.map().clone());
     let slot: Slot = Arc::new(Mutex::new(None));
     let cancel = Arc::new(AtomicBool::new(false));

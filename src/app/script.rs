@@ -289,7 +289,7 @@ struct Editor<'w> {
     gen_state: Res<'w, GenState>,
     sim: Res<'w, SimState>,
     status: Res<'w, StatusLine>,
-    panel: Res<'w, PanelState>,
+    panel: ResMut<'w, PanelState>,
     terrain: Res<'w, EditorTerrain>,
     look: ResMut<'w, super::Look>,
     resim: Res<'w, super::layers::ResimState>,
@@ -491,6 +491,11 @@ fn run_script(
             }
         }
         Action::Simulate { model, seed } => {
+            // As a user does: the model is chosen in the Erosion section (where the erosion brush
+            // reads it too), then Simulate.
+            let i = model.index();
+            ed.panel.models[i] = model.clone();
+            ed.panel.model = i;
             out.write(EditorCommand::Simulate { model, boundary: ed.panel.boundary, seed, backend: ed.panel.backend });
             Some(Step::SimulationStarting(ed.sim.started, 0))
         }

@@ -36,14 +36,18 @@ use crate::core::erosion::{JobInputs, ModelParams, RunEnd, run};
 
 use super::layers::Recipe;
 
-/// Particles per node of the disc's area in one dab (droplet, snowball).
-pub const DROPLETS_PER_NODE: f32 = 0.5;
-/// Pipe-model time steps of one dab.
-pub const PIPE_STEPS: u64 = 12;
-/// Thermal iterations of one dab.
-pub const THERMAL_ITERATIONS: u64 = 4;
-/// Stream-power steps of one dab.
-pub const STREAM_POWER_STEPS: u64 = 2;
+/// Particles per node of the disc's area per second held (droplet, snowball).
+pub const DROPLETS_PER_NODE_S: f32 = 2.0;
+/// Pipe-model time steps per second held.
+pub const PIPE_STEPS_S: f32 = 60.0;
+/// Thermal iterations per second held.
+pub const THERMAL_ITERATIONS_S: f32 = 20.0;
+/// Stream-power steps per second held.
+pub const STREAM_POWER_STEPS_S: f32 = 10.0;
+/// Seconds of work of a stroke's first dab.
+pub const FIRST_DAB_S: f32 = 0.1;
+/// Most seconds of work one dab does.
+pub const MAX_DAB_S: f32 = 0.25;
 
 /// One dab of an erosion-brush stroke.
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
@@ -54,17 +58,22 @@ pub struct Dab {
     pub radius: f32,
     /// How the weight fades from the centre to the rim.
     pub falloff: Falloff,
+    /// Units of the model's work the dab does (droplets, time steps, iterations; ≥ 1).
+    pub work: u64,
 }
 
-/// The work one dab of radius `radius` nodes does with `model` (see the module doc's table).
-pub fn dab_work(model: &ModelParams, radius: f32) -> u64 {
+/// The work a dab of radius `radius` nodes owes for `seconds` held with `model` (see the module
+/// doc's table; `seconds` is clamped to `0 ..= MAX_DAB_S`). At least 1.
+pub fn dab_work(model: &ModelParams, radius: f32, seconds: f32) -> u64 {
+    let t = if seconds.is_finite() { seconds.clamp(0.0, MAX_DAB_S) } else { MAX_DAB_S };
     let area = std::f32::consts::PI * radius.max(0.5).powi(2);
-    match model {
-        ModelParams::Droplet(_) | ModelParams::Snowball(_) => ((DROPLETS_PER_NODE * area).ceil() as u64).max(1),
-        ModelParams::Pipe(_) => PIPE_STEPS,
-        ModelParams::Thermal(_) => THERMAL_ITERATIONS,
-        ModelParams::StreamPower(_) => STREAM_POWER_STEPS,
-    }
+    let units = match model {
+        ModelParams::Droplet(_) | ModelParams::Snowball(_) => DROPLETS_PER_NODE_S * area * t,
+        ModelParams::Pipe(_) => PIPE_STEPS_S * t,
+        ModelParams::Thermal(_) => THERMAL_ITERATIONS_S * t,
+        ModelParams::StreamPower(_) => STREAM_POWER_STEPS_S * t,
+    };
+    (units.ceil() as u64).max(1)
 }
 
 /// The seed of dab `index` of a stroke whose recipe has `seed` (SplitMix64's finaliser of the
@@ -86,15 +95,15 @@ pub fn run_dab(
     input: Heightmap,
     cancel: &AtomicBool,
 ) -> Result<Option<Heightmap>, String> {
-    if !(dab.radius.is_finite() && dab.radius > 0.0 && dab.centre.iter().all(|c| c.is_finite())) {
-        return Err(format!("erosion brush: a dab needs a positive radius and a finite centre, got {dab:?}"));
+    if !(dab.radius.is_finite() && dab.radius > 0.0 && dab.centre.iter().all(|c| c.is_finite()) && dab.work > 0) {
+        return Err(format!("erosion brush: a dab needs a positive radius and work and a finite centre, got {dab:?}"));
     }
     let weights = disc_mask(input.width, input.height, dab.centre, dab.radius, dab.falloff);
     if weights.iter().all(|&w| w == 0.0) {
         return Ok(Some(input));
     }
     let mut model = recipe.model.clone();
-    model.set_work(dab_work(&model, dab.radius));
+    model.set_work(dab.work);
     let hardness = match recipe.hardness.as_ref().filter(|h| !h.is_neutral()) {
         None => None,
         Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),
@@ -161,7 +170,8 @@ mod tests {
     #[test]
     fn a_dab_erodes_inside_its_disc_and_downhill_only() {
         let input = ramp(96);
-        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth };
+        let d = ModelParams::Droplet(DropletParams::default());
+        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth, work: dab_work(&d, 10.0, 0.2) };
         let out = run_dab(&recipe(), &dab, 0, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
         let r = DropletParams::default().radius.ceil() as usize + 2;
         let mut inside = 0.0f64;
@@ -197,7 +207,12 @@ mod tests {
         let mut doc = Document::new(input.clone());
         let id = doc.begin_erosion_brush(recipe());
         let dabs: Vec<Dab> = (0..4)
-            .map(|i| Dab { centre: [50.0 - 4.0 * i as f32, 40.0], radius: 8.0, falloff: Falloff::Smooth })
+            .map(|i| Dab {
+                centre: [50.0 - 4.0 * i as f32, 40.0],
+                radius: 8.0,
+                falloff: Falloff::Smooth,
+                work: 100 + i,
+            })
             .collect();
         let mut current = input.clone();
         for (i, dab) in dabs.iter().enumerate() {
@@ -222,10 +237,16 @@ mod tests {
     }
 
     #[test]
-    fn dab_work_scales_with_the_disc_for_particles() {
+    fn dab_work_follows_the_disc_and_the_time_held() {
         let d = ModelParams::Droplet(DropletParams::default());
-        assert_eq!(dab_work(&d, 10.0), (DROPLETS_PER_NODE * std::f32::consts::PI * 100.0).ceil() as u64);
-        assert!(dab_work(&d, 20.0) > 3 * dab_work(&d, 10.0));
+        let area = std::f32::consts::PI * 100.0;
+        assert_eq!(dab_work(&d, 10.0, 0.1), (DROPLETS_PER_NODE_S * area * 0.1).ceil() as u64);
+        assert!(dab_work(&d, 20.0, 0.1) > 3 * dab_work(&d, 10.0, 0.1));
+        assert_eq!(dab_work(&d, 10.0, 5.0), dab_work(&d, 10.0, MAX_DAB_S), "a stall never dumps a burst");
+        assert_eq!(dab_work(&d, 10.0, f32::NAN), dab_work(&d, 10.0, MAX_DAB_S));
+        let t = ModelParams::Thermal(Default::default());
+        assert_eq!(dab_work(&t, 10.0, 0.0), 1);
+        assert_eq!(dab_work(&t, 10.0, 0.1), 2);
         assert_ne!(dab_seed(1, 0), dab_seed(1, 1));
     }
 }

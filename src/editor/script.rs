@@ -57,7 +57,7 @@ pub enum Action {
         /// Time from press to release, seconds of wall clock (0: the whole path at once).
         seconds: f32,
     },
-    /// Start a simulation with this model, as the Simulate button does.
+    /// Choose this model in the Erosion section and press Simulate, as a user does.
     Simulate {
         /// The erosion model and its parameters.
         model: ModelParams,
