@@ -40,7 +40,9 @@ fn run_script(dir: &Path, name: &str, script: &str) {
     std::fs::write(&script_path, script).unwrap();
     // The screen is larger than the window so the real pointer can rest outside it: a real
     // cursor event over the map would move the pointer the script's virtual mouse drives.
-    let x = common::xvfb::display(1400, 800, 0);
+    // One display per test: tests run at once, and a test that ends kills its server.
+    static SLOT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
+    let x = common::xvfb::display(1400, 800, SLOT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     common::xvfb::park_pointer(&x.1, 1390, 790);
     let out = Command::new(env!("CARGO_BIN_EXE_talus"))
         .args(["editor", "--script"])
