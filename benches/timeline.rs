@@ -17,13 +17,12 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use talus::backend::Backend;
-use talus::core::Heightmap;
 use talus::core::brush::Falloff;
 use talus::core::erosion::droplet::DropletParams;
 use talus::core::erosion::pipe::PipeParams;
 use talus::core::erosion::stream_power::StreamPowerParams;
 use talus::core::erosion::thermal::ThermalParams;
-use talus::core::erosion::{Boundary, ModelParams, Simulation};
+use talus::core::erosion::{Boundary, ModelParams};
 use talus::core::generate::{demo_params, generate};
 use talus::editor::erosion_brush::{Dab, run_dab};
 use talus::editor::layers::Recipe;
