@@ -242,6 +242,22 @@ pub fn disc_mask(w: usize, h: usize, centre: [f32; 2], radius: f32, falloff: Fal
     out
 }
 
+/// What the models' sink tests check (a sink band `b0 ≤ x < b1` across a slope falling toward
+/// x = 0, water from `x ≥ b1`): no node of the band is lowered, and nothing past it (`x < b0`)
+/// changes at all.
+#[cfg(test)]
+pub(crate) fn assert_sink_band(before: &[f32], after: &[f32], n: usize, b0: usize, b1: usize) {
+    for (i, (a, b)) in before.iter().zip(after).enumerate() {
+        let x = i % n;
+        if x < b1 {
+            assert!(b >= a, "sink node ({x}, {}) lowered", i / n);
+        }
+        if x < b0 {
+            assert_eq!(a.to_bits(), b.to_bits(), "node ({x}, {}) past the band changed", i / n);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
