@@ -125,6 +125,11 @@ pub struct Layer {
 }
 
 impl ErosionLayer {
+    /// Bytes the layer's timeline holds (0 without one).
+    pub fn timeline_bytes(&self) -> usize {
+        self.timeline.as_ref().map_or(0, |t| t.bytes())
+    }
+
     /// True when the run is steered by this layer's painted mask (which then does not blend).
     pub fn steers_by_mask(&self) -> bool {
         self.recipe.steer.as_ref().is_some_and(|s| s.source == recipe::SteerSource::LayerMask)
@@ -152,7 +157,7 @@ impl Layer {
     pub fn bytes(&self) -> usize {
         match &self.kind {
             LayerKind::Sculpt(d) => d.bytes(),
-            LayerKind::Erosion(e) => e.delta.bytes() + e.mask.bytes(),
+            LayerKind::Erosion(e) => e.delta.bytes() + e.mask.bytes() + e.timeline_bytes(),
         }
     }
 }
@@ -539,7 +544,14 @@ impl LayerStack {
             n += match (&l.kind, other.map(|o| &o.kind)) {
                 (LayerKind::Sculpt(a), Some(LayerKind::Sculpt(b))) => a.bytes_not_shared_with(b),
                 (LayerKind::Erosion(a), Some(LayerKind::Erosion(b))) => {
-                    a.delta.bytes_not_shared_with(&b.delta) + a.mask.bytes_not_shared_with(&b.mask)
+                    let same_timeline = match (&a.timeline, &b.timeline) {
+                        (Some(x), Some(y)) => std::sync::Arc::ptr_eq(x, y),
+                        (None, _) => true,
+                        _ => false,
+                    };
+                    a.delta.bytes_not_shared_with(&b.delta)
+                        + a.mask.bytes_not_shared_with(&b.mask)
+                        + if same_timeline { 0 } else { a.timeline_bytes() }
                 }
                 _ => l.bytes(),
             };

@@ -212,3 +212,39 @@ fn a_layer_steered_by_its_mask_erodes_only_from_the_mask() {
         }
     }
 }
+
+/// The stack's timelines stay within their shared budget: adding one past it drops the oldest
+/// (bottom first), never the newest, and the layers keep their results; an undo snapshot that
+/// alone holds a timeline counts it.
+#[test]
+fn timelines_share_one_budget_and_the_oldest_go_first() {
+    use crate::editor::timeline::Timeline;
+    let base = hill(64, 48, 5);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let mut ids = Vec::new();
+    let mut input = base.clone();
+    for _ in 0..3 {
+        let result = run(&thermal(), &input);
+        let id = s.push_erosion(thermal(), &input, &result, "Thermal erosion");
+        let mut t = Timeline::new(&input, 15, usize::MAX);
+        t.offer(&result, 15, Default::default(), true);
+        s.set_timeline(id, t);
+        ids.push(id);
+        input = result;
+    }
+    let bytes = |s: &LayerStack, id| s.layer(id).unwrap().erosion().unwrap().timeline_bytes();
+    let each = bytes(&s, ids[0]);
+    assert!(each > 0);
+    let first_two = bytes(&s, ids[0]) + bytes(&s, ids[1]);
+    let folded = s.compose();
+    let snapshot = s.clone();
+    s.cap_timelines(ids[2], 2 * each + each / 2);
+    let has = |s: &LayerStack, id| s.timeline_of(id).is_some();
+    assert!(!has(&s, ids[0]) && has(&s, ids[1]) && has(&s, ids[2]), "the oldest went first");
+    assert_eq!(s.compose().data, folded.data, "results stay");
+    s.cap_timelines(ids[2], 0);
+    assert!(!has(&s, ids[1]) && has(&s, ids[2]), "never the newest");
+    // The snapshot holds two timelines the present no longer has: an undo step counts them.
+    assert_eq!(snapshot.bytes_not_shared_with(&s), first_two);
+    assert_eq!(s.bytes_not_shared_with(&s.clone()), 0);
+}

@@ -8,11 +8,17 @@
 //! | [`LayerStack::continue_job`] then [`LayerStack::set_continued`] | `result − h_0` | the work the continuation reached | frames `0 ..= k`, then the continuation's |
 //!
 //! A layer whose input has changed since its run (stale) cannot scrub: its frames are of the
-//! old input.
+//! old input. The stack's timelines together hold at most [`TIMELINES_BUDGET`]; the oldest go
+//! first ([`LayerStack::cap_timelines`]).
 
 use std::sync::Arc;
 
 use super::{LayerStack, Recipe, delta_grid, hash_heights};
+
+/// Most bytes the timelines of one stack hold together (512 MiB): when a run adds its timeline
+/// and the sum is over, the oldest layers' timelines go (bottom of the stack first), never the
+/// newest run's. Undo snapshots count the timelines they alone hold in the history's budget.
+pub const TIMELINES_BUDGET: usize = 512 << 20;
 use crate::core::Heightmap;
 use crate::editor::timeline::Timeline;
 
@@ -117,7 +123,29 @@ impl LayerStack {
             e.stale = false;
         }
         self.touched(Some(i));
+        self.cap_timelines(job.id, TIMELINES_BUDGET);
         true
+    }
+
+    /// Drops the oldest timelines (bottom first, never layer `keep`'s) until the stack's
+    /// timelines hold at most `budget` bytes ([`TIMELINES_BUDGET`] in the editor); the layers
+    /// keep their results.
+    pub fn cap_timelines(&mut self, keep: u64, budget: usize) {
+        let mut total: usize = self.layers.iter().filter_map(|l| l.erosion()).map(|e| e.timeline_bytes()).sum();
+        for l in &mut self.layers {
+            if total <= budget {
+                break;
+            }
+            if l.id == keep {
+                continue;
+            }
+            if let Some(e) = l.erosion_mut()
+                && let Some(t) = e.timeline.take()
+            {
+                total -= t.bytes();
+                e.frame = 0;
+            }
+        }
     }
 
     /// Gives the newest erosion layer `id` the timeline its run recorded (showing its last frame).
@@ -127,5 +155,6 @@ impl LayerStack {
             e.frame = timeline.len() - 1;
             e.timeline = Some(Arc::new(timeline));
         }
+        self.cap_timelines(id, TIMELINES_BUDGET);
     }
 }
