@@ -345,6 +345,20 @@ fn session_dir() -> (Option<tempfile::TempDir>, PathBuf) {
     }
 }
 
+/// Frames between a phase's go-file and its report: the X events of the step before it reach
+/// winit at the next frame, and the report reads the editor's state, not the screen (a phase with
+/// a screenshot waits for it to be saved).
+const PHASE_FRAMES: u32 = 4;
+
+/// What a session script starts with: the light look and the 257² island (see
+/// `common::xvfb::light_look`), or nothing when the test is asked for its screenshots.
+fn light_start() -> String {
+    if common::xvfb::taking_screenshots() {
+        return String::new();
+    }
+    format!("{}{}, WaitGeneration, ", common::xvfb::light_look(), common::xvfb::SMALL_ISLAND)
+}
+
 /// A report after `go{k}` (the test's input), `frames` frames later, optionally with the nodes
 /// changed since `since` and a screenshot.
 fn phase(d: &Path, k: usize, frames: u32, since: Option<&str>, extra: &str) -> String {
@@ -382,22 +396,23 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     // syncs inside a press, a key chord or a click (see `Session::sync`).
     // The frame without the pointer is taken before report 0, so before the pointer moves.
     let mut script = format!(
-        "[WaitFrames(20), {}{}ViewReport(path: \"{}\", since: None),\n",
+        "[{}WaitFrames(20), {}{}ViewReport(path: \"{}\", since: None),\n",
+        light_start(),
         save(d, "s0.bhef"),
         shot(d, "none.png"),
         d.join("r0.json").display(),
     );
-    script += &phase(d, 1, 8, None, &shot(d, "hover.png"));
-    script += &phase(d, 2, 8, Some("s0.bhef"), &(save(d, "s2.bhef") + &shot(d, "stroke.png")));
-    script += &phase(d, 3, 8, Some("s2.bhef"), "");
+    script += &phase(d, 1, PHASE_FRAMES, None, &shot(d, "hover.png"));
+    script += &phase(d, 2, PHASE_FRAMES, Some("s0.bhef"), &(save(d, "s2.bhef") + &shot(d, "stroke.png")));
+    script += &phase(d, 3, PHASE_FRAMES, Some("s2.bhef"), "");
     script += &syncs(d, 100..104);
-    script += &phase(d, 4, 8, Some("s2.bhef"), "");
-    script += &phase(d, 5, 8, None, "");
-    script += &phase(d, 6, 8, Some("s2.bhef"), &save(d, "s6.bhef"));
-    script += &phase(d, 7, 20, None, "");
-    script += &phase(d, 8, 8, None, "");
-    script += &phase(d, 9, 8, Some("s6.bhef"), "");
-    script += &phase(d, 10, 8, None, "");
+    script += &phase(d, 4, PHASE_FRAMES, Some("s2.bhef"), "");
+    script += &phase(d, 5, PHASE_FRAMES, None, "");
+    script += &phase(d, 6, PHASE_FRAMES, Some("s2.bhef"), &save(d, "s6.bhef"));
+    script += &phase(d, 7, 8, None, "");
+    script += &phase(d, 8, PHASE_FRAMES, None, "");
+    script += &phase(d, 9, PHASE_FRAMES, Some("s6.bhef"), "");
+    script += &phase(d, 10, PHASE_FRAMES, None, "");
     script += &syncs(d, 104..106);
     script += &phase(d, 11, 4, None, "");
     script += &syncs(d, 106..108);
@@ -411,8 +426,8 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     script += &syncs(d, 112..113);
     script += &phase(d, 16, 4, None, "WaitSimulation, WaitFrames(2), ");
     script += &syncs(d, 113..117);
-    script += &phase(d, 17, 8, None, "");
-    script += &phase(d, 18, 8, None, "");
+    script += &phase(d, 17, PHASE_FRAMES, None, "");
+    script += &phase(d, 18, PHASE_FRAMES, None, "");
     script += "Quit]";
     let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
     let r0 = s.report(0);
@@ -631,12 +646,13 @@ fn real_pointer_paints_under_itself_at_scale_factor_2() {
     let d = d.as_path();
     let x = common::xvfb::display(1600, 900, 2);
     let mut script = format!(
-        "[WaitFrames(20), {}ViewReport(path: \"{}\", since: None),\n",
+        "[{}WaitFrames(20), {}ViewReport(path: \"{}\", since: None),\n",
+        light_start(),
         save(d, "s0.bhef"),
         d.join("r0.json").display()
     );
-    script += &phase(d, 1, 8, None, "");
-    script += &phase(d, 2, 8, Some("s0.bhef"), "");
+    script += &phase(d, 1, PHASE_FRAMES, None, "");
+    script += &phase(d, 2, PHASE_FRAMES, Some("s0.bhef"), "");
     script += "Quit]";
     let mut s = Session::start(d, &x.1, &script, 2.0, "800x450");
     let r0 = s.report(0);

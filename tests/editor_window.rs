@@ -44,8 +44,15 @@ fn run_script(dir: &Path, name: &str, script: &str) {
     static SLOT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
     let x = common::xvfb::display(1400, 800, SLOT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
     common::xvfb::park_pointer(&x.1, 1390, 790);
-    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
-        .args(["editor", "--script"])
+    // A smaller window than the default 1280×720 where no screenshot is wanted: a frame costs
+    // about its pixel count under lavapipe, and these sessions check files, not pixels.
+    let mut cmd = Command::new(env!("CARGO_BIN_EXE_talus"));
+    cmd.arg("editor");
+    if !common::xvfb::taking_screenshots() {
+        cmd.args(["--window-size", "960x540"]);
+    }
+    let out = cmd
+        .arg("--script")
         .arg(&script_path)
         .env("DISPLAY", &x.1)
         .env_remove("WAYLAND_DISPLAY")
@@ -65,7 +72,7 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     let cell = 4.0f32;
     let script = format!(
         r#"[
-    Generate((width: 257, height: 257, cell_size: {cell}, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
+    {look}Generate((width: 257, height: 257, cell_size: {cell}, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
     Save("{generated}"),
     Stroke(tool: Raise, radius: {radius_m}, strength: 30.0, points: [{pts}], seconds: 1.5),
     Save("{painted}"),
@@ -91,6 +98,7 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     FrameReport("{frames}"),
     Quit,
 ]"#,
+        look = common::xvfb::light_look(),
         generated = d.join("gen.bhef").display(),
         painted = d.join("painted.bhef").display(),
         eroded = d.join("eroded.bhef").display(),
@@ -210,7 +218,7 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
     let mask_path = [(100.0f32, 150.0f32), (150.0, 150.0)];
     let script = format!(
         r#"[
-    {gen7},
+    {look}{gen7},
     Stroke(tool: Raise, radius: 60.0, strength: 30.0, points: [(70.0, 128.0), (128.0, 110.0), (186.0, 128.0)], seconds: 1.0),
     Simulate(model: Droplet((droplets: 20000)), seed: 3),
     WaitSimulation,
@@ -228,6 +236,7 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
     Screenshot("{shot}"),
     Quit,
 ]"#,
+        look = common::xvfb::light_look(),
         gen7 = generate(7),
         gen8 = generate(8),
         eroded = d.join("eroded.bhef").display(),
@@ -310,7 +319,7 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
     let path = [(90.0f32, 100.0f32), (128.0, 96.0), (166.0, 104.0)];
     let script = format!(
         r#"[
-    Generate((width: 257, height: 257, cell_size: 4.0, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
+    {look}Generate((width: 257, height: 257, cell_size: 4.0, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
     Save("{generated}"),
     Simulate(model: Droplet((droplets: 200000)), seed: 3),
     WaitSimulation,
@@ -335,6 +344,7 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
     Screenshot("{brush}"),
     Quit,
 ]"#,
+        look = common::xvfb::light_look(),
         generated = d.join("gen.bhef").display(),
         full = d.join("full.bhef").display(),
         scrubbed = d.join("scrubbed.bhef").display(),
