@@ -12,5 +12,6 @@ pub mod params;
 pub mod raycast;
 pub mod rng;
 pub mod undo;
+pub mod units;
 
 pub use heightmap::{Heightmap, HeightmapError};

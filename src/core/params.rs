@@ -46,7 +46,11 @@
 //!   range, step and default) that `crate::editor::schema` builds the editor's widgets from, and
 //!   [`ParamType::register`], which collects every parameter type reachable through the fields.
 //!
-//! The optional clauses after the default come in the order `unit`, `range`, `step`. A leading
+//! The optional clauses after the default come in the order `unit`, `range`, `step`, `legacy`.
+//! `legacy old: T` keeps the name a field had in version 1, when it was in grid units (nodes,
+//! cycles per node): a hidden `pub old: Option<T>` that older files fill and new files never write,
+//! which the type's hand-written `upgrade_units(cell_size)` turns into the new field (see
+//! [`crate::core::units`]); it is not a parameter (no schema entry, no range check). A leading
 //! `prefix "hills.";` names the checked fields `hills.count`, … in [`BadParam`]. Doc comments
 //! must come before other attributes on each field.
 //!
@@ -366,6 +370,7 @@ macro_rules! params {
                 $(, unit $unit:literal)?
                 $(, range [$lo:expr, $hi:expr])?
                 $(, step $step:expr)?
+                $(, legacy $old:ident : $lty:ty)?
                 ;
             )*
         }
@@ -380,11 +385,25 @@ macro_rules! params {
                 #[doc = concat!("Default `", stringify!($default), "`.")]
                 $fvis $field: $fty,
             )*
+            $($(
+                #[doc = concat!(
+                    "Version 1's `", stringify!($old), "` (in grid units), read from older files and never written: ",
+                    "`upgrade_units` turns it into `", stringify!($field), "` (see [`crate::core::units`]).",
+                )]
+                #[serde(default, skip_serializing, deserialize_with = "crate::core::units::legacy_value")]
+                pub $old: Option<$lty>,
+            )?)*
         }
 
         impl Default for $name {
             fn default() -> Self {
-                Self { $($field: $default),* }
+                Self { $($field: $default,)* $($($old: None,)?)* }
+            }
+        }
+
+        impl $crate::core::units::Legacy for $name {
+            fn has_legacy(&self) -> bool {
+                false $($(|| self.$old.is_some())?)*
             }
         }
 
