@@ -112,6 +112,14 @@ pub enum Command {
         /// Seed.
         #[arg(long, default_value = "1")]
         seed: String,
+        /// Write the reference project of `talus build`'s parity table here instead (`.talus`):
+        /// the island, a painted ridge, and the `--layers` erosion layers run on it.
+        #[arg(long)]
+        project: Option<PathBuf>,
+        /// With --project: the erosion layers, bottom first, by model (`talus erode --model`
+        /// names), each with the editor's default parameters; comma-separated.
+        #[arg(long, default_value = "stream-power", value_delimiter = ',')]
+        layers: Vec<String>,
     },
     /// Open the editor window (the default when a display is present).
     Editor(EditorArgs),
@@ -170,7 +178,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             preview::save_png(&out, &preview::render(&hm, sea_level)).map_err(|e| format!("{}: {e}", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Demo { out_dir, size, seed }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
+        Some(Command::Demo { project: Some(path), size, layers, .. }) => demo::cmd_reference(&path, size, &layers),
+        Some(Command::Demo { out_dir, size, seed, .. }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
         Some(Command::Editor(a)) => open_editor(a),
         Some(Command::Convert(a)) => cmd_convert(a),
         Some(Command::Analyze(a)) => qa::cmd_analyze(a),

@@ -45,3 +45,31 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
     eprintln!("wrote terrain.bhef, terrain.png, eroded.bhef, eroded.png, erosion.png, flow.png to {}", dir.display());
     Ok(ExitCode::SUCCESS)
 }
+
+/// `talus demo --project`: writes the reference project of the parity table (see
+/// `editor::build::reference`).
+pub(super) fn cmd_reference(path: &Path, size: usize, layers: &[String]) -> Result<ExitCode, CliError> {
+    let models = layers
+        .iter()
+        .filter(|l| !l.is_empty())
+        .map(|l| {
+            crate::core::erosion::registry::by_cli(l)
+                .map(|e| (e.editor_default)())
+                .ok_or_else(|| CliError(format!("--layers: no model {l:?} (see talus erode --help)")))
+        })
+        .collect::<Result<Vec<_>, _>>()?;
+    let t = Instant::now();
+    let stack = crate::editor::build::reference::reference_stack(size, &models).map_err(CliError)?;
+    crate::editor::project::save(path, &stack, &Default::default())
+        .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    eprintln!(
+        "wrote {} ({}×{}, cell {} m; {} layer(s)) in {:.1} s",
+        path.display(),
+        stack.width(),
+        stack.height(),
+        stack.cell_size(),
+        stack.layers().len(),
+        t.elapsed().as_secs_f64()
+    );
+    Ok(ExitCode::SUCCESS)
+}

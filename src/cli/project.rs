@@ -1,11 +1,14 @@
 //! `talus build` and `talus layers`: project files (`.talus`, see `editor::project`) from the
 //! command line. `build` flattens a project into any export format, re-running the erosion layers
 //! whose input changed; with `--set` it first changes a value of the base generator, so a batch
-//! job can rebuild a whole stack from a new seed or size of feature.
+//! job can rebuild a whole stack from a new seed or size of feature; with `--size N` it builds the
+//! same world at another resolution (`editor::build`), with `--parity` it measures the build
+//! against the preview.
 
 use std::path::PathBuf;
 use std::process::ExitCode;
-use std::sync::atomic::AtomicBool;
+use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 use std::time::Instant;
 
 use clap::Args;
@@ -15,6 +18,7 @@ use super::generate::generate_defaults;
 use super::params::apply_sets;
 use crate::core::generate::generate;
 use crate::core::io::interop;
+use crate::editor::build::{self, BuildError, BuildOptions, BuildProgress, Built, ErosionBuild};
 use crate::editor::layers::{BaseSource, LayerKind, LayerStack};
 use crate::editor::project;
 
@@ -33,6 +37,23 @@ pub struct BuildArgs {
     /// Also write the updated project (re-run layers, new base) here.
     #[arg(long)]
     pub save_project: Option<PathBuf>,
+    /// Build at this many nodes across instead of the project's own (same world, finer or coarser
+    /// grid): 2^k + 1 from 129 to 16385, or one of Unreal's sizes (253, 505, 1009, 1017, 2017,
+    /// 2033, 4033, 8129). The height follows the project's aspect.
+    #[arg(long)]
+    pub size: Option<usize>,
+    /// How erosion layers are built at another size: `upsample` (the preview's result resampled,
+    /// coarse to fine; the default) or `rerun` (each recipe run again at the build's resolution).
+    #[arg(long, default_value = "upsample", value_parser = ["upsample", "rerun"])]
+    pub erosion: String,
+    /// Measure the build against the preview (needs a size with (N − 1) a multiple of the
+    /// project's (n − 1)): heights after a σ = 2 node blur, channel networks, and the build's own
+    /// pits, spikes, anisotropy and land lost. Printed, and kept in --report.
+    #[arg(long)]
+    pub parity: bool,
+    /// Write what the build did as JSON: the plan, times, peak memory, and the --parity figures.
+    #[arg(long)]
+    pub report: Option<PathBuf>,
 }
 
 /// Arguments of `talus layers`.
@@ -81,35 +102,185 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     let mut p = read(&a.project)?;
     p.stack.verify_stale();
     set_base(&mut p.stack, &a.sets)?;
-    let cancel = AtomicBool::new(false);
+    if a.size.is_none() && (a.parity || a.erosion != "upsample") {
+        return Err(CliError("--parity and --erosion apply to a build at another size: give --size".into()));
+    }
+    let cancel = Arc::new(AtomicBool::new(false));
+    {
+        let c = cancel.clone();
+        // A second Ctrl+C while a handler is already installed (tests calling twice) is harmless.
+        let _ = ctrlc::set_handler(move || c.store(true, Ordering::SeqCst));
+    }
     let t = Instant::now();
     let mut ran = Vec::new();
-    p.stack.rebuild(&cancel, |l| {
+    let rebuilt = p.stack.rebuild(&cancel, |l| {
         eprintln!("re-running {:?} (its input changed)", l.name);
         ran.push(l.name.clone());
     })?;
-    let hm = p.stack.compose();
+    if !rebuilt {
+        eprintln!("cancelled: {} left untouched", a.out.display());
+        return Ok(ExitCode::from(130));
+    }
+    let mut report = serde_json::json!({ "project": a.project.display().to_string(), "rerun_at_preview": ran });
+    let hm = match a.size {
+        None => p.stack.compose(),
+        Some(n) => {
+            let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
+            let opts = BuildOptions { width: n, erosion, keep_input: a.parity };
+            let built = match build_at(&p.stack, &opts, &cancel)? {
+                Some(b) => b,
+                None => {
+                    eprintln!("cancelled: {} left untouched", a.out.display());
+                    return Ok(ExitCode::from(130));
+                }
+            };
+            report["plan"] = serde_json::to_value(&built.plan).unwrap_or_default();
+            report["erosion"] = a.erosion.clone().into();
+            report["build_seconds"] = t.elapsed().as_secs_f64().into();
+            if a.parity {
+                report["parity"] = parity_report(&p.stack, &built)?;
+            }
+            built.map
+        }
+    };
     let eo = interop::ExportOptions { source: a.project.display().to_string(), ..Default::default() };
     if out_fmt.is_integer() {
         eprintln!("note: integer formats quantise the heights (the sidecar holds their metres)");
     }
+    if cancel.load(Ordering::SeqCst) {
+        eprintln!("cancelled: {} left untouched", a.out.display());
+        return Ok(ExitCode::from(130));
+    }
     interop::save(&a.out, &hm, &eo)?;
     let s = hm.stats();
+    let secs = t.elapsed().as_secs_f64();
     eprintln!(
-        "wrote {} ({}×{}, heights {:.3} … {:.3} m; {} layer(s) re-run in {:.1} s)",
+        "wrote {} ({}×{}, cell {} m, heights {:.3} … {:.3} m; {} layer(s) re-run at the preview size; {:.1} s)",
         a.out.display(),
         hm.width,
         hm.height,
+        hm.cell_size,
         s.min,
         s.max,
         ran.len(),
-        t.elapsed().as_secs_f64()
+        secs
     );
     if let Some(path) = &a.save_project {
         project::save(path, &p.stack, &p.view).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
         eprintln!("wrote {}", path.display());
     }
+    if let Some(path) = &a.report {
+        report["seconds"] = secs.into();
+        report["peak_rss_bytes"] = peak_rss().map_or(serde_json::Value::Null, Into::into);
+        report["width"] = hm.width.into();
+        report["height"] = hm.height.into();
+        report["cell_size"] = hm.cell_size.into();
+        let text = serde_json::to_string_pretty(&report).unwrap_or_default();
+        std::fs::write(path, text).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
+    }
     Ok(ExitCode::SUCCESS)
+}
+
+/// Runs a build with a progress bar; `None` when cancelled.
+fn build_at(stack: &LayerStack, opts: &BuildOptions, cancel: &AtomicBool) -> Result<Option<Built>, CliError> {
+    let plan = build::plan(stack, opts)?;
+    build::check_memory(&plan, build::available_memory())?;
+    eprintln!(
+        "building {}×{} (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
+        plan.width,
+        plan.height,
+        plan.cell_size,
+        plan.ratio,
+        plan.bytes as f64 / (1u64 << 30) as f64
+    );
+    for s in &plan.steps {
+        eprintln!("  {s}");
+    }
+    let bar = indicatif::ProgressBar::new(1000);
+    bar.set_style(
+        indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% {msg}")
+            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+    );
+    let progress = |p: BuildProgress| {
+        bar.set_position((p.fraction * 1000.0) as u64);
+        bar.set_message(p.stage);
+    };
+    let r = build::build(stack, opts, cancel, &progress);
+    bar.finish_and_clear();
+    match r {
+        Ok(b) => Ok(Some(b)),
+        Err(BuildError::Cancelled) => Ok(None),
+        Err(e) => Err(e.into()),
+    }
+}
+
+/// The build's parity with its preview, and its own QA (see `core::analysis::parity`), printed
+/// and as JSON.
+fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value, CliError> {
+    use crate::core::analysis::{self, AnalysisParams, parity};
+    let preview = stack.compose();
+    let sea = sea_level_of(stack);
+    let n = preview.width - 1;
+    let nn = built.map.width - 1;
+    let mut out = serde_json::json!({ "sea_level": sea });
+    if nn % n == 0 && (built.map.height - 1) == (preview.height - 1) * (nn / n) {
+        let back = parity::every_kth(&built.map, nn / n);
+        let pr = parity::parity(&preview, &back, sea, &parity::ParityParams::default())
+            .map_err(|e| CliError(format!("parity: {e}")))?;
+        eprintln!(
+            "parity with the preview: heights {:.2} % of the relief (RMS {:.3} m of {:.1} m, σ = 2 nodes), \
+             channels matched {:.1} % / {:.1} % ({} / {} channel nodes, A ≥ {:.0} m²) — {}",
+            100.0 * pr.rms_fraction,
+            pr.rms_m,
+            pr.relief_m,
+            100.0 * pr.preview_matched,
+            100.0 * pr.build_matched,
+            pr.preview_channels,
+            pr.build_channels,
+            pr.channel_area_m2,
+            if pr.meets(0.02, 0.8) { "meets the goals (≤ 2 %, ≥ 80 %)" } else { "MISSES the goals (≤ 2 %, ≥ 80 %)" }
+        );
+        out["parity"] = serde_json::to_value(&pr).unwrap_or_default();
+    } else {
+        eprintln!("parity: the build's side is not a whole multiple of the preview's; not measured");
+    }
+    if let Some(input) = &built.input {
+        let rep = analysis::compare(input, &built.map, sea, &AnalysisParams::default())
+            .map_err(|e| CliError(format!("analysis: {e}")))?;
+        let c = rep.comparison.as_ref();
+        eprintln!(
+            "the build: {} pits / {} spikes on land, anisotropy {:?} (map) {:?} (change), land lost {:.2} %",
+            rep.pits,
+            rep.spikes,
+            rep.anisotropy.as_ref().map(|a| (a.axis_ratio, a.diagonal_ratio)),
+            c.and_then(|c| c.change_anisotropy.as_ref()).map(|a| (a.axis_ratio, a.diagonal_ratio)),
+            100.0 * c.map_or(0.0, |c| c.land_lost_fraction),
+        );
+        out["qa"] = serde_json::to_value(&rep).unwrap_or_default();
+    }
+    Ok(out)
+}
+
+/// The sea level a stack's terrain is judged with: its first erosion layer's, else its generator's,
+/// else 0 m.
+pub(crate) fn sea_level_of(stack: &LayerStack) -> f32 {
+    stack
+        .layers()
+        .iter()
+        .find_map(|l| l.erosion().and_then(|e| e.recipe.sea_level))
+        .or(match &stack.base.source {
+            BaseSource::Generator(p) => p.sea_level.as_ref().map(|s| s.level),
+            _ => None,
+        })
+        .unwrap_or(0.0)
+}
+
+/// Peak resident memory of this process, bytes (`VmHWM`; `None` where it cannot be read).
+pub(crate) fn peak_rss() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/self/status").ok()?;
+    let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
 }
 
 pub(super) fn cmd_layers(a: LayersArgs) -> Result<ExitCode, CliError> {

@@ -62,6 +62,7 @@
 //! flood's path, Soille 2004), [`remove_spikes`] and [`raise_pits`] (single nodes only).
 
 pub mod fix;
+pub mod parity;
 pub mod spectrum;
 
 use std::cmp::Reverse;

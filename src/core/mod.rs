@@ -10,6 +10,7 @@ pub mod io;
 pub mod jfa;
 pub mod params;
 pub mod raycast;
+pub mod resample;
 pub mod rng;
 pub mod undo;
 pub mod units;

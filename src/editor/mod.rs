@@ -13,6 +13,7 @@
 //! - [`persist`]: settings, recent files, autosave.
 //! - [`script`]: scripted sessions that drive the real window.
 
+pub mod build;
 pub mod document;
 pub mod erosion_brush;
 pub mod job;

@@ -1,0 +1,128 @@
+//! Building a project at another resolution (issue #26), through the library and the real binary:
+//! the reference project (the default island, a painted ridge, the default Simulate; a variant
+//! with a thermal layer) built at 4× its preview's resolution keeps the preview's landforms,
+//! measured as the issue asks at CI cost (257² → 1025²): after a σ = 2 node blur the heights
+//! differ by at most 2 % of the relief (RMS); at least 80 % of the channel nodes match within 2
+//! nodes both ways; and the build itself meets issue #13's bounds (at most 5 single-node pits and
+//! spikes on land, anisotropy ≤ 1.5, at most 2 % of the land lost to the sea). A build at the
+//! project's own size is its fold bit for bit; bad sizes, stale layers and a cancel are clear and
+//! write nothing.
+
+mod common;
+
+use std::process::Command;
+use std::sync::atomic::AtomicBool;
+
+use talus::core::Heightmap;
+use talus::core::analysis::parity::{ParityParams, every_kth, parity};
+use talus::core::analysis::{AnalysisParams, compare};
+use talus::core::erosion::{ModelParams, registry};
+use talus::editor::build::reference::reference_stack;
+use talus::editor::build::{BuildError, BuildOptions, ErosionBuild, build};
+use talus::editor::layers::LayerStack;
+
+fn talus(args: &[&str], dir: &std::path::Path) -> std::process::Output {
+    Command::new(env!("CARGO_BIN_EXE_talus")).args(args).current_dir(dir).output().unwrap()
+}
+
+fn editor_default(cli: &str) -> ModelParams {
+    (registry::by_cli(cli).unwrap().editor_default)()
+}
+
+fn opts(width: usize) -> BuildOptions {
+    BuildOptions { width, erosion: ErosionBuild::Upsample, keep_input: true }
+}
+
+/// Builds `stack` at `n` and checks the issue's parity goals and #13's bounds; returns the figures
+/// line for the log.
+fn check_parity(name: &str, stack: &LayerStack, n: usize) -> String {
+    let built = build(stack, &opts(n), &AtomicBool::new(false), &|_| {}).unwrap();
+    let preview = stack.compose();
+    let sea = 0.0;
+    let k = (n - 1) / (stack.width() - 1);
+    let p = parity(&preview, &every_kth(&built.map, k), sea, &ParityParams::default()).unwrap();
+    let qa = compare(built.input.as_ref().unwrap(), &built.map, sea, &AnalysisParams::default()).unwrap();
+    let c = qa.comparison.as_ref().unwrap();
+    let line = format!(
+        "{name} {}² → {n}²: heights {:.2} % of the relief, channels {:.1} % / {:.1} % matched \
+         ({} / {}), pits {} / spikes {}, anisotropy map {:?} change {:?}, land lost {:.2} %",
+        stack.width(),
+        100.0 * p.rms_fraction,
+        100.0 * p.preview_matched,
+        100.0 * p.build_matched,
+        p.preview_channels,
+        p.build_channels,
+        qa.pits,
+        qa.spikes,
+        qa.anisotropy.as_ref().map(|a| (a.axis_ratio, a.diagonal_ratio)),
+        c.change_anisotropy.as_ref().map(|a| (a.axis_ratio, a.diagonal_ratio)),
+        100.0 * c.land_lost_fraction,
+    );
+    eprintln!("{line}");
+    assert!(p.rms_fraction <= 0.02, "{line}");
+    assert!(p.preview_matched >= 0.8 && p.build_matched >= 0.8, "{line}");
+    assert!(p.preview_channels > 50, "too few channels to judge: {line}");
+    assert!(qa.pits <= 5 && qa.spikes <= 5, "{line}");
+    for a in [qa.anisotropy.as_ref(), c.change_anisotropy.as_ref()] {
+        let a = a.unwrap();
+        assert!(a.axis_ratio <= 1.5 && a.diagonal_ratio <= 1.5, "{line}");
+    }
+    assert!(c.land_lost_fraction <= 0.02, "{line}");
+    line
+}
+
+#[test]
+fn the_default_simulate_built_at_4x_keeps_the_previews_landforms() {
+    let stack = reference_stack(257, &[editor_default("stream-power")]).unwrap();
+    check_parity("stream power", &stack, 1025);
+}
+
+#[test]
+fn a_thermal_layer_built_at_4x_keeps_the_previews_landforms() {
+    let stack = reference_stack(257, &[editor_default("stream-power"), editor_default("thermal")]).unwrap();
+    check_parity("stream power + thermal", &stack, 1025);
+}
+
+#[test]
+fn a_build_at_the_projects_own_size_is_its_fold_bit_for_bit() {
+    let stack = reference_stack(129, &[editor_default("thermal")]).unwrap();
+    let built = build(&stack, &opts(129), &AtomicBool::new(false), &|_| {}).unwrap();
+    assert!(common::grid::bits(&built.map.data) == common::grid::bits(&stack.compose().data));
+    assert_eq!(built.map.cell_size, stack.cell_size());
+}
+
+#[test]
+fn a_build_reports_progress_and_a_cancel_stops_it() {
+    let stack = reference_stack(129, &[editor_default("thermal")]).unwrap();
+    let seen = std::sync::Mutex::new(Vec::new());
+    build(&stack, &opts(513), &AtomicBool::new(false), &|p| seen.lock().unwrap().push(p.fraction)).unwrap();
+    let seen = seen.into_inner().unwrap();
+    assert!(seen.len() >= 3 && seen.windows(2).all(|w| w[0] <= w[1]) && *seen.last().unwrap() == 1.0, "{seen:?}");
+    let cancel = AtomicBool::new(true);
+    assert_eq!(build(&stack, &opts(513), &cancel, &|_| {}).unwrap_err(), BuildError::Cancelled);
+}
+
+#[test]
+fn the_cli_builds_at_a_new_size_and_refuses_bad_ones_without_writing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let out = talus(&["demo", "--project", "ref.talus", "--size", "129", "--layers", "thermal"], d);
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let out = talus(&["build", "ref.talus", "--size", "513", "--out", "b.bhef", "--parity", "--report", "r.json"], d);
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert!(out.status.success(), "{err}");
+    assert!(err.contains("parity with the preview"), "{err}");
+    let b: Heightmap = talus::core::io::bhef::load(&d.join("b.bhef")).unwrap();
+    assert_eq!((b.width, b.height), (513, 513));
+    let r: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(d.join("r.json")).unwrap()).unwrap();
+    assert_eq!(r["plan"]["width"], 513);
+    assert!(r["parity"]["parity"]["rms_fraction"].as_f64().is_some(), "{r}");
+    for (size, what) in [("1000", "2^k + 1"), ("65", "2^k + 1"), ("32769", "2^k + 1"), ("abc", "invalid")] {
+        let out = talus(&["build", "ref.talus", "--size", size, "--out", "x.bhef"], d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains(what), "--size {size}: {err}");
+        assert!(!d.join("x.bhef").exists(), "--size {size} wrote a file");
+    }
+    let out = talus(&["build", "ref.talus", "--parity", "--out", "x.bhef"], d);
+    assert!(!out.status.success() && !d.join("x.bhef").exists());
+}
