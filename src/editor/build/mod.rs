@@ -230,8 +230,9 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
     let cell = cell_for(w, stack.cell_size(), opts.width);
     let nodes = (opts.width * height) as u64;
     let ratio = (opts.width - 1) as f64 / (w.max(2) - 1) as f64;
-    // The build map and its generator's scratch (a sorted copy for the sea level's coverage).
-    let mut bytes = nodes * 4 * 2;
+    // The build map, its generator's scratch (the copy the sea level's coverage selects in) and
+    // the encoded file's buffer when it is written.
+    let mut bytes = nodes * 4 * 3;
     // Each resampled grid holds its rows resampled along x, in f64.
     let grid_bytes = (h * opts.width * 8) as u64;
     let mut steps = Vec::new();
