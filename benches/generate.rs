@@ -25,7 +25,13 @@ use talus::core::generate::value_noise::Interpolation;
 use talus::core::generate::warp::WarpParams;
 
 fn params(size: usize) -> FbmParams {
-    FbmParams { octaves: 8, frequency: 8.0 / size as f64, persistence: 0.5, amplitude: 100.0, ..FbmParams::default() }
+    FbmParams {
+        octaves: 8,
+        wavelength_m: size as f64 / 8.0,
+        persistence: 0.5,
+        amplitude: 100.0,
+        ..FbmParams::default()
+    }
 }
 
 fn fbm_4096(c: &mut Criterion) {
@@ -55,7 +61,10 @@ fn fbm_1024(c: &mut Criterion) {
     }
     let ridged = FbmParams { fractal: Fractal::Ridged, ..base.clone() };
     g.bench_function("perlin_ridged", |b| b.iter(|| black_box(fbm::generate(1024, 1024, 1.0, &ridged, 1).unwrap())));
-    let warped = FbmParams { warp: WarpParams { strength: 40.0, frequency: 4.0 / 1024.0, octaves: 4 }, ..base.clone() };
+    let warped = FbmParams {
+        warp: WarpParams { strength_m: 40.0, wavelength_m: 256.0, octaves: 4, ..WarpParams::default() },
+        ..base.clone()
+    };
     g.bench_function("perlin_warped", |b| b.iter(|| black_box(fbm::generate(1024, 1024, 1.0, &warped, 1).unwrap())));
 
     // Peer: the noise crate's Fbm<Perlin>, same parallel row loop.
@@ -92,7 +101,7 @@ fn post_1024(c: &mut Criterion) {
     let mut g = c.benchmark_group("post_1024");
     g.sample_size(10).warm_up_time(Duration::from_millis(300)).measurement_time(Duration::from_secs(2));
     let base = fbm::generate(1024, 1024, 1.0, &params(1024), 1).unwrap();
-    let hp = HillsParams { count: 2000, radius_min: 8.0, radius_max: 48.0, ..HillsParams::default() };
+    let hp = HillsParams { count: 2000, radius_min_m: 8.0, radius_max_m: 48.0, ..HillsParams::default() };
     g.bench_function("hills_2000", |b| b.iter(|| black_box(hills::generate(1024, 1024, 1.0, &hp, 1).unwrap())));
     g.bench_function("terrace_8", |b| {
         b.iter(|| {
@@ -102,7 +111,7 @@ fn post_1024(c: &mut Criterion) {
         })
     });
     for (name, mode) in [("island_seed004", IslandMode::Seed004), ("island_symmetric", IslandMode::Symmetric)] {
-        let p = IslandFilterParams { waterside: 100, mode };
+        let p = IslandFilterParams { waterside_m: 100.0, mode, ..IslandFilterParams::default() };
         g.bench_function(name, |b| {
             b.iter(|| {
                 let mut hm = base.clone();

@@ -107,7 +107,7 @@ fn voronoi(c: &mut Criterion) {
         bch.iter(|| black_box(voronoi_island::generate(1024, 1024, 1.0, &p, 5).unwrap()))
     });
     g.bench_function("cells_only/talus", |bch| {
-        bch.iter(|| black_box(voronoi_island::cells(1024, 1024, &p, 5).unwrap()))
+        bch.iter(|| black_box(voronoi_island::cells(1024, 1024, 1.0, &p, 5).unwrap()))
     });
     g.bench_function("terracing/peer_symbios", |bch| {
         use symbios_ground::TerrainGenerator;

@@ -113,7 +113,7 @@ fn every_generator_kind_runs_from_the_cli() {
             "--terrace-steps",
             "5",
             "--island-waterside",
-            "4",
+            "8",
             "--size",
             "33",
             "--out",
@@ -312,7 +312,7 @@ fn analyze_reports_and_fix_removes_pits_and_spikes() {
     let d = tempfile::tempdir().unwrap();
     let p = d.path();
     ok(&talus(
-        &["generate", "--kind", "fbm", "--size", "65", "--seed", "4", "--island-waterside", "10", "--out", "a.bhef"],
+        &["generate", "--kind", "fbm", "--size", "65", "--seed", "4", "--island-waterside", "20", "--out", "a.bhef"],
         p,
     ));
     let out = talus(&["analyze", "a.bhef", "--cell-size", "2", "--json", "--channel-area", "400"], p);

@@ -37,6 +37,9 @@ fn shipped_generator_presets_generate() {
     for p in dir("generate") {
         let g: GenerateParams = presets::load(&p).unwrap();
         assert_eq!((g.width, g.height), (513, 513), "{}", p.display());
+        // Shipped in world units: nothing left to convert.
+        assert!(!g.has_legacy_units(), "{}", p.display());
+        assert_eq!(presets::load_generate(&p).unwrap(), g);
         // Generated small here; the preset's own size is checked above.
         talus(&["generate", "--preset", p.to_str().unwrap(), "--size", "65", "--out", "g.bhef"], d.path());
         let hm = talus::core::io::bhef::load(&d.path().join("g.bhef")).unwrap();
@@ -84,4 +87,30 @@ fn shipped_brush_presets_load_and_validate() {
         let b: BrushParams = presets::load(&p).unwrap();
         b.validate().unwrap();
     }
+}
+
+#[test]
+fn a_version_1_preset_is_read_in_world_units() {
+    // Grid units, converted with the preset's own 4 m cell size, by the library and by the CLI.
+    let d = tempfile::tempdir().unwrap();
+    let v1 = d.path().join("v1.ron");
+    std::fs::write(
+        &v1,
+        "(cell_size: 4.0, base: Fbm((frequency: 0.005)), hills: Some((radius_min: 2.0, radius_max: 5.0)))",
+    )
+    .unwrap();
+    let p = presets::load_generate(&v1).unwrap();
+    let talus::core::generate::Base::Fbm(f) = &p.base else { panic!("not fBm") };
+    assert!((f.wavelength_m - 800.0).abs() < 1e-9);
+    let h = p.hills.as_ref().unwrap();
+    assert_eq!((h.radius_min_m, h.radius_max_m), (8.0, 20.0));
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(["generate", "--preset", "v1.ron", "--print-params"])
+        .current_dir(d.path())
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert!(!text.contains("frequency") && text.contains("wavelength_m"), "{text}");
+    assert_eq!(ron::from_str::<GenerateParams>(&text).unwrap(), p);
 }

@@ -497,6 +497,8 @@ fn generator_section(
             Err(e) => panel.gen_error = Some(e),
         }
         if preset_row(ui, "generate", "", &mut panel.generator, &mut panel.preset_path, &mut panel.preset_msg) {
+            // Version-1 presets (grid units) are read with their own cell size.
+            panel.generator.upgrade_units();
             panel.gen_edited_at = Some(now);
         }
         preset_message(ui, &panel.preset_msg);

@@ -69,15 +69,16 @@ pub struct GenerateArgs {
     /// Seed: a number, or `random` for a fresh one.
     #[arg(long)]
     pub seed: Option<String>,
-    /// A RON file of generator parameters (`GenerateParams`).
+    /// A RON file of generator parameters (`GenerateParams`); version-1 values in grid units are
+    /// converted with the file's own cell size.
     #[arg(long)]
     pub preset: Option<PathBuf>,
     /// Noise octaves (noise kinds).
     #[arg(long)]
     pub octaves: Option<u32>,
-    /// Base frequency in cycles per node (noise kinds).
+    /// Wavelength of the first octave in metres (noise kinds).
     #[arg(long)]
-    pub frequency: Option<f64>,
+    pub wavelength: Option<f64>,
     /// Amplitude in metres (noise kinds).
     #[arg(long)]
     pub amplitude: Option<f64>,
@@ -90,12 +91,12 @@ pub struct GenerateArgs {
     /// Value-noise interpolation.
     #[arg(long, value_enum)]
     pub interp: Option<Interp>,
-    /// Domain-warp strength in nodes (noise kinds; 0 = off).
+    /// Domain-warp strength (largest displacement) in metres (noise kinds; 0 = off).
     #[arg(long)]
     pub warp_strength: Option<f64>,
-    /// Domain-warp frequency (noise kinds).
+    /// Wavelength of the domain warp's first octave in metres (noise kinds).
     #[arg(long)]
-    pub warp_frequency: Option<f64>,
+    pub warp_wavelength: Option<f64>,
     /// Roughness R (diamond-square, lazy world).
     #[arg(long)]
     pub roughness: Option<f32>,
@@ -105,9 +106,9 @@ pub struct GenerateArgs {
     /// Terrace smoothness 0..1.
     #[arg(long)]
     pub terrace_smoothness: Option<f32>,
-    /// Seed 004's island filter band in nodes (enables it).
+    /// Seed 004's island filter band in metres (enables it).
     #[arg(long)]
-    pub island_waterside: Option<u32>,
+    pub island_waterside: Option<f32>,
     /// Rescale heights to MIN:MAX metres, or `off`.
     #[arg(long)]
     pub normalize: Option<String>,
@@ -164,7 +165,11 @@ fn base_for(kind: Kind) -> Base {
 pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
     use generate::value_noise::Interpolation;
     let mut p: GenerateParams = match &a.preset {
-        Some(path) => read_ron(path)?,
+        Some(path) => {
+            let mut p: GenerateParams = read_ron(path)?;
+            p.upgrade_units();
+            p
+        }
         None => GenerateParams::default(),
     };
     if let Some(kind) = a.kind
@@ -195,20 +200,20 @@ pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
         p.seed = parse_seed(s)?;
     }
     let noise_flags = a.octaves.is_some()
-        || a.frequency.is_some()
+        || a.wavelength.is_some()
         || a.amplitude.is_some()
         || a.persistence.is_some()
         || a.lacunarity.is_some()
         || a.interp.is_some()
         || a.warp_strength.is_some()
-        || a.warp_frequency.is_some();
+        || a.warp_wavelength.is_some();
     match &mut p.base {
         Base::Fbm(f) => {
             if let Some(v) = a.octaves {
                 f.octaves = v;
             }
-            if let Some(v) = a.frequency {
-                f.frequency = v;
+            if let Some(v) = a.wavelength {
+                f.wavelength_m = v;
             }
             if let Some(v) = a.amplitude {
                 f.amplitude = v;
@@ -220,10 +225,10 @@ pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
                 f.lacunarity = v;
             }
             if let Some(v) = a.warp_strength {
-                f.warp.strength = v;
+                f.warp.strength_m = v;
             }
-            if let Some(v) = a.warp_frequency {
-                f.warp.frequency = v;
+            if let Some(v) = a.warp_wavelength {
+                f.warp.wavelength_m = v;
             }
             if let Some(i) = a.interp {
                 let interp = match i {
@@ -255,7 +260,7 @@ pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
     }
     if noise_flags && !matches!(p.base, Base::Fbm(_)) {
         return Err(CliError(format!(
-            "--octaves/--frequency/--amplitude/--persistence/--lacunarity/--interp/--warp-* apply to noise generators, not {}",
+            "--octaves/--wavelength/--amplitude/--persistence/--lacunarity/--interp/--warp-* apply to noise generators, not {}",
             p.base.kind_name()
         )));
     }
@@ -269,7 +274,7 @@ pub fn generate_params(a: &GenerateArgs) -> Result<GenerateParams, CliError> {
         }
     }
     if let Some(w) = a.island_waterside {
-        p.island.get_or_insert_with(Default::default).waterside = w;
+        p.island.get_or_insert_with(Default::default).waterside_m = w;
     }
     if let Some(n) = &a.normalize {
         p.normalize = parse_range(n)?;

@@ -168,6 +168,10 @@ impl Settings {
         if self.hardness.validate().is_err() {
             self.hardness = Default::default();
         }
+        if let Some(g) = &mut self.generator {
+            // Version-1 values (grid units) are read with the generator's own cell size.
+            g.upgrade_units();
+        }
     }
 }
 
@@ -256,6 +260,18 @@ mod tests {
         let (back, msg) = Settings::load_from(&path);
         assert!(msg.is_none());
         assert_eq!(back, s);
+    }
+
+    #[test]
+    fn a_version_1_generator_is_read_in_world_units() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("settings.ron");
+        std::fs::write(&path, "(generator: Some((cell_size: 2.0, island: Some((waterside: 30)))))").unwrap();
+        let (s, msg) = Settings::load_from(&path);
+        assert!(msg.is_none(), "{msg:?}");
+        let g = s.generator.unwrap();
+        assert!(!g.has_legacy_units());
+        assert_eq!(g.island.unwrap().waterside_m, 60.0);
     }
 
     #[test]

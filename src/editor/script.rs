@@ -214,7 +214,14 @@ pub fn load(path: &Path) -> Result<Vec<Action>, String> {
 
 /// Parses a script's text.
 pub fn parse(text: &str) -> Result<Vec<Action>, String> {
-    ron::from_str(text).map_err(|e| e.to_string())
+    let mut actions: Vec<Action> = ron::from_str(text).map_err(|e| e.to_string())?;
+    for a in &mut actions {
+        if let Action::Generate(g) = a {
+            // Version-1 values (grid units) are read with the generator's own cell size.
+            g.upgrade_units();
+        }
+    }
+    Ok(actions)
 }
 
 /// Frame-time statistics of one phase, milliseconds.
@@ -278,6 +285,15 @@ mod tests {
         let Action::Generate(g) = &actions[0] else { panic!() };
         assert_eq!((g.width, g.seed), (257, 7));
         assert!(matches!(&actions[2], Action::Simulate { model: ModelParams::Droplet(d), .. } if d.droplets == 50000));
+    }
+
+    #[test]
+    fn a_version_1_generate_is_read_in_world_units() {
+        let actions = parse("[Generate((cell_size: 4.0, base: Hills((radius_min: 2.0, radius_max: 3.0))))]").unwrap();
+        let Action::Generate(g) = &actions[0] else { panic!() };
+        let crate::core::generate::Base::Hills(h) = &g.base else { panic!("{g:?}") };
+        assert_eq!((h.radius_min_m, h.radius_max_m), (8.0, 12.0));
+        assert!(!g.has_legacy_units());
     }
 
     #[test]

@@ -33,6 +33,13 @@
 //! 300 × 200 map is the corner of a 513² run and shares its values). The square may have at most
 //! [`MAX_DS_SIDE`] = 8193 nodes a side.
 //!
+//! **Resolution.** Diamond-square is a grid algorithm: `ξ` is drawn per node and the layers
+//! follow the node count, so the same seed at another map size is a different random field, not
+//! the same land sampled more finely ([`super::Base::is_resolution_independent`] is false). A
+//! build of a project at another resolution therefore resamples this map (smoothly, over the same
+//! extent) instead of regenerating it. `roughness` and `height_scale` are unitless and metres;
+//! nothing here is in nodes except the map itself.
+//!
 //! **Output.** With `normalize` (or `square`) the raw field is mapped linearly to `t ∈ [0, 1]`
 //! over the *full* square, optionally squared (`t²`, seed 001: gentler plains, steeper
 //! mountains), and multiplied by `height_scale`. Without either, the output is

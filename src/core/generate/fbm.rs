@@ -1,14 +1,21 @@
 //! Fractal noise: fBm and ridged multifractal over a choice of base noises (seed 004, seed 003).
 //!
 //! ## fBm (seed 004's `PerlinNoise`)
-//! Octave `k = 0..octaves` samples the base noise `n_k ∈ [-1, 1]` at frequency
-//! `f_k = frequency · lacunarity^k` (cycles per node) with amplitude `a_k = amplitude ·
+//! The field is a function of world position `(x, y)` in metres (node `(i, j)` of a map with
+//! spacing `Δx` is the point `(i·Δx, j·Δx)`), so the same parameters give the same land at any
+//! resolution. Octave `k = 0..octaves` samples the base noise `n_k ∈ [-1, 1]` at frequency
+//! `f_k = lacunarity^k / wavelength_m` (cycles per metre) with amplitude `a_k = amplitude ·
 //! persistence^k`; the height is the plain sum, as in the seed's loop
 //! (`total += noise(x·freq + seed_x, y·freq + seed_y)·ampl; ampl *= pres; freq *= 2`):
 //!
 //! ```text
 //! h(x, y) = Σ_k a_k · n_k(x·f_k + o_x + s_kx,  y·f_k + o_y + s_ky)
 //! ```
+//!
+//! On a grid the sampler reads node `i` at noise coordinate `i·(Δx·f_k) + o_x + s_kx`: the
+//! per-node frequency `Δx·f_k` ([`Sampling::cycles_per_node`]) is the only place the
+//! resolution enters. Version 1 gave `frequency` in cycles per node; `wavelength_m = Δx /
+//! frequency` with the map's own `Δx` is the same field ([`FbmParams::upgrade_units`]).
 //!
 //! `o = offset` is seed 004's `seed_x/seed_y`, added unscaled to every octave's coordinates, so a
 //! new offset gives a new landscape (it does not pan). `s_k` is a per-octave shift drawn from the
@@ -44,6 +51,18 @@
 //! Results depend only on the parameters and the seed: rows are independent, so any rayon thread
 //! count gives the same bits, and [`FbmSampler::sample`] at a node returns exactly what
 //! [`generate`] stores there.
+//!
+//! ## Parameters
+//! | parameter | unit | range | default |
+//! |---|---|---|---|
+//! | `octaves` | — | `[1, 16]` | 8 |
+//! | `wavelength_m` | m | `[1e-3, 1e9]` | 33.3 (seed 004's 0.06 cycles per node on a 2 m grid) |
+//! | `amplitude` | m | `[0, 1e5]` | 100.2 |
+//! | `persistence` | — | `[0, 1]` | 0.01 |
+//! | `lacunarity` | — | `(1, 4]` | 2 |
+//! | `offset` | noise lattice units | `[-1e6, 1e6]` each | (660, 660) |
+//! | `ridge_offset`, `ridge_gain` | — | `[0, 2]`, `[0, 8]` | 1, 2 |
+//! | `warp` | see [`super::warp`] | | off |
 
 use noise::NoiseFn;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -56,6 +75,7 @@ use super::value_noise::{Interpolation, ValueNoise};
 use super::warp::{Warp, WarpParams};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::{SplitMix64, mix64};
+use crate::core::units::Sampling;
 
 crate::param_enum! {
     /// The base noise summed by the fractal.
@@ -98,8 +118,9 @@ crate::params! {
         pub fractal: Fractal = Fractal::Fbm;
         /// Number of octaves.
         pub octaves: u32 = 8, range [1.0, 16.0];
-        /// Frequency of the first octave, cycles per node. Default: seed 004's `freq`.
-        pub frequency: f64 = 0.06, unit "cycles/node", range [1e-6, 1.0];
+        /// Wavelength of the first octave, metres. Default: seed 004's `freq` of 0.06 cycles per node
+        /// on the 2 m grid of `GenerateParams::default()` (version 1: `frequency`, cycles per node).
+        pub wavelength_m: f64 = 100.0 / 3.0, unit "m", range [1e-3, 1e9], legacy frequency: f64;
         /// Amplitude of the first octave, metres. Default: seed 004's `ampl`.
         pub amplitude: f64 = 100.2, unit "m", range [0.0, 1e5];
         /// Amplitude ratio between consecutive octaves. Default: seed 004's `pres`; 0.5 is the classic
@@ -124,6 +145,15 @@ impl FbmParams {
     pub fn validate(&self) -> Result<(), GenError> {
         self.check_ranges()?;
         self.warp.validate()
+    }
+
+    /// Converts version-1 values (frequency in cycles per node, warp in nodes) made for a map of
+    /// this cell size (metres) into world units: `wavelength_m = cell_size / frequency`.
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        if let Some(f) = self.frequency.take() {
+            self.wavelength_m = Sampling::new(cell_size).cell_size / f;
+        }
+        self.warp.upgrade_units(cell_size);
     }
 
     /// Upper bound of `|h|` for these parameters: `amplitude · Σ persistence^k`, times
@@ -354,7 +384,8 @@ fn ridged(n: f64, weight: &mut f64, amp: f64, ridge_offset: f64, gain: f64) -> f
     s * amp
 }
 
-/// A ready-to-sample fractal noise field (validated parameters, per-octave noises and shifts).
+/// A ready-to-sample fractal noise field (validated parameters, per-octave noises and shifts)
+/// for one sampling: node-space position `(x, y)` is the world point `(x·Δx, y·Δx)`.
 #[derive(Clone, Debug)]
 pub struct FbmSampler {
     octaves: Vec<Octave>,
@@ -365,11 +396,12 @@ pub struct FbmSampler {
 }
 
 impl FbmSampler {
-    /// Validates `p` and prepares one noise per octave, each with its own seed and shift.
-    pub fn new(p: &FbmParams, seed: u64) -> Result<Self, GenError> {
+    /// Validates `p` and prepares one noise per octave, each with its own seed and shift, for
+    /// nodes spaced as `sampling` says.
+    pub fn new(p: &FbmParams, seed: u64, sampling: Sampling) -> Result<Self, GenError> {
         p.validate()?;
         let mut octaves = Vec::with_capacity(p.octaves as usize);
-        let mut freq = p.frequency;
+        let mut freq = sampling.cycles_per_node(p.wavelength_m);
         let mut amp = p.amplitude;
         for k in 0..p.octaves as u64 {
             let mut rng = SplitMix64::stream(seed, k);
@@ -388,7 +420,7 @@ impl FbmSampler {
             freq *= p.lacunarity;
             amp *= p.persistence;
         }
-        let warp = Warp::new(&p.warp, mix64(seed ^ 0x5741_5250))?;
+        let warp = Warp::new(&p.warp, mix64(seed ^ 0x5741_5250), sampling)?;
         Ok(Self { octaves, fractal: p.fractal, ridge_offset: p.ridge_offset, ridge_gain: p.ridge_gain, warp })
     }
 
@@ -471,7 +503,8 @@ impl FbmSampler {
     }
 }
 
-/// A `width × height` map of fractal noise (metres), node `(x, y)` sampled at `(x, y)`.
+/// A `width × height` map of fractal noise (metres), node `(x, y)` sampled at the world point
+/// `(x·cell_size, y·cell_size)`.
 pub fn generate(width: usize, height: usize, cell_size: f32, p: &FbmParams, seed: u64) -> Result<Heightmap, GenError> {
     generate_until(width, height, cell_size, p, seed, &AtomicBool::new(false))
 }
@@ -485,8 +518,8 @@ pub fn generate_until(
     seed: u64,
     cancel: &AtomicBool,
 ) -> Result<Heightmap, GenError> {
-    let sampler = FbmSampler::new(p, seed)?;
     let mut hm = Heightmap::new(width, height, cell_size)?;
+    let sampler = FbmSampler::new(p, seed, Sampling::new(cell_size))?;
     sampler.fill_until(&mut hm, cancel);
     if cancel.load(Ordering::Relaxed) {
         return Err(GenError::Cancelled);
@@ -499,7 +532,7 @@ mod tests {
     use super::*;
 
     fn rough() -> FbmParams {
-        FbmParams { frequency: 1.0 / 32.0, persistence: 0.5, octaves: 5, amplitude: 10.0, ..FbmParams::default() }
+        FbmParams { wavelength_m: 32.0, persistence: 0.5, octaves: 5, amplitude: 10.0, ..FbmParams::default() }
     }
 
     const KINDS: [NoiseKind; 7] = [
@@ -550,12 +583,12 @@ mod tests {
     fn row_path_matches_point_sampling_bit_for_bit() {
         // Low frequencies (long runs per cell) and high ones (several cells per node, odd
         // lacunarity, negative coordinates) both go through the cell-walking row path.
-        let high = FbmParams { frequency: 0.9, lacunarity: 3.3, octaves: 6, offset: [-37.3, -1e5], ..rough() };
+        let high = FbmParams { wavelength_m: 1.0 / 0.9, lacunarity: 3.3, octaves: 6, offset: [-37.3, -1e5], ..rough() };
         for (fractal, base) in
             [(Fractal::Fbm, rough()), (Fractal::Ridged, rough()), (Fractal::Fbm, high.clone()), (Fractal::Ridged, high)]
         {
             let p = FbmParams { fractal, ..base };
-            let s = FbmSampler::new(&p, 77).unwrap();
+            let s = FbmSampler::new(&p, 77, Sampling::new(1.0)).unwrap();
             let hm = generate(70, 40, 1.0, &p, 77).unwrap();
             for y in 0..40 {
                 for x in 0..70 {
@@ -579,7 +612,7 @@ mod tests {
         // Also for a slow-path kind with warp.
         let q = FbmParams {
             noise: NoiseKind::OpenSimplex,
-            warp: WarpParams { strength: 8.0, ..WarpParams::default() },
+            warp: WarpParams { strength_m: 8.0, ..WarpParams::default() },
             ..rough()
         };
         let e = generate(40, 40, 1.0, &q, 5).unwrap();
@@ -635,7 +668,7 @@ mod tests {
         // origin's lattice point; here the sum is not 0 at the origin for any seed tried.
         let p = FbmParams { offset: [0.0, 0.0], ..rough() };
         for seed in 0..8 {
-            let s = FbmSampler::new(&p, seed).unwrap();
+            let s = FbmSampler::new(&p, seed, Sampling::new(1.0)).unwrap();
             assert_ne!(s.sample(0.0, 0.0), 0.0);
         }
     }
@@ -655,14 +688,20 @@ mod tests {
     #[test]
     fn warp_strength_zero_is_unwarped_and_warp_moves_samples() {
         let plain = rough();
-        let zero = FbmParams { warp: WarpParams { strength: 0.0, frequency: 0.3, octaves: 7 }, ..rough() };
+        let zero = FbmParams {
+            warp: WarpParams { strength_m: 0.0, wavelength_m: 1.0 / 0.3, octaves: 7, ..Default::default() },
+            ..rough()
+        };
         assert_eq!(generate(40, 30, 1.0, &plain, 2).unwrap(), generate(40, 30, 1.0, &zero, 2).unwrap());
-        let warped = FbmParams { warp: WarpParams { strength: 6.0, frequency: 0.05, octaves: 3 }, ..rough() };
-        let s = FbmSampler::new(&warped, 2).unwrap();
+        let warped = FbmParams {
+            warp: WarpParams { strength_m: 6.0, wavelength_m: 20.0, octaves: 3, ..Default::default() },
+            ..rough()
+        };
+        let s = FbmSampler::new(&warped, 2, Sampling::new(1.0)).unwrap();
         let hm = generate(40, 30, 1.0, &warped, 2).unwrap();
         assert_ne!(hm, generate(40, 30, 1.0, &plain, 2).unwrap());
         // The warped field is the plain field read at the warped point.
-        let w = Warp::new(&warped.warp, mix64(2 ^ 0x5741_5250)).unwrap();
+        let w = Warp::new(&warped.warp, mix64(2 ^ 0x5741_5250), Sampling::new(1.0)).unwrap();
         for (x, y) in [(0usize, 0usize), (13, 7), (39, 29)] {
             let (wx, wy) = w.apply(x as f64, y as f64);
             assert_eq!(hm.get(x, y), s.sample_unwarped(wx, wy) as f32);
@@ -681,9 +720,9 @@ mod tests {
         let bad = [
             FbmParams { octaves: 0, ..FbmParams::default() },
             FbmParams { octaves: 17, ..FbmParams::default() },
-            FbmParams { frequency: 0.0, ..FbmParams::default() },
-            FbmParams { frequency: f64::NAN, ..FbmParams::default() },
-            FbmParams { frequency: f64::INFINITY, ..FbmParams::default() },
+            FbmParams { wavelength_m: 0.0, ..FbmParams::default() },
+            FbmParams { wavelength_m: f64::NAN, ..FbmParams::default() },
+            FbmParams { wavelength_m: f64::INFINITY, ..FbmParams::default() },
             FbmParams { amplitude: -1.0, ..FbmParams::default() },
             FbmParams { persistence: 1.5, ..FbmParams::default() },
             FbmParams { lacunarity: 1.0, ..FbmParams::default() },
@@ -691,7 +730,7 @@ mod tests {
             FbmParams { offset: [1e300, 0.0], ..FbmParams::default() },
             FbmParams { ridge_offset: -1.0, ..FbmParams::default() },
             FbmParams { ridge_gain: f64::INFINITY, ..FbmParams::default() },
-            FbmParams { warp: WarpParams { strength: -1.0, ..WarpParams::default() }, ..FbmParams::default() },
+            FbmParams { warp: WarpParams { strength_m: -1.0, ..WarpParams::default() }, ..FbmParams::default() },
         ];
         for p in bad {
             assert!(matches!(generate(8, 8, 1.0, &p, 0), Err(GenError::BadParam { .. })), "{p:?}");
@@ -704,7 +743,7 @@ mod tests {
     fn extreme_but_valid_params_stay_finite() {
         let p = FbmParams {
             octaves: 16,
-            frequency: 1.0,
+            wavelength_m: 1.0,
             lacunarity: 4.0,
             persistence: 1.0,
             amplitude: 1e5,
@@ -725,5 +764,37 @@ mod tests {
         let partial: FbmParams = serde_json::from_str(r#"{"octaves": 3}"#).unwrap();
         assert_eq!(partial, FbmParams { octaves: 3, ..FbmParams::default() });
         assert!(FbmParams::default().validate().is_ok());
+    }
+
+    #[test]
+    fn the_field_is_a_function_of_world_position() {
+        // The same 128 m square at 2 m and at 0.5 m: every 4th fine node is a coarse node. Both
+        // row paths (fast gradient noise, warped / other kinds node by node) agree to rounding.
+        let warped = FbmParams { warp: WarpParams { strength_m: 9.0, ..WarpParams::default() }, ..rough() };
+        let simplex = FbmParams { noise: NoiseKind::Simplex, ..rough() };
+        for p in [rough(), FbmParams { fractal: Fractal::Ridged, ..rough() }, warped, simplex] {
+            let coarse = generate(65, 65, 2.0, &p, 8).unwrap();
+            let fine = generate(257, 257, 0.5, &p, 8).unwrap();
+            for y in 0..65 {
+                for x in 0..65 {
+                    let d = (coarse.get(x, y) - fine.get(4 * x, 4 * y)).abs();
+                    assert!(d < 1e-4, "{p:?} ({x}, {y}): {d}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn version_1_frequency_upgrades_to_the_same_field() {
+        use crate::core::units::Legacy;
+        let mut p: FbmParams = serde_json::from_str(r#"{"frequency": 0.006, "persistence": 0.5}"#).unwrap();
+        assert!(p.has_legacy());
+        p.upgrade_units(2.0);
+        assert!(!p.has_legacy());
+        assert!((p.wavelength_m - 1000.0 / 3.0).abs() < 1e-9, "{}", p.wavelength_m);
+        let s = FbmSampler::new(&p, 3, Sampling::new(2.0)).unwrap();
+        assert!((s.octaves[0].freq - 0.006).abs() < 1e-17);
+        // Never written back.
+        assert!(!serde_json::to_string(&p).unwrap().contains("\"frequency\""));
     }
 }

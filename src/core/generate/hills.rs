@@ -2,9 +2,13 @@
 //! hills by hand": start from a level surface and keep adding bulges of different heights at
 //! arbitrary places).
 //!
-//! Hill `i` has a centre `c_i` (uniform over the map), a radius `r_i ∈ [radius_min, radius_max]`
-//! and a height `a_i ∈ [height_min, height_max]` (negative heights dig pits), all drawn in order
-//! from one SplitMix64 stream of the seed. With `t = |p − c_i| / r_i`:
+//! Hill `i` has a centre `c_i` (uniform over the map's extent, metres), a radius
+//! `r_i ∈ [radius_min_m, radius_max_m]` (metres) and a height `a_i ∈ [height_min, height_max]`
+//! (negative heights dig pits), all drawn in order from one SplitMix64 stream of the seed. The
+//! centre is `(u·(W−1)·Δx, v·(H−1)·Δx)` for uniform `u, v ∈ [0, 1)`: a point of the world, not a
+//! node, so the same seed puts the same hills in the same places at any resolution of the same
+//! extent (`count` is per map, and the extent is fixed). With `p` a world position and
+//! `t = |p − c_i| / r_i`:
 //!
 //! ```text
 //! h(p) += a_i · φ(t)     for t < 1 (nothing outside the radius)
@@ -13,6 +17,16 @@
 //! Gaussian    φ = (e^{−4.5 t²} − e^{−4.5}) / (1 − e^{−4.5})   (σ = r/3, shifted to reach 0 at r)
 //! Cosine      φ = (1 + cos πt) / 2                        volume π r² a (1/2 − 2/π²)
 //! ```
+//!
+//! Node `(x, y)` is the world point `(x·Δx, y·Δx)`; in node space the hill has centre `c_i/Δx`
+//! and radius `r_i/Δx` and the same `t`.
+//!
+//! | parameter | unit | range | default |
+//! |---|---|---|---|
+//! | `count` | per map | `[0, 1e6]` | 200 |
+//! | `radius_min_m` | m | `[0.01, 1e6]` | 16 (version 1: 8 nodes on the default island's 2 m grid) |
+//! | `radius_max_m` | m | `[radius_min_m, 1e6]` | 96 (version 1: 48 nodes) |
+//! | `height_min`, `height_max` | m | `[-1e5, 1e5]`, `height_max ≥ height_min` | 2, 20 |
 //!
 //! Cost is proportional to the total area of the bumps (each hill only visits its bounding box),
 //! plus a small per-hill overhead. The map is cut into bands of rows processed in parallel; each
@@ -25,6 +39,7 @@ use serde::{Deserialize, Serialize};
 use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::{SplitMix64, mix64};
+use crate::core::units::Sampling;
 
 crate::param_enum! {
     /// Profile of one hill.
@@ -67,12 +82,14 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct HillsParams {
-        /// Number of hills.
+        /// Number of hills over the map (its extent is fixed).
         pub count: u32 = 200, range [0.0, 1e6];
-        /// Smallest hill radius, nodes.
-        pub radius_min: f32 = 8.0, unit "nodes", range [0.5, 16384.0];
-        /// Largest hill radius, at least `radius_min`.
-        pub radius_max: f32 = 48.0, unit "nodes", range [0.5, 16384.0];
+        /// Smallest hill radius, metres. Default 16 m: version 1's 8 nodes (`radius_min`) on the
+        /// default island's 2 m grid.
+        pub radius_min_m: f32 = 16.0, unit "m", range [0.01, 1e6], legacy radius_min: f32;
+        /// Largest hill radius, metres, at least `radius_min_m`. Default 96 m: version 1's 48 nodes
+        /// (`radius_max`) at 2 m.
+        pub radius_max_m: f32 = 96.0, unit "m", range [0.01, 1e6], legacy radius_max: f32;
         /// Lowest hill height, metres (negative = pit).
         pub height_min: f32 = 2.0, unit "m", range [-1e5, 1e5];
         /// Highest hill height, at least `height_min`.
@@ -86,30 +103,50 @@ impl HillsParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), GenError> {
         self.check_ranges()?;
-        check("hills.radius_max", self.radius_max as f64, self.radius_min as f64, 16384.0, "radius_min..=16384 nodes")?;
+        check("hills.radius_max_m", self.radius_max_m as f64, self.radius_min_m as f64, 1e6, "radius_min_m..=1e6 m")?;
         check("hills.height_max", self.height_max as f64, self.height_min as f64, 1e5, "height_min..=1e5 m")
+    }
+
+    /// Converts version-1 radii (nodes) made for a map of this cell size (metres) into metres.
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        let s = Sampling::new(cell_size);
+        if let Some(r) = self.radius_min.take() {
+            self.radius_min_m = s.metres(r as f64) as f32;
+        }
+        if let Some(r) = self.radius_max.take() {
+            self.radius_max_m = s.metres(r as f64) as f32;
+        }
     }
 }
 
-/// One drawn hill.
+/// One drawn hill, in world coordinates (metres from node `(0, 0)`).
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Hill {
-    /// Centre column, node coordinates.
+    /// Centre along x, metres.
     pub x: f64,
-    /// Centre row, node coordinates.
+    /// Centre along y, metres.
     pub y: f64,
-    /// Radius, nodes.
+    /// Radius, metres.
     pub radius: f64,
     /// Height at the centre, metres.
     pub height: f64,
 }
 
-/// The hills `apply` would add to a `width × height` map, in the order they are added.
-pub fn draw(width: usize, height: usize, p: &HillsParams, seed: u64) -> Result<Vec<Hill>, GenError> {
+impl Hill {
+    /// The hill in the node space of a map sampled as `s` (centre and radius in nodes).
+    pub fn in_nodes(self, s: Sampling) -> Self {
+        Self { x: s.nodes(self.x), y: s.nodes(self.y), radius: s.nodes(self.radius), height: self.height }
+    }
+}
+
+/// The hills `apply` would add to a `width × height` map with nodes `cell_size` metres apart,
+/// in the order they are added (world coordinates).
+pub fn draw(width: usize, height: usize, cell_size: f32, p: &HillsParams, seed: u64) -> Result<Vec<Hill>, GenError> {
     p.validate()?;
     let mut rng = SplitMix64::new(mix64(seed ^ 0x4849_4c4c_5321));
-    let (wx, wy) = ((width.max(1) - 1) as f64, (height.max(1) - 1) as f64);
-    let (r0, r1) = (p.radius_min as f64, p.radius_max as f64);
+    let s = Sampling::new(cell_size);
+    let (wx, wy) = (s.metres((width.max(1) - 1) as f64), s.metres((height.max(1) - 1) as f64));
+    let (r0, r1) = (p.radius_min_m as f64, p.radius_max_m as f64);
     let (h0, h1) = (p.height_min as f64, p.height_max as f64);
     Ok((0..p.count)
         .map(|_| {
@@ -134,7 +171,9 @@ fn span(c: f64, r: f64, n: usize) -> Option<(usize, usize)> {
 
 /// Adds `p.count` random hills to `hm` (see the module docs).
 pub fn apply(hm: &mut Heightmap, p: &HillsParams, seed: u64) -> Result<(), GenError> {
-    let hills = draw(hm.width, hm.height, p, seed)?;
+    let s = Sampling::of(hm);
+    let hills: Vec<Hill> =
+        draw(hm.width, hm.height, hm.cell_size, p, seed)?.into_iter().map(|h| h.in_nodes(s)).collect();
     let (w, h) = (hm.width, hm.height);
     let bands = h.div_ceil(BAND);
     let mut lists: Vec<Vec<u32>> = vec![Vec::new(); bands];
@@ -191,7 +230,15 @@ mod tests {
     const SHAPES: [HillShape; 4] = [HillShape::Cone, HillShape::Paraboloid, HillShape::Gaussian, HillShape::Cosine];
 
     fn one(shape: HillShape, r: f32, a: f32) -> HillsParams {
-        HillsParams { count: 1, radius_min: r, radius_max: r, height_min: a, height_max: a, shape }
+        HillsParams {
+            count: 1,
+            radius_min_m: r,
+            radius_max_m: r,
+            height_min: a,
+            height_max: a,
+            shape,
+            ..Default::default()
+        }
     }
 
     #[test]
@@ -214,7 +261,7 @@ mod tests {
         for s in SHAPES {
             let p = one(s, 9.5, 4.0);
             let hm = generate(48, 40, 1.0, &p, 3).unwrap();
-            let hill = draw(48, 40, &p, 3).unwrap()[0];
+            let hill = draw(48, 40, 1.0, &p, 3).unwrap()[0];
             let mut inside = 0;
             for y in 0..40 {
                 for x in 0..48 {
@@ -244,7 +291,7 @@ mod tests {
             let p = one(s, r as f32, a as f32);
             let seed = (0..100)
                 .find(|&sd| {
-                    let h = draw(101, 101, &p, sd).unwrap()[0];
+                    let h = draw(101, 101, 1.0, &p, sd).unwrap()[0];
                     h.x > r && h.x < 100.0 - r && h.y > r && h.y < 100.0 - r
                 })
                 .unwrap();
@@ -262,7 +309,7 @@ mod tests {
         // Hills add up: every node is the sum of all bumps over it.
         let p = HillsParams { count: 30, ..HillsParams::default() };
         let hm = generate(64, 64, 1.0, &p, 8).unwrap();
-        let hills = draw(64, 64, &p, 8).unwrap();
+        let hills = draw(64, 64, 1.0, &p, 8).unwrap();
         for &(x, y) in &[(3usize, 5usize), (40, 40), (63, 0), (20, 50)] {
             let want: f64 = hills
                 .iter()
@@ -277,7 +324,7 @@ mod tests {
 
     #[test]
     fn deterministic_across_thread_counts_and_seeded() {
-        let p = HillsParams { count: 400, radius_min: 2.0, radius_max: 30.0, ..HillsParams::default() };
+        let p = HillsParams { count: 400, radius_min_m: 2.0, radius_max_m: 30.0, ..HillsParams::default() };
         let a = generate(100, 130, 1.0, &p, 4).unwrap();
         let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
         let b = one_thread.install(|| generate(100, 130, 1.0, &p, 4).unwrap());
@@ -302,15 +349,50 @@ mod tests {
     fn rejects_bad_params() {
         for p in [
             HillsParams { count: 2_000_000, ..HillsParams::default() },
-            HillsParams { radius_min: 0.0, ..HillsParams::default() },
-            HillsParams { radius_min: f32::NAN, ..HillsParams::default() },
-            HillsParams { radius_max: 4.0, ..HillsParams::default() },
-            HillsParams { radius_max: f32::INFINITY, ..HillsParams::default() },
+            HillsParams { radius_min_m: 0.0, ..HillsParams::default() },
+            HillsParams { radius_min_m: f32::NAN, ..HillsParams::default() },
+            HillsParams { radius_max_m: 4.0, ..HillsParams::default() },
+            HillsParams { radius_max_m: f32::INFINITY, ..HillsParams::default() },
             HillsParams { height_min: -1e9, ..HillsParams::default() },
             HillsParams { height_max: 1.0, ..HillsParams::default() },
         ] {
             assert!(matches!(generate(8, 8, 1.0, &p, 0), Err(GenError::BadParam { .. })), "{p:?}");
         }
         assert!(matches!(generate(0, 8, 1.0, &HillsParams::default(), 0), Err(GenError::Size(_))));
+    }
+
+    #[test]
+    fn the_same_seed_puts_the_same_hills_in_the_same_places_at_any_resolution() {
+        // A 256 m square at 4 m, 1 m and 0.5 m: the hills are the same in metres, and every
+        // common world point gets the same height.
+        let p = HillsParams { count: 40, ..HillsParams::default() };
+        let coarse = generate(65, 65, 4.0, &p, 6).unwrap();
+        let fine = generate(257, 257, 1.0, &p, 6).unwrap();
+        assert_eq!(draw(65, 65, 4.0, &p, 6).unwrap(), draw(513, 513, 0.5, &p, 6).unwrap());
+        let mut most = 0.0f32;
+        for y in 0..65 {
+            for x in 0..65 {
+                let d = (coarse.get(x, y) - fine.get(4 * x, 4 * y)).abs();
+                assert!(d < 1e-4, "({x}, {y}): {d}");
+                most = most.max(coarse.get(x, y));
+            }
+        }
+        assert!(most > 5.0, "no hills: {most}");
+    }
+
+    #[test]
+    fn version_1_radii_upgrade_to_metres() {
+        use crate::core::units::Legacy;
+        let mut p: HillsParams = ron::from_str("(count: 3, radius_min: 4.0, radius_max: 10.0)").unwrap();
+        assert!(p.has_legacy());
+        p.upgrade_units(2.5);
+        assert!(!p.has_legacy());
+        assert_eq!((p.count, p.radius_min_m, p.radius_max_m), (3, 10.0, 25.0));
+        // On its own 2.5 m grid the hills are those version 1 drew in nodes.
+        for h in draw(40, 30, 2.5, &p, 1).unwrap() {
+            let n = h.in_nodes(Sampling::new(2.5));
+            assert!(n.radius >= 4.0 - 1e-9 && n.radius <= 10.0 + 1e-9);
+            assert!(n.x >= 0.0 && n.x <= 39.0 && n.y >= 0.0 && n.y <= 29.0);
+        }
     }
 }

@@ -1,18 +1,20 @@
 //! Edge post-processing: seed 004's island filter, a radial falloff, and sea level (seeds 004, 001).
 //!
 //! ## Island filter (seed 004, `IslandFilter`)
-//! Every node within `waterside` nodes of the border is pulled towards 0 in proportion to how
+//! Every node within `waterside_m` metres of the border is pulled towards 0 in proportion to how
 //! deep it lies in that band:
 //!
 //! ```text
-//! h' = h − h · (waterside − d) / waterside        for d < waterside,   h' = h otherwise
+//! h' = h − h · (waterside_m − d) / waterside_m        for d < waterside_m,   h' = h otherwise
 //! ```
 //!
-//! * [`IslandMode::Symmetric`] — `d = min(x, y, width−1−x, height−1−y)`, the distance in nodes to
-//!   the nearest border node. All four borders go to exactly 0.
+//! * [`IslandMode::Symmetric`] — `d = min(x, y, width−1−x, height−1−y) · Δx`, the distance in
+//!   metres to the nearest border node. All four borders go to exactly 0, and the band is the
+//!   same strip of land at any resolution.
 //! * [`IslandMode::Seed004`] — the seed's C++ loop reproduced operation by operation, in `f32`,
-//!   with `i = x`, `j = y`, `max_x = width`, `max_y = height`, `uw = waterside`. Its behaviour
-//!   differs from the clean formula in ways that are kept on purpose:
+//!   with `i = x`, `j = y`, `max_x = width`, `max_y = height` and `uw = round(waterside_m / Δx)`
+//!   nodes (a grid algorithm: the band is rounded to whole nodes). Its behaviour differs from the
+//!   clean formula in ways that are kept on purpose:
 //!   - the near sides use `d = i` or `j` (so they reach 0), but the far sides use
 //!     `(i − far) / uw` with `far = max_x − uw`, so the last row/column is lowered only to
 //!     `h / uw`, not to 0;
@@ -24,8 +26,12 @@
 //!   - every case is a separate `if`, each subtracting `h · factor` from the running result, so
 //!     when `2·uw > width` several cases fire for one node and their factors add up.
 //!
-//!   The one deviation: with `waterside = 0` the C++ divides by zero on maps taller than wide;
-//!   here `waterside = 0` leaves the map unchanged in both modes.
+//!   The one deviation: with `uw = 0` the C++ divides by zero on maps taller than wide; here
+//!   `uw = 0` (a band under half a node) leaves the map unchanged in both modes.
+//!
+//! `waterside_m` is at most `max(width, height) · Δx` (checked when the filter runs). Version 1
+//! gave the band in nodes (`waterside`); [`IslandFilterParams::upgrade_units`] multiplies by the
+//! map's cell size. Default 200 m: seed 004's 100 nodes on the default island's 2 m grid.
 //!
 //! ## Radial falloff
 //! With the map's centre `c = ((W−1)/2, (H−1)/2)` and half-extents `e = ((W−1)/2, (H−1)/2)`,
@@ -41,14 +47,34 @@
 //!
 //! ## Sea level (seed 001: "cells below a sea level are water"; seed 004's water plane)
 //! Nodes strictly below `level` are water ([`water_mask`]). Optionally the whole map is shifted so
-//! that a chosen fraction of nodes lies below `level`, and underwater nodes can be clamped to a
-//! minimum depth.
+//! that a chosen fraction `coverage` of the map's area lies below `level`, and underwater nodes
+//! can be clamped to a minimum depth.
+//!
+//! The area a node stands for is its trapezoid weight `ω` (1 inside, ½ on an edge, ¼ in a corner,
+//! of a cell `Δx²`), so the fraction is that of the extent itself and a coarse map, whose edges
+//! hold a larger share of its nodes, is shifted like a fine one:
+//!
+//! ```text
+//! T = the height with Σ_{h_i < T} ω_i ≈ coverage · Σ_i ω_i        h' = h + (level − T)
+//! ```
+//!
+//! (Version 1 counted nodes, `round(coverage · n)` of them below `level`; on the default island
+//! the two thresholds differ by about 0.3 m, on a 129² map by about 2 m.)
+//!
+//! | stage | parameter | unit | default |
+//! |---|---|---|---|
+//! | island filter | `waterside_m` | m | 200 |
+//! | radial falloff | `radius`, `width` | fractions of the half-extent | 0.7, 0.3 |
+//! | radial falloff | `depth` | m | 0 |
+//! | sea level | `level`, `seabed_depth` | m | 0, none |
+//! | sea level | `coverage` | fraction of the map's area | none |
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
+use crate::core::units::Sampling;
 
 crate::param_enum! {
     /// Which island filter formula to use.
@@ -56,7 +82,7 @@ crate::param_enum! {
     pub enum IslandMode {
         /// Seed 004's C++ loop, quirks included (see the module docs).
         Seed004,
-        /// `h' = h·d/waterside` with `d` the distance to the nearest of the four borders.
+        /// `h' = h·d/waterside_m` with `d` the distance (m) to the nearest of the four borders.
         #[default]
         Symmetric,
     }
@@ -68,11 +94,21 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct IslandFilterParams {
-        /// Width of the sunken band along the border, nodes, 0..=max(width, height) of the map (0 = off).
-        /// Default: seed 004's `_underwater_size`.
-        pub waterside: u32 = 100;
+        /// Width of the sunken band along the border, metres, at most `max(width, height)` nodes' worth
+        /// (0 = off). Default 200 m: seed 004's `_underwater_size` of 100 nodes on the default island's
+        /// 2 m grid (version 1: `waterside`, nodes).
+        pub waterside_m: f32 = 200.0, unit "m", range [0.0, 1e9], legacy waterside: u32;
         /// Formula.
         pub mode: IslandMode = IslandMode::Symmetric;
+    }
+}
+
+impl IslandFilterParams {
+    /// Converts a version-1 band (nodes) made for a map of this cell size (metres) into metres.
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        if let Some(w) = self.waterside.take() {
+            self.waterside_m = Sampling::new(cell_size).metres(w as f64) as f32;
+        }
     }
 }
 
@@ -147,26 +183,28 @@ fn seed004_node(h0: f32, i: i64, j: i64, max_x: i64, max_y: i64, uw: i64) -> f32
 
 /// Seed 004's island filter (see the module docs for the two modes).
 pub fn island_filter(hm: &mut Heightmap, p: &IslandFilterParams) -> Result<(), GenError> {
-    let side = hm.width.max(hm.height) as f64;
-    check("island.waterside", p.waterside as f64, 0.0, side, "0..=max(width, height) nodes")?;
-    if p.waterside == 0 {
+    p.check_ranges()?;
+    let s = Sampling::of(hm);
+    let side = s.metres(hm.width.max(hm.height) as f64);
+    // A little slack so a version-1 band of `max(width, height)` nodes, converted, still fits.
+    let side = side * (1.0 + 1e-6);
+    check("island.waterside_m", p.waterside_m as f64, 0.0, side, "0..=max(width, height) nodes' worth, m")?;
+    let (w, h) = (hm.width, hm.height);
+    let band = p.waterside_m as f64;
+    // Seed 004's loop runs on whole nodes.
+    let uw = s.nodes(band).round() as i64;
+    if band == 0.0 || (p.mode == IslandMode::Seed004 && uw == 0) {
         return Ok(());
     }
-    let (w, h) = (hm.width, hm.height);
-    let uw = p.waterside as i64;
     let mode = p.mode;
+    let cell = s.cell_size;
     hm.data.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
         for (x, v) in row.iter_mut().enumerate() {
             *v = match mode {
                 IslandMode::Seed004 => seed004_node(*v, x as i64, y as i64, w as i64, h as i64, uw),
                 IslandMode::Symmetric => {
-                    let d = x.min(y).min(w - 1 - x).min(h - 1 - y) as i64;
-                    if d < uw {
-                        let uwf = uw as f32;
-                        *v - *v * ((uwf - d as f32) / uwf)
-                    } else {
-                        *v
-                    }
+                    let d = x.min(y).min(w - 1 - x).min(h - 1 - y) as f64 * cell;
+                    if d < band { *v - *v * ((band - d) / band) as f32 } else { *v }
                 }
             };
         }
@@ -233,8 +271,8 @@ crate::params! {
     pub struct SeaLevelParams {
         /// Height of the water plane, metres.
         pub level: f32 = 0.0, unit "m", range [-1e6, 1e6];
-        /// If set, shift all heights so that this fraction of nodes lies strictly below `level`. Default:
-        /// no shift.
+        /// If set, shift all heights so that this fraction of the map's area lies strictly below `level`
+        /// (nodes weighted by the area they stand for: ½ on an edge, ¼ in a corner). Default: no shift.
         pub coverage: Option<f32> = None, range [0.0, 1.0];
         /// If set, raise underwater nodes to at least `level − seabed_depth`, metres. Default: no clamp.
         pub seabed_depth: Option<f32> = None, unit "m", range [0.0, 1e6];
@@ -249,21 +287,16 @@ impl SeaLevelParams {
     }
 }
 
-/// The height threshold `T` such that `round(coverage · n)` of the finite heights are `< T`
-/// (exactly, unless heights tie at the threshold). `None` if there are no finite heights.
-fn coverage_threshold(data: &[f32], coverage: f32) -> Option<f32> {
-    let mut v: Vec<f32> = data.iter().copied().filter(|h| h.is_finite()).collect();
+/// A threshold `T` with exactly `k` of the values `v` (all finite, `v` reordered) below it, unless
+/// values tie at it.
+fn threshold_below(v: &mut [f32], k: usize) -> f32 {
     let n = v.len();
-    if n == 0 {
-        return None;
-    }
-    let k = ((coverage as f64 * n as f64).round() as usize).min(n);
     if k == 0 {
-        return Some(*v.iter().min_by(|a, b| a.total_cmp(b)).expect("non-empty"));
+        return *v.iter().min_by(|a, b| a.total_cmp(b)).expect("non-empty");
     }
-    if k == n {
+    if k >= n {
         let top = *v.iter().max_by(|a, b| a.total_cmp(b)).expect("non-empty");
-        return Some(top.next_up());
+        return top.next_up();
     }
     // v[k] is the (k+1)-th smallest; the k smallest lie before it.
     let (below, kth, _) = v.select_nth_unstable_by(k, |a, b| a.total_cmp(b));
@@ -271,14 +304,80 @@ fn coverage_threshold(data: &[f32], coverage: f32) -> Option<f32> {
     let lo = *below.iter().max_by(|a, b| a.total_cmp(b)).expect("k >= 1");
     // Midpoint, but never equal to lo (lo must stay below the threshold).
     let mid = lo + (hi - lo) * 0.5;
-    Some(if mid > lo { mid } else { hi })
+    if mid > lo { mid } else { hi }
+}
+
+/// Four times the trapezoid weight of node `(x, y)` of a `w × h` map: 4 inside, 2 on an edge,
+/// 1 in a corner (an axis of one node counts as inside).
+fn weight4(x: usize, y: usize, w: usize, h: usize) -> u64 {
+    let axis = |i: usize, n: usize| if n > 1 && (i == 0 || i == n - 1) { 1 } else { 2 };
+    axis(x, w) * axis(y, h)
+}
+
+/// The height threshold `T` such that the finite heights below it cover `coverage` of the map's
+/// area, each node weighted by the area it stands for ([`weight4`]), to within one node (exactly
+/// so unless heights tie). `None` if there are no finite heights.
+///
+/// Only border nodes weigh less than 4, so with `c(T)` the number of heights below `T` and `d(T)`
+/// the weight the border nodes below `T` lack, the weighted count is `4·c(T) − d(T)`. Starting
+/// from `c = K/4` (`K` the target), `c ← round((K + d(T_c)) / 4)` rises to its fixed point in a
+/// few selections (`d` only counts border nodes).
+fn coverage_threshold(hm: &Heightmap, coverage: f32) -> Option<f32> {
+    let (w, h) = (hm.width, hm.height);
+    let mut v: Vec<f32> = hm.data.iter().copied().filter(|h| h.is_finite()).collect();
+    let n = v.len();
+    if n == 0 {
+        return None;
+    }
+    // The border nodes, by height, with the weight each lacks (4 − weight4).
+    let mut border: Vec<(f32, u64)> = Vec::with_capacity(2 * (w + h));
+    let mut at = Vec::with_capacity(2 * (w + h));
+    for x in 0..w {
+        at.push((x, 0));
+        if h > 1 {
+            at.push((x, h - 1));
+        }
+    }
+    for y in 1..h.saturating_sub(1) {
+        at.push((0, y));
+        if w > 1 {
+            at.push((w - 1, y));
+        }
+    }
+    for (x, y) in at {
+        let lack = 4 - weight4(x, y, w, h);
+        let z = hm.get(x, y);
+        if lack > 0 && z.is_finite() {
+            border.push((z, lack));
+        }
+    }
+    border.sort_by(|a, b| a.0.total_cmp(&b.0));
+    let mut lack_below = Vec::with_capacity(border.len() + 1);
+    lack_below.push(0u64);
+    for &(_, l) in &border {
+        lack_below.push(lack_below.last().expect("non-empty") + l);
+    }
+    let lack_under = |t: f32| lack_below[border.partition_point(|b| b.0 < t)];
+    let total = 4 * n as u64 - lack_below.last().expect("non-empty");
+    let k = (coverage as f64 * total as f64).round();
+    let mut c = ((k / 4.0).round() as usize).min(n);
+    let mut t = threshold_below(&mut v, c);
+    for _ in 0..32 {
+        let next = (((k + lack_under(t) as f64) / 4.0).round() as usize).min(n);
+        if next == c {
+            break;
+        }
+        c = next;
+        t = threshold_below(&mut v, c);
+    }
+    Some(t)
 }
 
 /// Applies the sea-level stage: optional coverage shift, then optional seabed clamp.
 pub fn apply_sea_level(hm: &mut Heightmap, p: &SeaLevelParams) -> Result<(), GenError> {
     p.validate()?;
     if let Some(c) = p.coverage
-        && let Some(t) = coverage_threshold(&hm.data, c)
+        && let Some(t) = coverage_threshold(hm, c)
     {
         let shift = p.level - t;
         if shift.is_finite() && shift != 0.0 {
@@ -312,7 +411,11 @@ mod tests {
 
     fn seed(w: usize, h: usize, uw: u32, value: f32) -> Heightmap {
         let mut hm = Heightmap::filled(w, h, 1.0, value).unwrap();
-        island_filter(&mut hm, &IslandFilterParams { waterside: uw, mode: IslandMode::Seed004 }).unwrap();
+        island_filter(
+            &mut hm,
+            &IslandFilterParams { waterside_m: uw as f32, mode: IslandMode::Seed004, ..Default::default() },
+        )
+        .unwrap();
         hm
     }
 
@@ -373,7 +476,11 @@ mod tests {
     #[test]
     fn symmetric_sinks_all_borders_to_zero_and_keeps_the_interior() {
         let mut hm = Heightmap::filled(9, 7, 1.0, 10.0).unwrap();
-        island_filter(&mut hm, &IslandFilterParams { waterside: 3, mode: IslandMode::Symmetric }).unwrap();
+        island_filter(
+            &mut hm,
+            &IslandFilterParams { waterside_m: 3.0, mode: IslandMode::Symmetric, ..Default::default() },
+        )
+        .unwrap();
         for y in 0..7 {
             for x in 0..9 {
                 let d = x.min(y).min(8 - x).min(6 - y);
@@ -391,12 +498,12 @@ mod tests {
         let orig = Heightmap::from_fn(6, 9, 1.0, |x, y| (x * 3 + y) as f32).unwrap();
         for mode in [IslandMode::Seed004, IslandMode::Symmetric] {
             let mut hm = orig.clone();
-            island_filter(&mut hm, &IslandFilterParams { waterside: 0, mode }).unwrap();
+            island_filter(&mut hm, &IslandFilterParams { waterside_m: 0.0, mode, ..Default::default() }).unwrap();
             assert_eq!(hm, orig);
-            let r = island_filter(&mut hm, &IslandFilterParams { waterside: 10, mode });
+            let r = island_filter(&mut hm, &IslandFilterParams { waterside_m: 10.0, mode, ..Default::default() });
             assert!(matches!(r, Err(GenError::BadParam { .. })));
             // The largest allowed band works and stays finite.
-            island_filter(&mut hm, &IslandFilterParams { waterside: 9, mode }).unwrap();
+            island_filter(&mut hm, &IslandFilterParams { waterside_m: 9.0, mode, ..Default::default() }).unwrap();
             assert!(hm.all_finite());
         }
     }
@@ -446,9 +553,16 @@ mod tests {
             let mut hm = base.clone();
             let p = SeaLevelParams { level: 3.0, coverage: Some(c), seabed_depth: None };
             apply_sea_level(&mut hm, &p).unwrap();
-            let wet = water_mask(&hm, 3.0).iter().filter(|&&w| w).count();
-            let want = (c * 400.0).round() as usize;
-            assert!(wet.abs_diff(want) <= 1, "coverage {c}: {wet} wet, want {want}");
+            // The wet share of the area (nodes weighted ¼ in the corners, ½ on the edges), to
+            // within one node.
+            let wet: u64 = water_mask(&hm, 3.0)
+                .iter()
+                .enumerate()
+                .filter(|(_, w)| **w)
+                .map(|(i, _)| weight4(i % 20, i / 20, 20, 20))
+                .sum();
+            let want = (c as f64 * 4.0 * 19.0 * 19.0).round() as u64;
+            assert!(wet.abs_diff(want) <= 4, "coverage {c}: {wet} wet, want {want}");
             // A shift, nothing else: differences between nodes are kept.
             let d0 = base.data[5] - base.data[17];
             assert!(((hm.data[5] - hm.data[17]) - d0).abs() < 1e-3);
@@ -472,5 +586,56 @@ mod tests {
         let before = hm.clone();
         apply_sea_level(&mut hm, &SeaLevelParams::default()).unwrap();
         assert_eq!(format!("{before:?}"), format!("{hm:?}"));
+    }
+
+    #[test]
+    fn the_band_is_in_metres() {
+        // A 40 m band sinks the same strip at 2 m and at 0.5 m; version 1's 20 nodes at 2 m is it.
+        let band = |w: usize, cell: f32| {
+            let mut hm = Heightmap::filled(w, w, cell, 10.0).unwrap();
+            island_filter(&mut hm, &IslandFilterParams { waterside_m: 40.0, ..Default::default() }).unwrap();
+            hm
+        };
+        let (coarse, fine) = (band(65, 2.0), band(257, 0.5));
+        for y in 0..65 {
+            for x in 0..65 {
+                assert!((coarse.get(x, y) - fine.get(4 * x, 4 * y)).abs() < 1e-5, "({x}, {y})");
+            }
+        }
+        assert_eq!(coarse.get(10, 32), 5.0);
+        let mut v1: IslandFilterParams = ron::from_str("(waterside: 20, mode: Seed004)").unwrap();
+        v1.upgrade_units(2.0);
+        assert_eq!((v1.waterside, v1.waterside_m, v1.mode), (None, 40.0, IslandMode::Seed004));
+        // Seed 004's loop rounds the band to whole nodes, and a band under half a node is off.
+        let mut hm = Heightmap::filled(9, 9, 2.0, 1.0).unwrap();
+        island_filter(
+            &mut hm,
+            &IslandFilterParams { waterside_m: 0.9, mode: IslandMode::Seed004, ..Default::default() },
+        )
+        .unwrap();
+        assert!(hm.data.iter().all(|&h| h == 1.0));
+        assert!(island_filter(&mut hm, &IslandFilterParams { waterside_m: f32::NAN, ..Default::default() }).is_err());
+    }
+
+    #[test]
+    fn coverage_is_a_share_of_the_area_at_any_resolution() {
+        // h = x (metres) over a 64 m square at 4 m and at 1 m: the share of the area below T is
+        // T / 64, so the shift is −64·c to within half a node at either spacing.
+        for c in [0.1f32, 0.25, 0.37, 0.5, 0.8, 0.95] {
+            for (n, cell) in [(17usize, 4.0f32), (65, 1.0)] {
+                let mut hm = Heightmap::from_fn(n, n, cell, |x, _| x as f32 * cell).unwrap();
+                let p = SeaLevelParams { level: 0.0, coverage: Some(c), seabed_depth: None };
+                apply_sea_level(&mut hm, &p).unwrap();
+                let got = -hm.get(0, 0);
+                assert!((got - 64.0 * c).abs() <= cell * 0.5 + 1e-3, "{c} at {cell} m: threshold {got}");
+            }
+        }
+        // Thin maps and non-finite heights are fine.
+        for (w, h) in [(1, 1), (1, 9), (9, 1), (2, 2)] {
+            let mut hm =
+                Heightmap::from_fn(w, h, 1.0, |x, y| if x + y == 1 { f32::NAN } else { (x + 3 * y) as f32 }).unwrap();
+            let p = SeaLevelParams { level: 0.0, coverage: Some(0.5), seabed_depth: None };
+            apply_sea_level(&mut hm, &p).unwrap();
+        }
     }
 }

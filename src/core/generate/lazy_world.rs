@@ -23,6 +23,13 @@
 //! `2^k` equals that generator's `2^k + 1` map (computed here in `f64`, there in `f32`).
 //! Heights returned are `raw · height_scale` metres.
 //!
+//! **Resolution.** The world is a grid of nodes and `origin` a node of it: a window of another
+//! size is another part of the world (or the same part at the world's own spacing), never the
+//! same land sampled more finely. It is a grid algorithm
+//! ([`super::Base::is_resolution_independent`] is false), so a build of a project at another
+//! resolution resamples the window's map (smoothly, over the same extent) instead of
+//! regenerating it.
+//!
 //! **Two evaluators, one formula.**
 //! * [`LazyWorld::height`] is the seed's memoised top-down recursion, run on an explicit work
 //!   stack (no call recursion): a node whose parents are all known is computed and memoised,

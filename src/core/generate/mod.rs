@@ -4,6 +4,22 @@
 //! Pipeline order (fixed, each stage optional):
 //! `base → hills → normalise → terraces → island filter → radial falloff → sea level`.
 //! Normalising before terracing makes the step count independent of the base's amplitude.
+//!
+//! ## World units
+//! A map is the sample of a world of fixed extent: node `(x, y)` is the point `(x·Δx, y·Δx)`
+//! metres with `Δx = cell_size`, and the extent is `((width−1)·Δx, (height−1)·Δx)`. Every
+//! parameter a user sets is in metres (wavelengths, radii, displacements, band widths), in
+//! fractions of the map (falloff radius, coverage, per-map counts: the extent is fixed) or
+//! unitless, so the same numbers sampled at 129², 513² or 2049² over the same extent give the same
+//! land. The fBm, Voronoi island, hills and flat bases are functions of world position
+//! ([`Base::is_resolution_independent`]); diamond-square and the lazy world are grid algorithms
+//! (a different node count gives a different random sequence), so a build at another size
+//! resamples their map instead of regenerating it. The stages after the base work in metres or in
+//! fractions of the map. What is left of the resolution is sampling: a coarse map has less
+//! detail, and the normalisation and the sea-level quantile see slightly different extremes.
+//!
+//! Version-1 files gave some of these in grid units; [`GenerateParams::upgrade_units`] converts
+//! them with the file's own cell size (see [`crate::core::units`]).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -93,11 +109,18 @@ impl Default for Base {
 }
 
 /// The fBm the editor and the CLI start from: 8 octaves of Perlin with the classic
-/// persistence 0.5, a first octave of about 3 cycles across a 513² map, and no offset.
-/// (`FbmParams::default()` keeps seed 004's own numbers — persistence 0.01, frequency 0.06 —
-/// which give a much blander, busier surface; they stay available as a preset.)
+/// persistence 0.5, a first octave of 333 m (about 3 cycles across the 1 km default island;
+/// version 1's 0.006 cycles per node on its 2 m grid), and no offset.
+/// (`FbmParams::default()` keeps seed 004's own numbers — persistence 0.01, 0.06 cycles per node
+/// at 2 m — which give a much blander, busier surface; they stay available as a preset.)
 pub fn landscape_fbm() -> FbmParams {
-    FbmParams { frequency: 0.006, amplitude: 100.0, persistence: 0.5, offset: [0.0, 0.0], ..FbmParams::default() }
+    FbmParams {
+        wavelength_m: 1000.0 / 3.0,
+        amplitude: 100.0,
+        persistence: 0.5,
+        offset: [0.0, 0.0],
+        ..FbmParams::default()
+    }
 }
 
 impl Base {
@@ -118,6 +141,39 @@ impl Base {
             Base::Flat { .. } => "flat",
         }
     }
+
+    /// Whether this base is a function of world position, so a build at another node count over
+    /// the same extent regenerates the same land (fBm, Voronoi island, hills, flat). Diamond-square
+    /// and the lazy world are grid algorithms: their random sequence follows the node count, so a
+    /// build resamples their map (smoothly) instead.
+    pub fn is_resolution_independent(&self) -> bool {
+        match self {
+            Base::Fbm(_) | Base::VoronoiIsland(_) | Base::Hills(_) | Base::Flat { .. } => true,
+            Base::DiamondSquare(_) | Base::LazyWorld(_) => false,
+        }
+    }
+
+    /// Converts the version-1 values of the active generator (see
+    /// [`GenerateParams::upgrade_units`]).
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        match self {
+            Base::Fbm(p) => p.upgrade_units(cell_size),
+            Base::VoronoiIsland(p) => p.upgrade_units(cell_size),
+            Base::Hills(p) => p.upgrade_units(cell_size),
+            Base::DiamondSquare(_) | Base::LazyWorld(_) | Base::Flat { .. } => {}
+        }
+    }
+
+    /// Whether the active generator still holds version-1 values.
+    pub fn has_legacy_units(&self) -> bool {
+        use crate::core::units::Legacy;
+        match self {
+            Base::Fbm(p) => p.has_legacy() || p.warp.has_legacy(),
+            Base::VoronoiIsland(p) => p.has_legacy(),
+            Base::Hills(p) => p.has_legacy(),
+            Base::DiamondSquare(_) | Base::LazyWorld(_) | Base::Flat { .. } => false,
+        }
+    }
 }
 
 crate::params! {
@@ -131,8 +187,10 @@ crate::params! {
         /// Nodes along y.
         pub height: usize = 513, unit "nodes", range [1, MAX_SIDE];
         /// Distance between nodes (greater than 0, less than 10⁶: 999 999.94 is the largest f32
-        /// below it).
-        pub cell_size: f32 = 1.0, unit "m", range [ABOVE_ZERO, 999_999.937_5];
+        /// below it). Default 2 m, the default island's spacing (version 1: 1 m; a file that
+        /// leaves it out now means a 2 m grid, and its version-1 values in nodes are converted with
+        /// 2 m, so its heights come out the same).
+        pub cell_size: f32 = 2.0, unit "m", range [ABOVE_ZERO, 999_999.937_5];
         /// Seed of every random choice; the same seed gives the same bits.
         pub seed: u64 = 1;
         /// The base generator.
@@ -186,6 +244,38 @@ impl GenerateParams {
             s.validate()?;
         }
         Ok(())
+    }
+
+    /// Converts every version-1 value (grid units) in the base and the stages into world units,
+    /// with this map's own `cell_size`: the values were made for it. Call it on parameters read
+    /// from a file (presets, settings, scripts, projects); it does nothing to version-2 values.
+    pub fn upgrade_units(&mut self) {
+        let c = self.cell_size;
+        self.base.upgrade_units(c);
+        if let Some(h) = &mut self.hills {
+            h.upgrade_units(c);
+        }
+        if let Some(i) = &mut self.island {
+            i.upgrade_units(c);
+        }
+    }
+
+    /// Whether the base or a stage still holds version-1 values ([`Self::upgrade_units`] clears
+    /// them all). The generated [`crate::core::units::Legacy::has_legacy`] of this type looks at
+    /// its own fields only, and it has none.
+    pub fn has_legacy_units(&self) -> bool {
+        use crate::core::units::Legacy;
+        self.base.has_legacy_units()
+            || self.hills.as_ref().is_some_and(|h| h.has_legacy())
+            || self.island.as_ref().is_some_and(|i| i.has_legacy())
+    }
+
+    /// Reads parameters from RON text and converts any version-1 values
+    /// ([`Self::upgrade_units`]).
+    pub fn from_ron(text: &str) -> Result<Self, ron::error::SpannedError> {
+        let mut p: Self = ron::from_str(text)?;
+        p.upgrade_units();
+        Ok(p)
     }
 
     /// "Random landscape": the same settings with a fresh seed from the OS.

@@ -1,48 +1,84 @@
 //! Voronoi islands (SPEC §1, seed 001, after A. Patel's "Polygonal Map Generation for Games",
 //! 2010, which seed 001 cites).
 //!
-//! 1. **Sites.** `points` random positions, uniform over the map (SplitMix64 from the seed).
-//! 2. **Voronoi diagram on the raster.** Every node `p` belongs to the site `i` minimising
+//! The island is a function of world position: node `(x, y)` is the point `(x·Δx, y·Δx)` of a
+//! world whose extent `((W−1)·Δx, (H−1)·Δx)` is fixed, and every step that decides the polygons
+//! is defined on that extent, not on the map's nodes, so the same parameters give the same
+//! polygons, the same water and the same coast at 129², 513² or 2049². What the resolution still
+//! changes is how finely the distances to the coast are sampled (step 6): on the default island
+//! a 257² map differs from a 1025² one by about 0.5 m on average and a few metres at most (see
+//! `tests/generate.rs`).
+//!
+//! 1. **Sites.** `points` random positions, uniform over the map's extent: fractions `u, v ∈
+//!    [0, 1)` of each side (SplitMix64 from the seed), the same world points at any resolution.
+//! 2. **Voronoi diagram on a raster.** Every raster node `p` belongs to the site `i` minimising
 //!    `|p − s_i|²` (ties: lowest index). A bucket grid of about two sites per bucket is searched
 //!    ring by ring until the distance to the unsearched rings exceeds the best distance found;
 //!    on top of it each small tile of nodes keeps the complete list of sites that can be nearest
 //!    anywhere in the tile, so a query scans a handful of sites and is still exact.
-//! 3. **Lloyd relaxation** (`lloyd_iterations` times): each site moves to the centroid of its
-//!    nodes, `s_i ← (Σ_{p∈V_i} p) / |V_i|` (sums in integers, so exact at any thread count);
-//!    an empty cell keeps its site. This evens out cell sizes ("removes polygons that are too
-//!    small").
+//! 3. **Lloyd relaxation** (`lloyd_iterations` times), on a lattice over the extent with
+//!    `L = clamp(⌈16·√points⌉, 256, 4096)` nodes along the longer side whatever the map's own
+//!    node count (about 16 per site spacing): each site moves to the centroid of its lattice
+//!    nodes, `s_i ← (Σ_{p∈V_i} ω_p p) / Σ_{p∈V_i} ω_p`, with the trapezoid weights `ω_p` (1
+//!    inside, ½ on an edge, ¼ in a corner) so the sums integrate over the extent itself (sums of
+//!    `4·ω_p` in integers, so exact at any thread count); an empty cell keeps its site. This
+//!    evens out cell sizes ("removes polygons that are too small").
 //! 4. **Noisy borders.** The final diagram is looked up at a perturbed position
-//!    `p' = p + border_noise · (n_x(p), n_y(p))`, with `n_x, n_y ∈ [-1, 1]` two independent
-//!    fractal value-noise fields, so polygon borders wiggle by up to `border_noise` nodes.
+//!    `p' = p + border_noise_m · (n_x(p), n_y(p))`, with `n_x, n_y ∈ [-1, 1]` two independent
+//!    fractal value-noise fields, so polygon borders wiggle by up to `border_noise_m` metres
+//!    (`border_noise_m / Δx` nodes). Every map node is labelled so.
 //! 5. **Water.** `round(water_fraction · points)` polygons are chosen at random as water (a
-//!    partial Fisher–Yates draw); with `border_is_water` every polygon owning a border node is
-//!    water too.
+//!    partial Fisher–Yates draw); with `border_is_water` every polygon that touches the border is
+//!    water too: those met by 16 385 perturbed samples along the longer border (in proportion
+//!    along the shorter), the same points at any resolution, and those owning a border node of
+//!    the map, so the map's border is always water.
 //! 6. **Heights.** An exact Euclidean distance transform (Felzenszwalb & Huttenlocher 2012,
 //!    "Distance Transforms of Sampled Functions": 1-D distances along each row by two sweeps,
 //!    then per column the lower envelope of the parabolas `(y − v)² + g(v)²`) gives every land
 //!    node its distance `d_w` to the nearest water node and every water node its distance `d_l`
-//!    to the nearest land node (in nodes). Then
+//!    to the nearest land node (in nodes; the heights use only ratios of them, so the unit
+//!    cancels). The coast lies between a node and its nearest node of the other class, so the
+//!    distance to the coast is taken as `d − ½`, which removes the half-node bias a coarse map
+//!    would otherwise have. Then
 //!    ```text
-//!    land : h = H · (d_w / max d_w)^e · (1 + a·n_h(p))
-//!    water: h = −H · D · (d_l / max d_l) · (1 + a·n_h(p))
+//!    land : h = H · ((d_w − ½) / (max d_w − ½))^e · (1 + a·n_h(p))
+//!    water: h = −H · D · ((d_l − ½) / (max d_l − ½)) · (1 + a·n_h(p))
 //!    ```
 //!    with `H = height_scale`, `e = height_exponent`, `D = sea_depth`, `a = height_noise` and
 //!    `n_h ∈ [-1, 1]` a third noise field: the height noise is proportional to the height, so
-//!    the coastline stays exactly at sea level 0 and all water lies below all land (for
-//!    `a < 1`). A map with no water is a plateau at `H` (times the noise); one with no land is
-//!    sea at depth `H·D`.
+//!    the coastline stays at sea level 0 (every node keeps its sign: `d ≥ 1`) and all water lies
+//!    below all land (for `a < 1`). A map with no water is a plateau at `H` (times the noise);
+//!    one with no land is sea at depth `H·D`.
 //!
 //! The noise is our own hash-based value noise (quintic-smoothed lattice of
 //! [`rng::hash2`](crate::core::rng::hash2) values, 4 octaves, lacunarity 2, gain ½, divided by
 //! the amplitude sum so it stays in `[-1, 1]`); `noise_frequency` counts base-octave features
-//! across the map's longer side.
+//! across the map's longer extent `max(W−1, H−1)·Δx` (per map: the extent is fixed), i.e.
+//! `noise_frequency / max(W−1, H−1)` cycles per node.
+//!
+//! | parameter | unit | range | default |
+//! |---|---|---|---|
+//! | `points` | per map | `[1, 65 536]` | 512 |
+//! | `lloyd_iterations` | — | `[0, 64]` | 2 |
+//! | `water_fraction` | — | `[0, 1]` | 0.25 |
+//! | `height_scale` | m | `[0, 1e5]` | 100 |
+//! | `height_exponent`, `sea_depth`, `height_noise` | — | `[0.1, 10]`, `[0, 10]`, `[0, 1]` | 1, 0.2, 0.3 |
+//! | `border_noise_m` | m | `[0, 1e5]` | 12 (version 1: 6 nodes on the default island's 2 m grid) |
+//! | `noise_frequency` | per map | `[0.01, 4096]` | 8 |
+//!
+//! Version 1 drew the sites over `[−½, W−½)` nodes, relaxed them on the map's own nodes, found
+//! the border polygons on the map's border nodes, measured heights from `d` rather than `d − ½`
+//! and counted `noise_frequency` across `max(W, H)` nodes: all of it followed the node count, so
+//! its islands were not the same land at another resolution, and this version draws different
+//! ones (of the same character) from the same seed.
 
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::GenError;
-use crate::core::heightmap::{Heightmap, check_size};
+use crate::core::heightmap::{Heightmap, check_cell, check_size};
 use crate::core::rng::{SplitMix64, hash2, mix64, signed_f32};
+use crate::core::units::Sampling;
 
 crate::params! {
     /// Parameters of [`generate`].
@@ -68,9 +104,10 @@ crate::params! {
         /// Relative height noise `a`: heights are multiplied by `1 + a·n`, `n ∈ [-1, 1]` (at 1 land may
         /// touch sea level).
         pub height_noise: f32 = 0.3, range [0.0, 1.0];
-        /// Largest displacement of polygon borders, nodes.
-        pub border_noise: f32 = 6.0, unit "nodes", range [0.0, 1024.0];
-        /// Base-octave noise features across the map's longer side.
+        /// Largest displacement of polygon borders, metres. Default 12 m: version 1's 6 nodes
+        /// (`border_noise`) on the default island's 2 m grid.
+        pub border_noise_m: f32 = 12.0, unit "m", range [0.0, 1e5], legacy border_noise: f32;
+        /// Base-octave noise features across the map's longer extent (per map).
         pub noise_frequency: f32 = 8.0, range [0.01, 4096.0];
     }
 }
@@ -80,6 +117,14 @@ impl VoronoiIslandParams {
     pub fn validate(&self) -> Result<(), GenError> {
         self.check_ranges()?;
         Ok(())
+    }
+
+    /// Converts a version-1 border noise (nodes) made for a map of this cell size (metres) into
+    /// metres.
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        if let Some(b) = self.border_noise.take() {
+            self.border_noise_m = Sampling::new(cell_size).metres(b as f64) as f32;
+        }
     }
 }
 
@@ -143,7 +188,6 @@ impl ValueNoise {
     }
 
     /// One octave at a point (the reference [`Self::fill_row`] is tested against).
-    #[cfg(test)]
     fn octave(&self, x: f64, y: f64, octave: u32) -> f64 {
         let fx = x.floor();
         let fy = y.floor();
@@ -208,8 +252,7 @@ impl ValueNoise {
         out.iter_mut().for_each(|o| *o = (*o / norm).clamp(-1.0, 1.0));
     }
 
-    /// The noise at one point.
-    #[cfg(test)]
+    /// The noise at one point (node coordinates, fractions allowed).
     fn at(&self, x: f64, y: f64) -> f64 {
         let (mut sum, mut amp, mut norm, mut f) = (0.0, 1.0, 0.0, self.freq);
         for o in 0..Self::OCTAVES {
@@ -428,24 +471,19 @@ impl<'a> Nearest<'a> {
     }
 }
 
-/// Labels every node with its nearest site, optionally at noise-perturbed positions.
-fn label_nodes(
-    sites: &[[f32; 2]],
-    width: usize,
-    height: usize,
-    warp: Option<(f32, ValueNoise, ValueNoise)>,
-) -> Vec<u32> {
-    let near = Nearest::new(sites, width, height);
-    let plan = warp.as_ref().map(|(_, nx, _)| nx.x_plan(width)).unwrap_or_default();
+/// Labels every node of a `width × height` grid with its nearest site (`near`), optionally at
+/// noise-perturbed positions.
+fn label_nodes(near: &Nearest, width: usize, height: usize, warp: Option<&BorderNoise>) -> Vec<u32> {
+    let plan = warp.map(|b| b.nx.x_plan(width)).unwrap_or_default();
     let mut labels = vec![0u32; width * height];
     labels.par_chunks_mut(width).enumerate().for_each_init(
         || (vec![0.0f64; width], vec![0.0f64; width]),
         |(wx, wy), (y, row)| {
-            if let Some((amp, nx, ny)) = &warp {
-                nx.fill_row(&plan, y as f64, wx);
-                ny.fill_row(&plan, y as f64, wy);
+            if let Some(b) = warp {
+                b.nx.fill_row(&plan, y as f64, wx);
+                b.ny.fill_row(&plan, y as f64, wy);
                 for (x, l) in row.iter_mut().enumerate() {
-                    *l = near.nearest(x as f32 + amp * wx[x] as f32, y as f32 + amp * wy[x] as f32);
+                    *l = near.nearest(x as f32 + b.amp * wx[x] as f32, y as f32 + b.amp * wy[x] as f32);
                 }
             } else {
                 for (x, l) in row.iter_mut().enumerate() {
@@ -457,22 +495,41 @@ fn label_nodes(
     labels
 }
 
-/// Builds the (relaxed, noise-bordered) Voronoi polygons and picks the water polygons.
-pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) -> Result<VoronoiCells, GenError> {
-    check_size(width, height)?;
-    p.validate()?;
-    let n = p.points as usize;
-    let mut rng = SplitMix64::stream(seed, SALT_SITES);
-    let mut sites: Vec<[f32; 2]> =
-        (0..n).map(|_| [rng.next_f32() * width as f32 - 0.5, rng.next_f32() * height as f32 - 0.5]).collect();
-    for _ in 0..p.lloyd_iterations {
-        let labels = label_nodes(&sites, width, height, None);
-        let mut sum = vec![(0u64, 0u64, 0u64); n];
+/// The border noise: amplitude (nodes) and the two displacement fields.
+struct BorderNoise {
+    amp: f32,
+    nx: ValueNoise,
+    ny: ValueNoise,
+}
+
+impl BorderNoise {
+    /// The displaced position of node-space point `(x, y)`.
+    fn displace(&self, x: f64, y: f64) -> (f32, f32) {
+        (x as f32 + self.amp * self.nx.at(x, y) as f32, y as f32 + self.amp * self.ny.at(x, y) as f32)
+    }
+}
+
+/// Samples of the relaxation lattice along the map's longer side: about 16 per site spacing.
+fn lloyd_side(points: usize) -> usize {
+    ((16.0 * (points as f64).sqrt()).ceil() as usize).clamp(256, 4096)
+}
+
+/// Samples along the map's longer border that decide which polygons touch the border.
+const BORDER_SAMPLES: usize = 16_385;
+
+/// Lloyd relaxation on a `lw × lh` lattice (node units of the lattice): each site moves to the
+/// trapezoid-weighted centroid of its lattice nodes; an empty cell keeps its site.
+fn relax(sites: &mut [[f32; 2]], lw: usize, lh: usize, iterations: u32) {
+    for _ in 0..iterations {
+        let labels = label_nodes(&Nearest::new(sites, lw, lh), lw, lh, None);
+        let mut sum = vec![(0u64, 0u64, 0u64); sites.len()];
         for (i, &l) in labels.iter().enumerate() {
+            let (x, y) = (i % lw, i / lw);
+            let wgt = axis_weight(x, lw) * axis_weight(y, lh);
             let e = &mut sum[l as usize];
-            e.0 += (i % width) as u64;
-            e.1 += (i / width) as u64;
-            e.2 += 1;
+            e.0 += x as u64 * wgt;
+            e.1 += y as u64 * wgt;
+            e.2 += wgt;
         }
         for (s, &(sx, sy, c)) in sites.iter_mut().zip(&sum) {
             if c > 0 {
@@ -480,13 +537,69 @@ pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) ->
             }
         }
     }
-    let freq = p.noise_frequency as f64 / width.max(height) as f64;
-    let warp = (p.border_noise > 0.0).then_some((
-        p.border_noise,
-        ValueNoise { seed: seed ^ SALT_NOISE_X, freq },
-        ValueNoise { seed: seed ^ SALT_NOISE_Y, freq },
-    ));
-    let labels = label_nodes(&sites, width, height, warp);
+}
+
+/// The trapezoid weight of node `i` of `n` along one axis, times 2: 1 at an end, 2 inside (a
+/// one-node axis has weight 2).
+#[inline]
+fn axis_weight(i: usize, n: usize) -> u64 {
+    if n > 1 && (i == 0 || i == n - 1) { 1 } else { 2 }
+}
+
+/// Noise frequency in cycles per node: `noise_frequency` across the longer extent.
+fn noise_cycles_per_node(p: &VoronoiIslandParams, width: usize, height: usize) -> f64 {
+    p.noise_frequency as f64 / (width.max(height) - 1).max(1) as f64
+}
+
+/// Builds the (relaxed, noise-bordered) Voronoi polygons of a `width × height` map with nodes
+/// `cell_size` metres apart and picks the water polygons.
+///
+/// Everything that decides the polygons is defined on the world's extent, not on the map's
+/// nodes, so it is the same at any resolution: the sites are drawn as fractions of the extent,
+/// relaxed on a lattice of [`lloyd_side`] samples along the longer side (whatever the map's node
+/// count), and the polygons that touch the border are found by [`BORDER_SAMPLES`] samples along
+/// the longer border (and every border node of the map, so the border is always water).
+pub fn cells(
+    width: usize,
+    height: usize,
+    cell_size: f32,
+    p: &VoronoiIslandParams,
+    seed: u64,
+) -> Result<VoronoiCells, GenError> {
+    check_size(width, height)?;
+    check_cell(cell_size)?;
+    p.validate()?;
+    let n = p.points as usize;
+    // The longer side, in node steps, and each side as a fraction of it (exact ratios, so the
+    // same at any resolution of the same extent).
+    let m = (width.max(height) - 1).max(1) as f64;
+    let (rx, ry) = ((width - 1) as f64 / m, (height - 1) as f64 / m);
+    let side = lloyd_side(n);
+    let span = (side - 1) as f64;
+    let (lw, lh) = ((rx * span).round() as usize + 1, (ry * span).round() as usize + 1);
+    let mut rng = SplitMix64::stream(seed, SALT_SITES);
+    let mut sites: Vec<[f32; 2]> = (0..n)
+        .map(|_| {
+            let (u, v) = (rng.next_f32() as f64, rng.next_f32() as f64);
+            [(u * rx * span) as f32, (v * ry * span) as f32]
+        })
+        .collect();
+    relax(&mut sites, lw, lh, p.lloyd_iterations);
+    // Lattice units to the map's node units.
+    let to_nodes = m / span;
+    for s in &mut sites {
+        *s = [(s[0] as f64 * to_nodes) as f32, (s[1] as f64 * to_nodes) as f32];
+    }
+    let freq = noise_cycles_per_node(p, width, height);
+    // At most 10⁹ nodes (far beyond any map) keeps the displaced positions finite.
+    let amp = Sampling::new(cell_size).nodes(p.border_noise_m as f64).min(1e9) as f32;
+    let warp = (amp > 0.0).then_some(BorderNoise {
+        amp,
+        nx: ValueNoise { seed: seed ^ SALT_NOISE_X, freq },
+        ny: ValueNoise { seed: seed ^ SALT_NOISE_Y, freq },
+    });
+    let near = Nearest::new(&sites, width, height);
+    let labels = label_nodes(&near, width, height, warp.as_ref());
 
     // Water polygons: a random subset, then (optionally) everything on the border.
     let mut water = vec![false; n];
@@ -499,6 +612,25 @@ pub fn cells(width: usize, height: usize, p: &VoronoiIslandParams, seed: u64) ->
         water[order[i] as usize] = true;
     }
     if p.border_is_water {
+        let label_at = |x: f64, y: f64| match &warp {
+            Some(b) => {
+                let (px, py) = b.displace(x, y);
+                near.nearest(px, py)
+            }
+            None => near.nearest(x as f32, y as f32),
+        };
+        let (ex, ey) = ((width - 1) as f64, (height - 1) as f64);
+        for along_x in [true, false] {
+            let (len, rel) = if along_x { (ex, rx) } else { (ey, ry) };
+            let count = (rel * (BORDER_SAMPLES - 1) as f64).round() as usize + 1;
+            for i in 0..count {
+                let t = if count > 1 { i as f64 / (count - 1) as f64 * len } else { 0.0 };
+                let ends = if along_x { [(t, 0.0), (t, ey)] } else { [(0.0, t), (ex, t)] };
+                for (x, y) in ends {
+                    water[label_at(x, y) as usize] = true;
+                }
+            }
+        }
         for x in 0..width {
             water[labels[x] as usize] = true;
             water[labels[(height - 1) * width + x] as usize] = true;
@@ -663,7 +795,7 @@ pub fn generate(
 ) -> Result<Heightmap, GenError> {
     check_size(width, height)?;
     let mut hm = Heightmap::new(width, height, cell_size)?;
-    let c = cells(width, height, p, seed)?;
+    let c = cells(width, height, cell_size, p, seed)?;
     let is_water: Vec<bool> = c.labels.iter().map(|&l| c.water[l as usize]).collect();
     let dist = opposite_distance(&is_water, width, height);
     let max_over = |class: bool| {
@@ -675,7 +807,7 @@ pub fn generate(
     };
     let max_land = max_over(false) as f64;
     let max_water = max_over(true) as f64;
-    let freq = p.noise_frequency as f64 / width.max(height) as f64;
+    let freq = noise_cycles_per_node(p, width, height);
     let noise = ValueNoise { seed: seed ^ SALT_NOISE_H, freq };
     let (hs, e, depth, a) =
         (p.height_scale as f64, p.height_exponent as f64, p.sea_depth as f64, p.height_noise as f64);
@@ -692,10 +824,10 @@ pub fn generate(
                 let n = if a > 0.0 { 1.0 + a * nrow[x] } else { 1.0 };
                 let d = dist[i] as f64;
                 let v = if is_water[i] {
-                    let t = if max_water > 0.0 && d.is_finite() { d / max_water } else { 1.0 };
+                    let t = if max_water > 0.0 && d.is_finite() { (d - 0.5) / (max_water - 0.5) } else { 1.0 };
                     -hs * depth * t * n
                 } else {
-                    let t = if max_land > 0.0 && d.is_finite() { d / max_land } else { 1.0 };
+                    let t = if max_land > 0.0 && d.is_finite() { (d - 0.5) / (max_land - 0.5) } else { 1.0 };
                     hs * shape(t) * n
                 };
                 *h = v as f32;

@@ -55,6 +55,15 @@ pub fn load<T: DeserializeOwned>(path: &Path) -> Result<T, PresetError> {
     ron::from_str(&text).map_err(|e| PresetError::Parse { path: path.display().to_string(), msg: e.to_string() })
 }
 
+/// Reads generator parameters ([`GenerateParams`](crate::core::generate::GenerateParams)) from a
+/// RON preset and converts any version-1 values (grid units) with the preset's own cell size
+/// ([`GenerateParams::upgrade_units`](crate::core::generate::GenerateParams::upgrade_units)).
+pub fn load_generate(path: &Path) -> Result<crate::core::generate::GenerateParams, PresetError> {
+    let mut p: crate::core::generate::GenerateParams = load(path)?;
+    p.upgrade_units();
+    Ok(p)
+}
+
 /// Writes `value` as a pretty RON preset, atomically.
 pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), PresetError> {
     let text = ron::ser::to_string_pretty(value, ron::ser::PrettyConfig::default())

@@ -47,6 +47,8 @@ use crate::editor::timeline::Timeline;
 pub const STRENGTH_RANGE: [f32; 2] = [0.0, 2.0];
 
 /// Where the base heights come from.
+// One per layer stack: the generator's size next to a path does not matter.
+#[allow(clippy::large_enum_variant)]
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 pub enum BaseSource {
     /// A generator run with these parameters (deterministic: the same parameters give the same

@@ -299,7 +299,11 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
     }
     let meta_end = HEADER + m as usize;
     let text = std::str::from_utf8(&bytes[HEADER..meta_end]).map_err(|_| damaged("the description is not UTF-8"))?;
-    let meta: Meta = ron::from_str(text).map_err(|e| damaged(format!("the description does not parse: {e}")))?;
+    let mut meta: Meta = ron::from_str(text).map_err(|e| damaged(format!("the description does not parse: {e}")))?;
+    if let BaseSource::Generator(g) = &mut meta.base_source {
+        // Version-1 values (grid units) are read with the generator's own cell size.
+        g.upgrade_units();
+    }
     let blob = &bytes[meta_end..body];
     let (w, h) = (meta.width, meta.height);
     check_size(w, h).map_err(|e| damaged(e.to_string()))?;

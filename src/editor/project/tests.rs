@@ -151,3 +151,28 @@ fn small_project() -> Vec<u8> {
         })
         .clone()
 }
+
+#[test]
+fn a_version_1_generator_base_is_read_in_world_units() {
+    use crate::core::generate::hills::HillsParams;
+    use crate::core::generate::{Base as GenBase, GenerateParams};
+    let map = Heightmap::filled(20, 10, 2.0, 1.0).unwrap();
+    let hills = HillsParams { radius_min_m: 8.0, radius_max_m: 12.0, ..Default::default() };
+    let g = GenerateParams { width: 20, height: 10, cell_size: 2.0, base: GenBase::Hills(hills), ..Default::default() };
+    let bytes = encode(&LayerStack::new(&map, BaseSource::Generator(g.clone())), &ProjectView::default()).unwrap();
+    // The same project as version 1 wrote it: the radii in nodes of its 2 m grid.
+    let m = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let meta = std::str::from_utf8(&bytes[HEADER..HEADER + m]).unwrap();
+    let old = meta.replace("radius_min_m:8.0", "radius_min:4.0").replace("radius_max_m:12.0", "radius_max:6.0");
+    assert!(old.contains("radius_min:4.0") && old.contains("radius_max:6.0"), "{meta}");
+    let mut v1 = bytes[..HEADER].to_vec();
+    v1[12..16].copy_from_slice(&(old.len() as u32).to_le_bytes());
+    v1.extend_from_slice(old.as_bytes());
+    v1.extend_from_slice(&bytes[HEADER + m..bytes.len() - 4]);
+    let crc = crc32fast::hash(&v1);
+    v1.extend_from_slice(&crc.to_le_bytes());
+    let p = decode(&v1).unwrap();
+    let BaseSource::Generator(back) = &p.stack.base.source else { panic!("not a generator") };
+    assert!(!back.has_legacy_units());
+    assert_eq!(*back, g);
+}

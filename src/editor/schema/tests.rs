@@ -344,8 +344,8 @@ fn validate_json(top: &str, v: Value) -> Option<Result<(), Option<&'static str>>
 /// Bounds another field's rule may refuse at the defaults (the range itself is still checked
 /// just outside): `(type, field, the rule)`.
 const CROSS_FIELD: &[(&str, &str, &str)] = &[
-    ("HillsParams", "radius_min", "radius_max >= radius_min"),
-    ("HillsParams", "radius_max", "radius_max >= radius_min"),
+    ("HillsParams", "radius_min_m", "radius_max_m >= radius_min_m"),
+    ("HillsParams", "radius_max_m", "radius_max_m >= radius_min_m"),
     ("HillsParams", "height_min", "height_max >= height_min"),
     ("HillsParams", "height_max", "height_max >= height_min"),
     ("PipeParams", "evaporation", "evaporation · dt <= 1"),

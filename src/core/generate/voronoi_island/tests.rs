@@ -117,7 +117,7 @@ fn water_is_below_land_and_border_is_water() {
     let p = VoronoiIslandParams { points: 60, ..Default::default() };
     let (w, h) = (80usize, 72usize);
     let hm = generate(w, h, 1.0, &p, 12).unwrap();
-    let c = cells(w, h, &p, 12).unwrap();
+    let c = cells(w, h, 1.0, &p, 12).unwrap();
     let mut water_max = f32::NEG_INFINITY;
     let mut land_min = f32::INFINITY;
     let (mut nw, mut nl) = (0, 0);
@@ -141,28 +141,28 @@ fn water_is_below_land_and_border_is_water() {
     assert!(water_max < land_min && land_min > 0.0, "{water_max} vs {land_min}");
     assert!(hm.stats().max <= p.height_scale * (1.0 + p.height_noise) + 1e-3);
     // The water fraction really selects inland polygons: more water with a larger fraction.
-    let more = cells(w, h, &VoronoiIslandParams { water_fraction: 0.6, ..p.clone() }, 12).unwrap();
+    let more = cells(w, h, 1.0, &VoronoiIslandParams { water_fraction: 0.6, ..p.clone() }, 12).unwrap();
     assert!(more.water.iter().filter(|w| **w).count() > c.water.iter().filter(|w| **w).count());
 }
 
 #[test]
 fn land_height_grows_with_distance_to_water() {
-    // No noise: height is exactly H·(d/dmax)^e.
+    // No noise: height is exactly H·((d − ½)/(dmax − ½))^e.
     let p = VoronoiIslandParams {
         points: 30,
         height_noise: 0.0,
-        border_noise: 0.0,
+        border_noise_m: 0.0,
         height_exponent: 2.0,
         ..Default::default()
     };
     let (w, h) = (64usize, 48usize);
     let hm = generate(w, h, 1.0, &p, 3).unwrap();
-    let c = cells(w, h, &p, 3).unwrap();
+    let c = cells(w, h, 1.0, &p, 3).unwrap();
     let water: Vec<bool> = c.labels.iter().map(|&l| c.water[l as usize]).collect();
     let d = opposite_distance(&water, w, h);
     let dmax = (0..w * h).filter(|&i| !water[i]).map(|i| d[i] as f64).fold(0.0, f64::max);
     for i in (0..w * h).filter(|&i| !water[i]) {
-        let want = 100.0 * (d[i] as f64 / dmax).powf(2.0);
+        let want = 100.0 * ((d[i] as f64 - 0.5) / (dmax - 0.5)).powf(2.0);
         assert!((hm.data[i] as f64 - want).abs() < 1e-3);
     }
     assert!((hm.stats().max - 100.0).abs() < 1e-3);
@@ -187,8 +187,8 @@ fn no_border_water_and_no_water_fraction_is_a_plateau() {
 #[test]
 fn lloyd_relaxation_evens_out_cell_areas() {
     let variance = |iters: u32| {
-        let p = VoronoiIslandParams { points: 64, lloyd_iterations: iters, border_noise: 0.0, ..Default::default() };
-        let a = cells(128, 128, &p, 77).unwrap().areas();
+        let p = VoronoiIslandParams { points: 64, lloyd_iterations: iters, border_noise_m: 0.0, ..Default::default() };
+        let a = cells(128, 128, 1.0, &p, 77).unwrap().areas();
         let mean = a.iter().sum::<u64>() as f64 / a.len() as f64;
         a.iter().map(|&v| (v as f64 - mean).powi(2)).sum::<f64>() / a.len() as f64
     };
@@ -200,10 +200,10 @@ fn lloyd_relaxation_evens_out_cell_areas() {
 
 #[test]
 fn border_noise_moves_borders_by_at_most_its_amplitude() {
-    let base = VoronoiIslandParams { points: 25, border_noise: 0.0, ..Default::default() };
-    let noisy = VoronoiIslandParams { border_noise: 3.0, ..base.clone() };
-    let a = cells(64, 64, &base, 8).unwrap();
-    let b = cells(64, 64, &noisy, 8).unwrap();
+    let base = VoronoiIslandParams { points: 25, border_noise_m: 0.0, ..Default::default() };
+    let noisy = VoronoiIslandParams { border_noise_m: 3.0, ..base.clone() };
+    let a = cells(64, 64, 1.0, &base, 8).unwrap();
+    let b = cells(64, 64, 1.0, &noisy, 8).unwrap();
     assert_eq!(a.sites, b.sites);
     assert_ne!(a.labels, b.labels);
     // A node whose label changed is within 3 nodes of a node that had the new label.
@@ -236,7 +236,7 @@ fn bad_parameters_are_errors() {
         VoronoiIslandParams { height_exponent: 0.0, ..ok.clone() },
         VoronoiIslandParams { sea_depth: f32::INFINITY, ..ok.clone() },
         VoronoiIslandParams { height_noise: 2.0, ..ok.clone() },
-        VoronoiIslandParams { border_noise: -1.0, ..ok.clone() },
+        VoronoiIslandParams { border_noise_m: -1.0, ..ok.clone() },
         VoronoiIslandParams { noise_frequency: 0.0, ..ok.clone() },
     ];
     for p in bads {
@@ -250,4 +250,27 @@ fn bad_parameters_are_errors() {
     assert!(generate(1, 1, 1.0, &ok, 0).unwrap().all_finite());
     let d: VoronoiIslandParams = serde_json::from_str("{\"points\": 9}").unwrap();
     assert_eq!(d, VoronoiIslandParams { points: 9, ..Default::default() });
+}
+
+#[test]
+fn the_polygons_are_the_same_at_any_resolution() {
+    // The same 256 m × 192 m world at 4 m and at 1 m: the same sites (in metres), the same water
+    // polygons and, at every common node, the same polygon.
+    let p = VoronoiIslandParams { points: 60, border_noise_m: 10.0, ..Default::default() };
+    let coarse = cells(65, 49, 4.0, &p, 9).unwrap();
+    let fine = cells(257, 193, 1.0, &p, 9).unwrap();
+    assert_eq!(coarse.water, fine.water);
+    for (a, b) in coarse.sites.iter().zip(&fine.sites) {
+        assert_eq!([a[0] * 4.0, a[1] * 4.0], *b);
+    }
+    for y in 0..49 {
+        for x in 0..65 {
+            assert_eq!(coarse.labels[y * 65 + x], fine.labels[4 * y * 257 + 4 * x], "({x}, {y})");
+        }
+    }
+    // Version 1's border noise in nodes, read with its map's cell size.
+    let mut v1: VoronoiIslandParams = ron::from_str("(points: 60, border_noise: 2.5)").unwrap();
+    v1.upgrade_units(4.0);
+    assert_eq!((v1.border_noise, v1.border_noise_m), (None, 10.0));
+    assert_eq!(v1, p);
 }
