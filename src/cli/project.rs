@@ -238,7 +238,11 @@ fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value,
             pr.preview_channels,
             pr.build_channels,
             pr.channel_area_m2,
-            if pr.meets(0.02, 0.8) { "meets the goals (≤ 2 %, ≥ 80 %)" } else { "MISSES the goals (≤ 2 %, ≥ 80 %)" }
+            if pr.meets(0.02, 0.8) {
+                "meets the goals (≤ 2 %, ≥ 80 %)"
+            } else {
+                "MISSES the goals (≤ 2 %, ≥ 80 %)"
+            }
         );
         out["parity"] = serde_json::to_value(&pr).unwrap_or_default();
     } else {

@@ -35,12 +35,7 @@ use crate::core::heightmap::HeightmapError;
 pub fn weights(t: f64) -> [f64; 4] {
     let t2 = t * t;
     let t3 = t2 * t;
-    [
-        0.5 * (-t + 2.0 * t2 - t3),
-        0.5 * (2.0 - 5.0 * t2 + 3.0 * t3),
-        0.5 * (t + 4.0 * t2 - 3.0 * t3),
-        0.5 * (-t2 + t3),
-    ]
+    [0.5 * (-t + 2.0 * t2 - t3), 0.5 * (2.0 - 5.0 * t2 + 3.0 * t3), 0.5 * (t + 4.0 * t2 - 3.0 * t3), 0.5 * (-t2 + t3)]
 }
 
 /// Where output node `i` of `to` nodes falls among `from` source nodes: the source index
@@ -84,6 +79,21 @@ pub struct Resampler {
     /// Source rows resampled along x: `h` rows of `new_w` values.
     xrows: Vec<f64>,
     ytaps: Vec<Tap>,
+    bounded: bool,
+}
+
+/// `v` clamped to the range of the taps it was made from (for a bounded resampler).
+#[inline]
+fn bound(v: f64, t: &Tap, at: impl Fn(usize) -> f64) -> f64 {
+    let (mut lo, mut hi) = (f64::INFINITY, f64::NEG_INFINITY);
+    for j in 0..4 {
+        if t.w[j] != 0.0 {
+            let s = at(t.idx[j]);
+            lo = lo.min(s);
+            hi = hi.max(s);
+        }
+    }
+    if lo <= hi { v.clamp(lo, hi) } else { v }
 }
 
 impl Resampler {
@@ -92,16 +102,24 @@ impl Resampler {
     /// # Panics
     /// If `src.len() != w * h` or a size is 0 (callers pass grids they built).
     pub fn new(src: &[f32], w: usize, h: usize, new_w: usize, new_h: usize) -> Self {
+        Self::with_bounds(src, w, h, new_w, new_h, false)
+    }
+
+    /// [`Self::new`]; `bounded`: each pass clamps its value to the range of the source values it
+    /// interpolates, so the result never overshoots a step (a cliff, a shelf's edge), at the cost
+    /// of flattening a summit that falls between nodes to its highest node.
+    pub fn with_bounds(src: &[f32], w: usize, h: usize, new_w: usize, new_h: usize, bounded: bool) -> Self {
         assert!(w > 0 && h > 0 && new_w > 0 && new_h > 0 && src.len() == w * h, "resampler sizes");
         let xt = taps(w, new_w);
         let mut xrows = vec![0.0f64; h * new_w];
         xrows.par_chunks_mut(new_w).enumerate().for_each(|(y, out)| {
             let row = &src[y * w..(y + 1) * w];
             for (o, t) in out.iter_mut().zip(&xt) {
-                *o = (0..4).map(|j| t.w[j] * row[t.idx[j]] as f64).sum();
+                let v = (0..4).map(|j| t.w[j] * row[t.idx[j]] as f64).sum();
+                *o = if bounded { bound(v, t, |i| row[i] as f64) } else { v };
             }
         });
-        Self { new_w, xrows, ytaps: taps(h, new_h) }
+        Self { new_w, xrows, ytaps: taps(h, new_h), bounded }
     }
 
     /// Width of the output rows.
@@ -120,8 +138,13 @@ impl Resampler {
         let w = self.new_w;
         let r = |j: usize| &self.xrows[t.idx[j] * w..(t.idx[j] + 1) * w];
         let (r0, r1, r2, r3) = (r(0), r(1), r(2), r(3));
+        let rows = [r0, r1, r2, r3];
         for (x, o) in out.iter_mut().enumerate().take(w) {
-            let v = (t.w[0] * r0[x] + t.w[1] * r1[x] + t.w[2] * r2[x] + t.w[3] * r3[x]) as f32;
+            let mut v = t.w[0] * r0[x] + t.w[1] * r1[x] + t.w[2] * r2[x] + t.w[3] * r3[x];
+            if self.bounded {
+                v = bound(v, &Tap { idx: [0, 1, 2, 3], w: t.w }, |j| rows[j][x]);
+            }
+            let v = v as f32;
             *o = match clamp {
                 Some((lo, hi)) => v.clamp(lo, hi),
                 None => v,
@@ -258,6 +281,27 @@ mod tests {
         r.add_row(0, &mut acc, 2.0, Some(&weight), &mut tmp);
         assert_eq!(acc[0], 1.0);
         assert_eq!(acc[28], 2.0);
+    }
+
+    #[test]
+    fn a_bounded_resampler_never_overshoots_a_step_and_keeps_the_nodes() {
+        // A 20 m shelf edge, as the sea's edge of an eroded island has.
+        let step = grid(12, 12, |x, y| if x + y < 11.0 { -0.5 } else { -21.0 });
+        let (nw, nh) = (45, 45);
+        let mut free = vec![0.0; nw * nh];
+        resample_into(&step, 12, 12, nw, nh, &mut free);
+        assert!(free.iter().any(|&v| v > -0.4), "Catmull–Rom overshoots the shelf");
+        let r = Resampler::with_bounds(&step, 12, 12, nw, nh, true);
+        let mut row = vec![0.0; nw];
+        for y in 0..nh {
+            r.row(y, &mut row, None);
+            assert!(row.iter().all(|&v| (-21.0..=-0.5).contains(&v)), "row {y}: {row:?}");
+            if y % 4 == 0 {
+                for x in (0..nw).step_by(4) {
+                    assert_eq!(row[x], step[(y / 4) * 12 + x / 4]);
+                }
+            }
+        }
     }
 
     #[test]

@@ -5,7 +5,7 @@
 //! size `Δx' = Δx · (n − 1) / (N − 1)`. The stack is rebuilt bottom to top:
 //!
 //! - **Base.** A generator whose output is a function of world position
-//!   (fBm, the Voronoi island, hills, flat) is run again at `N` with the
+//!   ([`crate::core::generate::Base::is_resolution_independent`]) is run again at `N` with the
 //!   same parameters and `Δx'`; at an integer ratio its nodes on the preview's nodes hold the
 //!   preview's values. Any other base (an opened file, a grid generator such as diamond-square,
 //!   heights without a recipe) is resampled with the Catmull–Rom kernel of
@@ -33,6 +33,7 @@ use rayon::prelude::*;
 
 use crate::core::Heightmap;
 use crate::core::erosion::{RunEnd, run};
+use crate::core::filter::gaussian_blur;
 use crate::core::generate::{GenerateParams, generate_until};
 use crate::core::resample::{Resampler, cell_for};
 use crate::editor::erosion_brush::Dab;
@@ -237,7 +238,7 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
     let grid_bytes = (h * opts.width * 8) as u64;
     let mut steps = Vec::new();
     steps.push(match &stack.base.source {
-        BaseSource::Generator(p) if resolution_independent(&p.base) => {
+        BaseSource::Generator(p) if p.base.is_resolution_independent() => {
             format!("base: generator ({}) run again at {}×{height}", p.base.kind_name(), opts.width)
         }
         BaseSource::Generator(p) => {
@@ -253,6 +254,11 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
             LayerKind::Erosion(e) => {
                 bytes += 2 * grid_bytes;
                 match opts.erosion {
+                    // The layer's change, the smoothed map and the blur's scratch.
+                    ErosionBuild::Upsample => rerun_extra = rerun_extra.max(nodes * 4 * 3),
+                    ErosionBuild::Rerun => {}
+                }
+                match opts.erosion {
                     ErosionBuild::Upsample => steps.push(format!(
                         "{}: {} result resampled (coarse to fine)",
                         l.name,
@@ -260,7 +266,12 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
                     )),
                     ErosionBuild::Rerun => {
                         rerun_extra = rerun_extra.max(nodes * (4 + rerun_bytes_per_node(&e.recipe)));
-                        steps.push(format!("{}: {} re-run at {}×{height}", l.name, e.recipe.model.entry().label, opts.width))
+                        steps.push(format!(
+                            "{}: {} re-run at {}×{height}",
+                            l.name,
+                            e.recipe.model.entry().label,
+                            opts.width
+                        ))
                     }
                 }
             }
@@ -301,7 +312,7 @@ pub fn build(
     }
     let (w, h) = (stack.width(), stack.height());
     let (nw, nh) = (plan.width, plan.height);
-    let visible: Vec<_> = stack.layers().iter().filter(|l| l.visible).collect();
+    let visible: Vec<(usize, _)> = stack.layers().iter().enumerate().filter(|(_, l)| l.visible).collect();
     let stages = 1 + visible.len();
     let report = |k: usize, within: f64, stage: String| {
         progress(BuildProgress { stage, fraction: (k as f64 + within.clamp(0.0, 1.0)) / stages as f64 })
@@ -311,7 +322,7 @@ pub fn build(
     // The base.
     report(0, 0.0, plan.steps[0].clone());
     let mut map = match &stack.base.source {
-        BaseSource::Generator(p) if resolution_independent(&p.base) => {
+        BaseSource::Generator(p) if p.base.is_resolution_independent() => {
             let gp = GenerateParams { width: nw, height: nh, cell_size: plan.cell_size, ..p.clone() };
             generate_until(&gp, cancel).map_err(|e| match e {
                 crate::core::generate::GenError::Cancelled => BuildError::Cancelled,
@@ -328,7 +339,7 @@ pub fn build(
     stop()?;
     let mut input = None;
 
-    for (k, l) in visible.iter().enumerate() {
+    for (k, &(_, l)) in visible.iter().enumerate() {
         let stage = plan.steps.get(k + 1).cloned().unwrap_or_default();
         report(k + 1, 0.0, stage.clone());
         match &l.kind {
@@ -346,17 +357,15 @@ pub fn build(
                 match opts.erosion {
                     ErosionBuild::Upsample => {
                         let delta = e.delta.to_dense();
-                        let g = Grid::new(&delta, w, h, nw, nh, e.strength);
-                        add_resampled(&mut map.data, &[g], mask.as_deref(), cancel)?;
+                        upsample_erosion(&mut map, &delta, e.strength, mask.as_deref(), (w, h), plan.ratio, cancel)?;
                     }
                     ErosionBuild::Rerun => {
                         let steer_mask = e.steers_by_mask().then(|| resampled(&e.mask, w, h, nw, nh, Some((0.0, 1.0))));
                         let recipe = scaled_recipe(&e.recipe, plan.ratio);
-                        let result = rerun(&recipe, &map, steer_mask.as_deref(), cancel, &|f| {
-                            report(k + 1, f, stage.clone())
-                        })
-                        .map_err(|msg| BuildError::Layer { layer: l.name.clone(), msg })?
-                        .ok_or(BuildError::Cancelled)?;
+                        let result =
+                            rerun(&recipe, &map, steer_mask.as_deref(), cancel, &|f| report(k + 1, f, stage.clone()))
+                                .map_err(|msg| BuildError::Layer { layer: l.name.clone(), msg })?
+                                .ok_or(BuildError::Cancelled)?;
                         let s = e.strength;
                         map.data.par_chunks_mut(nw).zip(result.data.par_chunks(nw)).enumerate().for_each(
                             |(y, (row, res))| {
@@ -374,17 +383,12 @@ pub fn build(
     }
     report(stages, 0.0, "done".into());
     if !map.all_finite() {
-        return Err(BuildError::Layer { layer: "the stack".into(), msg: "the build holds a height that is not finite".into() });
+        return Err(BuildError::Layer {
+            layer: "the stack".into(),
+            msg: "the build holds a height that is not finite".into(),
+        });
     }
     Ok(Built { map, input, plan })
-}
-
-/// Whether a base generator's output is a function of world position (same land at any node
-/// count), so a build may run it again; grid algorithms (diamond-square, the lazy world) give
-/// another map at another size and are resampled instead.
-fn resolution_independent(base: &crate::core::generate::Base) -> bool {
-    use crate::core::generate::Base;
-    !matches!(base, Base::DiamondSquare(_) | Base::LazyWorld(_))
 }
 
 /// One grid to resample and add: its dense values, and the factor it is added with.
@@ -397,6 +401,75 @@ impl Grid {
     fn new(data: &[f32], w: usize, h: usize, nw: usize, nh: usize, scale: f32) -> Self {
         Self { r: Resampler::new(data, w, h, nw, nh), scale }
     }
+}
+
+/// Adds an erosion layer coarse to fine (see the module doc). `map` holds the fold below the
+/// layer at the build's size, `delta` the layer's preview result minus its preview input
+/// (`w × h`), `ratio` the build's side over the preview's. With `up(·)` the bounded Catmull–Rom
+/// resampling to the build's size and `G` an isotropic Gaussian of `σ = 0.4·ratio` build nodes
+/// (it keeps what the preview resolves and removes the axis-aligned images any separable
+/// interpolator leaves above the preview's Nyquist frequency):
+///
+/// ```text
+/// d      = G * (strength · mask · up(delta))   the layer's change at the build's size
+/// detail = map − G * map                       what only the finer grid holds
+/// w      = exp(−|d| / D),  D = RMS(detail)     how much of it the erosion left
+/// map   ← map + d − (1 − w) · detail
+/// ```
+///
+/// Where the layer barely changed the terrain the build keeps the fine detail under it; where it
+/// cut a channel, filled a lake or laid a shelf, the smooth surface replaces it, as the erosion
+/// replaced the surface there. Building at the preview's size or smaller (`ratio ≤ 1`) adds
+/// `up(delta)` alone.
+fn upsample_erosion(
+    map: &mut Heightmap,
+    delta: &[f32],
+    strength: f32,
+    mask: Option<&[f32]>,
+    (w, h): (usize, usize),
+    ratio: f64,
+    cancel: &AtomicBool,
+) -> Result<(), BuildError> {
+    let (nw, nh) = (map.width, map.height);
+    let up = Resampler::with_bounds(delta, w, h, nw, nh, true);
+    let mut d = vec![0.0f32; nw * nh];
+    d.par_chunks_mut(nw).enumerate().for_each(|(y, row)| {
+        up.row(y, row, None);
+        let m = mask.map(|m| &m[y * nw..(y + 1) * nw]);
+        for (x, v) in row.iter_mut().enumerate() {
+            *v *= strength * m.map_or(1.0, |m| m[x]);
+        }
+    });
+    drop(up);
+    if ratio <= 1.0 {
+        map.data.par_iter_mut().zip(&d).for_each(|(m, v)| *m += v);
+        return Ok(());
+    }
+    let sigma = (0.4 * ratio) as f32;
+    gaussian_blur(&mut d, nw, nh, sigma);
+    if cancel.load(Ordering::Relaxed) {
+        return Err(BuildError::Cancelled);
+    }
+    let mut smooth = map.data.clone();
+    gaussian_blur(&mut smooth, nw, nh, sigma);
+    if cancel.load(Ordering::Relaxed) {
+        return Err(BuildError::Cancelled);
+    }
+    // The RMS of the detail, summed per row and then in row order (the same bits at any thread
+    // count).
+    let rows: Vec<f64> = map
+        .data
+        .par_chunks(nw)
+        .zip(smooth.par_chunks(nw))
+        .map(|(m, s)| m.iter().zip(s).map(|(a, b)| ((a - b) as f64).powi(2)).sum::<f64>())
+        .collect();
+    let d_rms = (rows.iter().sum::<f64>() / (nw * nh) as f64).sqrt() as f32;
+    map.data.par_iter_mut().zip(&d).zip(&smooth).for_each(|((m, &dx), &s)| {
+        let detail = *m - s;
+        let keep = if d_rms > 0.0 { (-dx.abs() / d_rms).exp() } else { 1.0 };
+        *m += dx - (1.0 - keep) * detail;
+    });
+    Ok(())
 }
 
 /// A tile grid resampled to `nw × nh` (clamped when asked), densely.
@@ -487,7 +560,8 @@ mod tests {
     fn a_plan_over_the_available_memory_is_refused_with_both_figures() {
         let map = Heightmap::new(129, 129, 8.0).unwrap();
         let stack = LayerStack::new(&map, BaseSource::Heights);
-        let p = plan(&stack, &BuildOptions { width: 16385, erosion: ErosionBuild::Upsample, keep_input: false }).unwrap();
+        let p =
+            plan(&stack, &BuildOptions { width: 16385, erosion: ErosionBuild::Upsample, keep_input: false }).unwrap();
         assert_eq!((p.width, p.height, p.cell_size), (16385, 16385, 0.0625));
         assert!(p.bytes > 2 << 30, "{}", p.bytes);
         let e = check_memory(&p, Some(1 << 30)).unwrap_err();
