@@ -22,6 +22,7 @@ use std::time::{Duration, Instant};
 
 use criterion::{Criterion, criterion_group};
 use talus::core::Heightmap;
+use talus::core::erosion::MapSize;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
 use talus::core::erosion::snowball::{SnowballJob, SnowballParams};
 use talus::core::erosion::{JobInputs, Simulation};
@@ -72,6 +73,19 @@ fn terrain(n: usize, wavelength: f32, relief: f32) -> Heightmap {
     .unwrap()
 }
 
+/// `n` droplets on a `size²` map of 1 m cells with seed 000's grid defaults (radius 5 nodes, 300
+/// steps, smallest slope 0.01 m per node: version 1's defaults, which the world-unit defaults are
+/// on the default island's 2 m cells).
+fn spec(n: u64, size: usize) -> DropletParams {
+    DropletParams {
+        droplets_per_km2: MapSize::new(size, size, 1.0).per_km2(n),
+        radius_m: 5.0,
+        max_path_m: 300.0,
+        min_slope_tan: 0.01,
+        ..Default::default()
+    }
+}
+
 fn run_droplets(hm: Heightmap, p: &DropletParams) -> Heightmap {
     let mut j = DropletJob::new(hm, p.clone(), JobInputs { seed: 1, ..Default::default() }).unwrap();
     while !j.is_done() {
@@ -107,24 +121,14 @@ fn seed000(c: &mut Criterion) {
     let small = terrain(100, 30.0, 12.0);
     let mut g = group(c, "seed000_particles", 3);
     for n in [1_000u64, 5_000, 10_000, 50_000, 100_000] {
-        bench_droplets(&mut g, &format!("particles_{n}"), &small, DropletParams { droplets: n, ..Default::default() });
+        bench_droplets(&mut g, &format!("particles_{n}"), &small, spec(n, 100));
     }
-    bench_droplets(
-        &mut g,
-        "particles_100000_serial",
-        &small,
-        DropletParams { droplets: 100_000, parallel: false, ..Default::default() },
-    );
+    bench_droplets(&mut g, "particles_100000_serial", &small, DropletParams { parallel: false, ..spec(100_000, 100) });
     g.finish();
 
     let mut g = group(c, "seed000_radius", 3);
     for r in [5.0f32, 10.0, 15.0, 20.0] {
-        bench_droplets(
-            &mut g,
-            &format!("radius_{r}"),
-            &small,
-            DropletParams { droplets: 10_000, radius: r, ..Default::default() },
-        );
+        bench_droplets(&mut g, &format!("radius_{r}"), &small, DropletParams { radius_m: r, ..spec(10_000, 100) });
     }
     g.finish();
 
@@ -134,31 +138,32 @@ fn seed000(c: &mut Criterion) {
             &mut g,
             &format!("lifetime_{l}"),
             &small,
-            DropletParams { max_lifetime: l, ..Default::default() },
+            DropletParams { max_path_m: l as f32, ..spec(5_000, 100) },
         );
     }
     g.finish();
 
     let mut g = group(c, "seed000_mapsize", 3);
-    bench_droplets(&mut g, "map_100", &small, DropletParams::default());
+    bench_droplets(&mut g, "map_100", &small, spec(5_000, 100));
     let big = terrain(1000, 30.0, 12.0);
-    bench_droplets(&mut g, "map_1000", &big, DropletParams::default());
+    bench_droplets(&mut g, "map_1000", &big, spec(5_000, 1000));
     g.finish();
 }
 
-/// terrain-generator's erosion defaults, mirrored in our parameters.
+/// terrain-generator's erosion defaults, mirrored in our parameters (on 1 m cells, metres are
+/// nodes): 2²⁰ droplets on 1024².
 fn tg_like() -> DropletParams {
     DropletParams {
-        droplets: 1 << 20,
+        droplets_per_km2: MapSize::new(1024, 1024, 1.0).per_km2(1 << 20),
         inertia: 0.05,
         capacity: 4.0,
-        min_slope: 0.01,
+        min_slope_tan: 0.01,
         erosion: 0.3,
         deposition: 0.3,
         evaporation: 0.01,
         gravity: 4.0,
-        radius: 3.0,
-        max_lifetime: 30,
+        radius_m: 3.0,
+        max_path_m: 30.0,
         batch: 1 << 17,
         ..Default::default()
     }
@@ -230,7 +235,15 @@ fn snowball_512(c: &mut Criterion) {
     let hm = island(512);
     let mut g = group(c, "snowball_512", 4);
     for (name, n, parallel) in [("35k", 35_000u64, true), ("100k", 100_000, true), ("100k_serial", 100_000, false)] {
-        let p = SnowballParams { snowballs: n, parallel, ..Default::default() };
+        // Version 1's grid defaults on this map's cells (metres are nodes on 1 m cells).
+        let p = SnowballParams {
+            snowballs_per_km2: MapSize::of(&hm).per_km2(n),
+            speed_m: 0.15 * hm.cell_size,
+            offset_radius_m: 0.8 * hm.cell_size,
+            blur_sigma_m: std::f32::consts::FRAC_1_SQRT_2 * hm.cell_size,
+            parallel,
+            ..Default::default()
+        };
         let full = format!("snowball_{name}");
         g.bench_function(name, |b| {
             b.iter_custom(|iters| {
@@ -342,12 +355,18 @@ fn profile(which: &str) {
             let (hm, p) = match which {
                 "m1" => (terrain(1024, 200.0, 1.0), tg_like()),
                 "m1_serial" => (terrain(1024, 200.0, 1.0), DropletParams { parallel: false, ..tg_like() }),
-                "m1_256" => (terrain(256, 50.0, 1.0), DropletParams { droplets: 1 << 16, batch: 1 << 13, ..tg_like() }),
-                "seed100k_serial" => (
-                    terrain(100, 30.0, 12.0),
-                    DropletParams { droplets: 100_000, parallel: false, ..Default::default() },
+                "m1_256" => (
+                    terrain(256, 50.0, 1.0),
+                    DropletParams {
+                        droplets_per_km2: MapSize::new(256, 256, 1.0).per_km2(1 << 16),
+                        batch: 1 << 13,
+                        ..tg_like()
+                    },
                 ),
-                _ => (terrain(100, 30.0, 12.0), DropletParams { droplets: 100_000, ..Default::default() }),
+                "seed100k_serial" => {
+                    (terrain(100, 30.0, 12.0), DropletParams { parallel: false, ..spec(100_000, 100) })
+                }
+                _ => (terrain(100, 30.0, 12.0), spec(100_000, 100)),
             };
             let (t, cpu) = (Instant::now(), cpu_seconds());
             let mut j = DropletJob::new(hm, p.clone(), JobInputs { seed: 1, ..Default::default() }).unwrap();
@@ -359,7 +378,7 @@ fn profile(which: &str) {
             println!(
                 "{which}: {:.1} ms, {:.1} steps/droplet, {:.1} ns/step; CPU {:.0} ms, {:.1} CPU-ns/step",
                 el * 1e3,
-                steps / p.droplets as f64,
+                steps / j.progress().total as f64,
                 el * 1e9 / steps,
                 cpu * 1e3,
                 cpu * 1e9 / steps

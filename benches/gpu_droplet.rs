@@ -24,7 +24,7 @@ use std::time::Instant;
 
 use talus::core::Heightmap;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
-use talus::core::erosion::{JobInputs, Simulation};
+use talus::core::erosion::{JobInputs, MapSize, Simulation};
 use talus::gpu::{AdapterChoice, GpuContext, GpuDropletJob, GpuDropletOptions};
 
 fn env_u64(name: &str, default: u64) -> u64 {
@@ -49,19 +49,20 @@ fn terrain(n: usize, wavelength: f32, relief: f32) -> Heightmap {
     .unwrap()
 }
 
-/// `benches/droplet.rs`'s `tg_like` parameters.
-fn m1(droplets: u64) -> DropletParams {
+/// `benches/droplet.rs`'s `tg_like` parameters with `droplets` on an `n²` map of 1 m cells (where
+/// metres are nodes).
+fn m1(droplets: u64, n: usize) -> DropletParams {
     DropletParams {
-        droplets,
+        droplets_per_km2: MapSize::new(n, n, 1.0).per_km2(droplets),
         inertia: 0.05,
         capacity: 4.0,
-        min_slope: 0.01,
+        min_slope_tan: 0.01,
         erosion: 0.3,
         deposition: 0.3,
         evaporation: 0.01,
         gravity: 4.0,
-        radius: 3.0,
-        max_lifetime: 30,
+        radius_m: 3.0,
+        max_path_m: 30.0,
         batch: 1 << 17,
         ..Default::default()
     }
@@ -84,7 +85,19 @@ fn main() {
     let n = env_u64("TALUS_BENCH_SIZE", 1024) as usize;
     let droplets = env_u64("TALUS_BENCH_DROPLETS", 1 << 20);
     let spec = std::env::var("TALUS_BENCH_PARAMS").is_ok_and(|v| v == "spec");
-    let params = if spec { DropletParams { droplets, batch: 1 << 17, ..Default::default() } } else { m1(droplets) };
+    // SPEC §2a: seed 000's grid defaults (radius 5 nodes, 300 steps, 0.01 m per node).
+    let params = if spec {
+        DropletParams {
+            droplets_per_km2: MapSize::new(n, n, 1.0).per_km2(droplets),
+            radius_m: 5.0,
+            max_path_m: 300.0,
+            min_slope_tan: 0.01,
+            batch: 1 << 17,
+            ..Default::default()
+        }
+    } else {
+        m1(droplets, n)
+    };
     let software = std::env::var("TALUS_GPU_SOFTWARE").is_ok_and(|v| !v.is_empty() && v != "0");
     let choice = if software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
     let ctx = match GpuContext::new(choice) {
@@ -99,8 +112,8 @@ fn main() {
     println!(
         "GPU droplets: {droplets} droplets on {n}², {} parameters (radius {}, lifetime {}), seed 1",
         if spec { "SPEC §2a default" } else { "m1_1024" },
-        params.radius,
-        params.max_lifetime
+        params.radius_m,
+        params.max_path_m
     );
     println!("adapter: {}{}", ctx.info(), if ctx.info().software { "  [software: relative figures only]" } else { "" });
     let mut rows: Vec<(String, f64, f64)> = Vec::new();

@@ -22,7 +22,7 @@ use talus::core::erosion::droplet::DropletParams;
 use talus::core::erosion::pipe::PipeParams;
 use talus::core::erosion::stream_power::StreamPowerParams;
 use talus::core::erosion::thermal::ThermalParams;
-use talus::core::erosion::{Boundary, ModelParams};
+use talus::core::erosion::{Boundary, MapSize, ModelParams};
 use talus::core::generate::{demo_params, generate};
 use talus::editor::erosion_brush::{Dab, run_dab};
 use talus::editor::layers::Recipe;
@@ -53,7 +53,16 @@ fn main() {
         let scale = ((n * n) as f64 / (1025.0 * 1025.0)).round() as u64;
         let droplets = 200_000 * scale;
         let every = 10_000 * scale;
-        let r = recipe(ModelParams::Droplet(DropletParams { droplets, ..Default::default() }));
+        // Version 1's count and grid defaults on this map (a 5-node brush, 300 steps, 0.01 m per
+        // node), so the figures stay comparable.
+        let cell = input.cell_size;
+        let r = recipe(ModelParams::Droplet(DropletParams {
+            droplets_per_km2: MapSize::of(&input).per_km2(droplets),
+            radius_m: 5.0 * cell,
+            max_path_m: 300.0 * cell,
+            min_slope_tan: 0.01 / cell,
+            ..Default::default()
+        }));
         let mut job = r.build(input.clone()).unwrap().job;
         let mut t = Timeline::new(&input, droplets, usize::MAX);
         let mut next = every;
@@ -104,7 +113,7 @@ fn main() {
         ModelParams::StreamPower(StreamPowerParams::default()),
     ] {
         let r = recipe(model.clone());
-        let work = talus::editor::erosion_brush::dab_work(&model, 30.0, 0.1);
+        let work = talus::editor::erosion_brush::dab_work(&model, 30.0 * island.cell_size, 0.1);
         let dab = Dab { centre: [600.0, 480.0], radius: 30.0, falloff: Falloff::Smooth, work };
         let times: Vec<f64> = (0..5)
             .map(|i| {

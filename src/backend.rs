@@ -109,6 +109,17 @@ pub fn build_with_backend_opts(
     backend: Backend,
     opts: BackendOptions,
 ) -> Result<(Box<dyn Simulation>, BackendUsed), JobError> {
+    // Version-1 values (grid units) are taken as made for `terrain` and converted once, so the
+    // CPU and GPU jobs, and a GPU job's CPU continuation, all hold the same world values.
+    let upgraded;
+    let params = if params.has_legacy() {
+        let mut p = params.clone();
+        p.upgrade_units(erosion::MapSize::of(&terrain));
+        upgraded = p;
+        &upgraded
+    } else {
+        params
+    };
     let cpu = |note: Option<String>, terrain: Heightmap, inputs: JobInputs| {
         erosion::build(terrain, params, inputs).map(|s| (s, BackendUsed { backend: Backend::Cpu, adapter: None, note }))
     };
@@ -414,7 +425,11 @@ mod tests {
         erosion::run(&mut sim, &Default::default(), |_| {});
         assert_eq!(sim.notes(), notes, "said once");
         // The droplet job runs in the same wrapper and words its note its own way.
-        let dp = crate::core::erosion::droplet::DropletParams { droplets: 3000, batch: 1000, ..Default::default() };
+        let dp = crate::core::erosion::droplet::DropletParams {
+            droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(3000),
+            batch: 1000,
+            ..Default::default()
+        };
         let mut d = crate::gpu::GpuDropletJob::new(ctx, hm(), dp, JobInputs::default(), Default::default()).unwrap();
         d.step();
         d.simulate_fault(crate::gpu::GpuError::DeviceLost("test".into()));
@@ -467,8 +482,10 @@ mod tests {
     #[test]
     fn droplets_run_on_the_gpu_backend() {
         let Some(_) = crate::gpu::context::test_context() else { return };
-        let p =
-            ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { droplets: 2000, ..Default::default() });
+        let p = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams {
+            droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(2000),
+            ..Default::default()
+        });
         let (mut sim, used) = build_with_backend_opts(
             hm(),
             &p,

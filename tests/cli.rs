@@ -86,6 +86,54 @@ fn generate_info_erode_round_trip() {
     );
 }
 
+/// Particle counts and lengths are world units: `--droplets N` is N particles on the input map at
+/// any `--cell-size`; an older parameter file in grid units is converted for the input map; the
+/// old names and absurd counts are clear errors.
+#[test]
+fn erode_takes_world_units_and_converts_older_parameter_files() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "a.bhef"], p));
+    let report =
+        |name: &str| -> serde_json::Value { serde_json::from_slice(&std::fs::read(p.join(name)).unwrap()).unwrap() };
+    for (model, cell) in [("droplet", "1"), ("droplet", "2.5"), ("snowball", "4")] {
+        let rep = format!("n-{model}-{cell}.json");
+        let args = ["erode", "--model", model, "--in", "a.bhef", "--out", "n.bhef", "--cell-size", cell];
+        ok(&talus(&[&args[..], &["--droplets", "700", "--report", &rep]].concat(), p));
+        let r = report(&rep);
+        assert_eq!((r["done"].as_u64(), r["total"].as_u64()), (Some(700), Some(700)), "{model} at {cell} m");
+    }
+    // Version 1's names: 300 droplets and a 2-node brush, made for this map at 2 m cells.
+    std::fs::write(p.join("old.ron"), "(droplets: 300, radius: 2.0, max_lifetime: 40)").unwrap();
+    let args = ["erode", "--model", "droplet", "--in", "a.bhef", "--cell-size", "2"];
+    ok(&talus(&[&args[..], &["--out", "o.bhef", "--params", "old.ron", "--report", "old.json"]].concat(), p));
+    let r = report("old.json");
+    assert_eq!(r["total"].as_u64(), Some(300));
+    let dp = &r["params"]["Droplet"];
+    assert_eq!((dp["radius_m"].as_f64(), dp["max_path_m"].as_f64()), (Some(4.0), Some(80.0)), "{dp}");
+    assert!(dp.get("radius").is_none() && dp.get("droplets").is_none(), "{dp}");
+    // The same run in world units gives the same bits.
+    std::fs::write(
+        p.join("new.ron"),
+        format!("(droplets_per_km2: {}, radius_m: 4.0, max_path_m: 80.0)", dp["droplets_per_km2"]),
+    )
+    .unwrap();
+    ok(&talus(&[&args[..], &["--params", "new.ron", "--out", "w.bhef"]].concat(), p));
+    assert_eq!(std::fs::read(p.join("o.bhef")).unwrap(), std::fs::read(p.join("w.bhef")).unwrap());
+    // Old names on the command line and counts no map can hold are refused with the reason.
+    for (extra, says) in [
+        (["--set", "droplets=5"], "droplets_per_km2"),
+        (["--droplets", "18446744073709551615"], "droplets_per_km2"),
+        (["--droplets", "many"], "--droplets"),
+    ] {
+        let extra = [&extra[..], &["--out", "x.bhef"]].concat();
+        let out = talus(&[&args[..], &extra[..]].concat(), p);
+        assert!(!out.status.success());
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "{extra:?}: {err}");
+    }
+}
+
 #[test]
 fn every_generator_kind_runs_from_the_cli() {
     let d = tempfile::tempdir().unwrap();

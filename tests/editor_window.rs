@@ -76,7 +76,7 @@ fn scripted_session_generates_paints_simulates_and_saves() {
     Save("{generated}"),
     Stroke(tool: Raise, radius: {radius_m}, strength: 30.0, points: [{pts}], seconds: 1.5),
     Save("{painted}"),
-    Simulate(model: Droplet((droplets: 20000)), seed: 3),
+    Simulate(model: Droplet((droplets_per_km2: 19073.486328125, radius_m: 20.0, max_path_m: 1200.0, min_slope_tan: 0.0025)), seed: 3),
     WaitSimulation,
     Save("{eroded}"),
     Undo,
@@ -220,7 +220,7 @@ fn scripted_session_keeps_layers_through_a_generator_change() {
         r#"[
     {look}{gen7},
     Stroke(tool: Raise, radius: 60.0, strength: 30.0, points: [(70.0, 128.0), (128.0, 110.0), (186.0, 128.0)], seconds: 1.0),
-    Simulate(model: Droplet((droplets: 20000)), seed: 3),
+    Simulate(model: Droplet((droplets_per_km2: 19073.486328125, radius_m: 20.0, max_path_m: 1200.0, min_slope_tan: 0.0025)), seed: 3),
     WaitSimulation,
     Save("{eroded}"),
     {gen8},
@@ -321,7 +321,7 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
         r#"[
     {look}Generate((width: 257, height: 257, cell_size: 4.0, seed: 7, falloff: Some((depth: 20.0)), sea_level: Some((level: 0.0, coverage: Some(0.4))))),
     Save("{generated}"),
-    Simulate(model: Droplet((droplets: 200000)), seed: 3),
+    Simulate(model: Droplet((droplets_per_km2: 190734.86328125, radius_m: 20.0, max_path_m: 1200.0, min_slope_tan: 0.0025)), seed: 3),
     WaitSimulation,
     Save("{full}"),
     Layer(Target(Mask(1))),

@@ -71,7 +71,20 @@ fn a_mask_steers_the_run_to_its_flow_paths() {
     let mask = Heightmap::from_fn(n, n, 1.0, |x, _| if x < 32 { 1.0 } else { 0.0 }).unwrap();
     bhef::save_atomic(&p.join("mask.bhef"), &mask).unwrap();
     let run = |extra: &[&str], out: &str| {
-        let mut args = vec!["erode", "--model", "droplet", "--droplets", "4000", "--in", "ramp.bhef", "--out", out];
+        // 2 m cells: the default 10 m brush is 5 nodes wide, as the reach checked below assumes.
+        let mut args = vec![
+            "erode",
+            "--model",
+            "droplet",
+            "--droplets",
+            "4000",
+            "--cell-size",
+            "2",
+            "--in",
+            "ramp.bhef",
+            "--out",
+            out,
+        ];
         args.extend_from_slice(extra);
         talus(&args, p);
         bhef::load(&p.join(out)).unwrap()

@@ -68,7 +68,11 @@ fn run(name: &str, params: ModelParams) -> TerrainReport {
 #[test]
 fn droplets_default_editor_count() {
     // The editor's default count (`default_models`): one droplet per 1.3 nodes.
-    run("droplets 200 000", ModelParams::Droplet(DropletParams { droplets: 200_000, ..Default::default() }));
+    // 200 000 droplets on the island's 1.048576 km².
+    run(
+        "droplets 200 000",
+        ModelParams::Droplet(DropletParams { droplets_per_km2: 190_734.863_281_25, ..Default::default() }),
+    );
 }
 
 #[test]

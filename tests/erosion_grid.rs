@@ -125,7 +125,7 @@ fn water_books_balance_rain_against_drain_evaporation_and_storage() {
         let p = PipeParams {
             rain: 0.03,
             evaporation: 0.05,
-            sources: vec![RiverSource { x: 10.0, y: 10.0, radius: 2.0, intensity: 0.5 }],
+            sources: vec![RiverSource { x_m: 10.0, y_m: 10.0, radius_m: 2.0, intensity: 0.5, ..Default::default() }],
             ..Default::default()
         };
         let mut job = PipeJob::new(hills(36, 30, 3), p, inputs(Boundary::all(mode))).unwrap();
@@ -211,7 +211,7 @@ fn a_river_source_carves_a_channel() {
     let b = Boundary { left: EdgeMode::Wall, right: EdgeMode::Drain, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
     let p = PipeParams {
         rain: 0.0,
-        sources: vec![RiverSource { x: 4.0, y: 16.0, radius: 1.5, intensity: 0.5 }],
+        sources: vec![RiverSource { x_m: 4.0, y_m: 16.0, radius_m: 1.5, intensity: 0.5, ..Default::default() }],
         thermal: Some(ThermalParams { talus_angle: 30.0, iterations: 1, ..Default::default() }),
         steps: 400,
         ..Default::default()

@@ -9,10 +9,32 @@ use proptest::prelude::*;
 use talus::core::Heightmap;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
 use talus::core::erosion::snowball::{SnowballJob, SnowballParams};
-use talus::core::erosion::{self, Boundary, EdgeMode, JobInputs, ModelParams, RunEnd, Simulation};
+use talus::core::erosion::{self, Boundary, EdgeMode, JobInputs, MapSize, ModelParams, RunEnd, Simulation};
+use talus::core::units::Legacy;
 
 mod common;
 use common::grid::{bits, in_pool, sine_hills as hills};
+
+/// Version 1's droplet defaults on the 1 m cells of these tests (the defaults are version 1's on
+/// the default island's 2 m cells).
+fn dv1() -> DropletParams {
+    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, ..Default::default() }
+}
+
+/// Version 1's snowball defaults on 1 m cells.
+fn sv1() -> SnowballParams {
+    SnowballParams {
+        speed_m: 0.15,
+        offset_radius_m: 0.8,
+        blur_sigma_m: std::f32::consts::FRAC_1_SQRT_2,
+        ..Default::default()
+    }
+}
+
+/// The density of `count` particles on a `w × h` map of 1 m cells.
+fn per_km2(count: u64, w: usize, h: usize) -> f64 {
+    MapSize::new(w, h, 1.0).per_km2(count)
+}
 
 fn island(n: usize) -> Heightmap {
     Heightmap::from_fn(n, n, 1.0, |x, y| {
@@ -59,13 +81,13 @@ fn droplet_ledger_closes_for_every_boundary_and_option() {
     for (k, b) in boundaries.into_iter().enumerate() {
         for parallel in [false, true] {
             let p = DropletParams {
-                droplets: 1500,
-                radius: 3.0,
-                max_lifetime: 80,
+                droplets_per_km2: per_km2(1500, 64, 48),
+                radius_m: 3.0,
+                max_path_m: 80.0,
                 parallel,
                 batch: 512,
                 min_height: if k == 1 { Some(-2.0) } else { None },
-                blur_changes: if k == 3 { Some(1.2) } else { None },
+                blur_m: if k == 3 { Some(1.2) } else { None },
                 ..Default::default()
             };
             let mut j = droplet(hills(64, 48), p, b, 5);
@@ -94,7 +116,7 @@ fn droplet_ledger_closes_for_every_boundary_and_option() {
 fn snowball_ledger_closes_for_every_boundary() {
     for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
         for parallel in [false, true] {
-            let p = SnowballParams { snowballs: 3000, batch: 1024, parallel, ..Default::default() };
+            let p = SnowballParams { snowballs_per_km2: per_km2(3000, 64, 64), batch: 1024, parallel, ..sv1() };
             let mut j = snowball(island(64), p, b, 9);
             run_to_end(&mut j);
             let l = j.ledger();
@@ -113,8 +135,14 @@ fn snowball_ledger_closes_for_every_boundary() {
 #[test]
 fn droplet_results_do_not_depend_on_the_thread_count() {
     for parallel in [true, false] {
-        let p =
-            DropletParams { droplets: 2000, radius: 3.0, max_lifetime: 60, parallel, batch: 700, ..Default::default() };
+        let p = DropletParams {
+            droplets_per_km2: per_km2(2000, 80, 80),
+            radius_m: 3.0,
+            max_path_m: 60.0,
+            parallel,
+            batch: 700,
+            ..dv1()
+        };
         let go = || {
             let mut j = droplet(hills(80, 80), p.clone(), Boundary::default(), 42);
             run_to_end(&mut j);
@@ -132,7 +160,7 @@ fn droplet_results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn snowball_results_do_not_depend_on_the_thread_count() {
-    let p = SnowballParams { snowballs: 3000, batch: 1000, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: per_km2(3000, 96, 96), batch: 1000, ..sv1() };
     let go = || {
         let mut j = snowball(island(96), p.clone(), Boundary::default(), 3);
         run_to_end(&mut j);
@@ -148,12 +176,12 @@ fn snowball_results_do_not_depend_on_the_thread_count() {
 fn serial_droplets_do_not_depend_on_the_batch_size() {
     let go = |batch| {
         let p = DropletParams {
-            droplets: 600,
-            radius: 2.0,
-            max_lifetime: 50,
+            droplets_per_km2: per_km2(600, 48, 48),
+            radius_m: 2.0,
+            max_path_m: 50.0,
             parallel: false,
             batch,
-            ..Default::default()
+            ..dv1()
         };
         let mut j = droplet(hills(48, 48), p, Boundary::default(), 1);
         run_to_end(&mut j);
@@ -168,12 +196,12 @@ fn parallel_droplets_erode_like_serial_droplets() {
     let hm = hills(128, 128);
     let go = |parallel| {
         let p = DropletParams {
-            droplets: 6000,
-            radius: 3.0,
-            max_lifetime: 60,
+            droplets_per_km2: per_km2(6000, 128, 128),
+            radius_m: 3.0,
+            max_path_m: 60.0,
             parallel,
             batch: 2048,
-            ..Default::default()
+            ..dv1()
         };
         let mut j = droplet(hm.clone(), p, Boundary::default(), 77);
         run_to_end(&mut j);
@@ -203,7 +231,7 @@ fn parallel_droplets_erode_like_serial_droplets() {
 fn parallel_droplets_with_default_parameters_erode_like_serial_droplets() {
     let hm = hills(256, 256);
     let go = |parallel| {
-        let p = DropletParams { droplets: 16_000, parallel, ..Default::default() };
+        let p = DropletParams { droplets_per_km2: per_km2(16_000, 256, 256), parallel, ..dv1() };
         let mut j = droplet(hm.clone(), p, Boundary::default(), 7);
         run_to_end(&mut j);
         let change: Vec<f32> = j.heightmap().data.iter().zip(&hm.data).map(|(a, b)| a - b).collect();
@@ -225,7 +253,7 @@ fn parallel_droplets_with_default_parameters_erode_like_serial_droplets() {
 fn parallel_snowballs_erode_like_serial_snowballs() {
     let hm = island(96);
     let go = |parallel| {
-        let p = SnowballParams { snowballs: 6000, parallel, blur_sigma: 0.0, ..Default::default() };
+        let p = SnowballParams { snowballs_per_km2: per_km2(6000, 96, 96), parallel, blur_sigma_m: 0.0, ..sv1() };
         let mut j = snowball(hm.clone(), p, Boundary::default(), 5);
         run_to_end(&mut j);
         let change: Vec<f32> = j.heightmap().data.iter().zip(&hm.data).map(|(a, b)| a - b).collect();
@@ -243,7 +271,13 @@ fn parallel_snowballs_erode_like_serial_snowballs() {
 
 #[test]
 fn flow_map_counts_visits_and_water() {
-    let p = DropletParams { droplets: 500, radius: 2.0, max_lifetime: 40, evaporation: 0.05, ..Default::default() };
+    let p = DropletParams {
+        droplets_per_km2: per_km2(500, 40, 40),
+        radius_m: 2.0,
+        max_path_m: 40.0,
+        evaporation: 0.05,
+        ..dv1()
+    };
     let mut j = droplet(hills(40, 40), p.clone(), Boundary::all(EdgeMode::Wall), 2);
     run_to_end(&mut j);
     let f = j.fields();
@@ -267,7 +301,7 @@ fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
     let inputs = || JobInputs { seed: 4, ..Default::default() };
     let mut d = erosion::build(
         hills(40, 40),
-        &ModelParams::Droplet(DropletParams { droplets: 400, batch: 100, ..Default::default() }),
+        &ModelParams::Droplet(DropletParams { droplets_per_km2: per_km2(400, 40, 40), batch: 100, ..dv1() }),
         inputs(),
     )
     .unwrap();
@@ -286,7 +320,7 @@ fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
 
     let mut s = erosion::build(
         island(40),
-        &ModelParams::Snowball(SnowballParams { snowballs: 500, ..Default::default() }),
+        &ModelParams::Snowball(SnowballParams { snowballs_per_km2: per_km2(500, 40, 40), ..sv1() }),
         inputs(),
     )
     .unwrap();
@@ -299,61 +333,74 @@ fn build_runs_both_models_and_cancel_leaves_a_consistent_map() {
 
 #[test]
 fn params_deserialise_with_defaults_and_round_trip() {
-    let d: DropletParams = serde_json::from_str(r#"{"droplets": 123, "radius": 3.5}"#).unwrap();
-    assert_eq!(d, DropletParams { droplets: 123, radius: 3.5, ..Default::default() });
+    let d: DropletParams = serde_json::from_str(r#"{"droplets_per_km2": 123.0, "radius_m": 3.5}"#).unwrap();
+    assert_eq!(d, DropletParams { droplets_per_km2: 123.0, radius_m: 3.5, ..Default::default() });
     let back: DropletParams = serde_json::from_str(&serde_json::to_string(&d).unwrap()).unwrap();
     assert_eq!(back, d);
     let s: SnowballParams = serde_json::from_str(r#"{"friction": 0.5}"#).unwrap();
     assert_eq!(s, SnowballParams { friction: 0.5, ..Default::default() });
-    // Seed defaults.
+    // Version 1's names (grid units) are read, and converted for the map they were made for.
+    let island = MapSize::new(513, 513, 2.0);
+    let mut old: DropletParams = serde_json::from_str(r#"{"droplets": 123, "radius": 3.5}"#).unwrap();
+    assert!(old.has_legacy());
+    old.upgrade_units(island);
+    assert_eq!(old, DropletParams { droplets_per_km2: island.per_km2(123), radius_m: 7.0, ..Default::default() });
+    // Seed defaults: version 1's on the default island (513², 2 m cells).
     let d = DropletParams::default();
     assert_eq!(
         (
             d.inertia,
-            d.min_slope,
+            d.min_slope_tan,
             d.capacity,
             d.deposition,
             d.erosion,
             d.gravity,
             d.evaporation,
-            d.radius,
-            d.max_lifetime,
-            d.droplets
+            d.radius_m,
+            d.max_path_m,
+            d.droplets_per_km2
         ),
-        (0.3, 0.01, 10.0, 0.08, 0.7, 9.81, 0.02, 5.0, 300, 5000)
+        (0.3, 0.005, 10.0, 0.08, 0.7, 9.81, 0.02, 10.0, 600.0, 4_768.371_582_031_25)
     );
+    let g = d.in_grid_units(island);
+    assert_eq!((g.min_slope, g.radius, g.max_lifetime, g.droplets, g.blur), (0.01, 5.0, 300, 5000, None));
     let s = SnowballParams::default();
-    assert_eq!((s.snowballs, s.max_iterations, s.friction, s.speed), (35_000, 80, 0.7, 0.15));
+    assert_eq!((s.snowballs_per_km2, s.max_iterations, s.friction, s.speed_m), (33_378.601_074_218_75, 80, 0.7, 0.3));
+    let g = s.in_grid_units(island);
+    assert_eq!(
+        (g.snowballs, g.speed, g.offset_radius, g.blur_sigma),
+        (35_000, 0.15, 0.8, std::f32::consts::FRAC_1_SQRT_2)
+    );
 }
 
 #[test]
 fn extreme_parameters_inside_their_ranges_stay_finite() {
     let extremes = [
-        DropletParams { droplets: 40, max_lifetime: 1_000_000, evaporation: 0.5, ..Default::default() },
+        DropletParams { droplets_per_km2: per_km2(40, 24, 20), max_path_m: 1e6, evaporation: 0.5, ..dv1() },
         DropletParams {
-            droplets: 40,
+            droplets_per_km2: per_km2(40, 24, 20),
             gravity: 1e6,
             capacity: 1e6,
-            min_slope: 1e6,
+            min_slope_tan: 1e6,
             initial_speed: 1e6,
             initial_water: 1e6,
             erosion: 1.0,
             deposition: 1.0,
-            radius: 64.0,
-            max_lifetime: 200,
-            ..Default::default()
+            radius_m: 64.0,
+            max_path_m: 200.0,
+            ..dv1()
         },
-        DropletParams { droplets: 40, inertia: 1.0, evaporation: 1.0, ..Default::default() },
+        DropletParams { droplets_per_km2: per_km2(40, 24, 20), inertia: 1.0, evaporation: 1.0, ..dv1() },
         DropletParams {
-            droplets: 40,
+            droplets_per_km2: per_km2(40, 24, 20),
             inertia: 0.0,
             evaporation: 0.0,
             initial_water: 0.0,
             initial_speed: 0.0,
-            max_lifetime: 500,
-            ..Default::default()
+            max_path_m: 500.0,
+            ..dv1()
         },
-        DropletParams { droplets: 40, min_height: Some(1e20), blur_changes: Some(1000.0), ..Default::default() },
+        DropletParams { droplets_per_km2: per_km2(40, 24, 20), min_height: Some(1e20), blur_m: Some(1000.0), ..dv1() },
     ];
     for p in extremes {
         for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
@@ -366,18 +413,24 @@ fn extreme_parameters_inside_their_ranges_stay_finite() {
     }
     let extremes = [
         SnowballParams {
-            snowballs: 40,
-            speed: 1000.0,
+            snowballs_per_km2: per_km2(40, 24, 24),
+            speed_m: 1000.0,
             friction: 1.0,
             erosion_rate: 1000.0,
             deposition_rate: 1.0,
             max_iterations: 2000,
-            offset_radius: 64.0,
+            offset_radius_m: 64.0,
             iteration_scale: 1000.0,
-            blur_sigma: 1000.0,
-            ..Default::default()
+            blur_sigma_m: 1000.0,
+            ..sv1()
         },
-        SnowballParams { snowballs: 40, speed: 0.0, friction: 0.0, max_iterations: 1_000_000, ..Default::default() },
+        SnowballParams {
+            snowballs_per_km2: per_km2(40, 24, 24),
+            speed_m: 0.0,
+            friction: 0.0,
+            max_iterations: 1_000_000,
+            ..sv1()
+        },
     ];
     for p in extremes {
         for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
@@ -430,9 +483,10 @@ proptest! {
         parallel in any::<bool>(), seed in any::<u64>(), floor_at_input_min in any::<bool>(),
     ) {
         let p = DropletParams {
-            droplets: 60, inertia, min_slope, capacity, deposition, erosion, gravity, evaporation, radius,
-            max_lifetime: life, initial_water: water, initial_speed: speed, min_height, floor_at_input_min,
-            blur_changes: blur, parallel, batch: 25,
+            droplets_per_km2: MapSize::of(&hm).per_km2(60), inertia, min_slope_tan: min_slope, capacity, deposition,
+            erosion, gravity, evaporation, radius_m: radius, max_path_m: life as f32, initial_water: water,
+            initial_speed: speed, min_height, floor_at_input_min, blur_m: blur, parallel, batch: 25,
+            ..Default::default()
         };
         let mut j = droplet(hm, p, b, seed);
         run_to_end(&mut j);
@@ -455,8 +509,9 @@ proptest! {
         parallel in any::<bool>(), seed in any::<u64>(),
     ) {
         let p = SnowballParams {
-            snowballs: 60, erosion_rate, deposition_rate, speed, friction, offset_radius,
-            max_iterations: iters, iteration_scale, blur_sigma, parallel, batch: 25,
+            snowballs_per_km2: MapSize::of(&hm).per_km2(60), erosion_rate, deposition_rate, speed_m: speed, friction,
+            offset_radius_m: offset_radius, max_iterations: iters, iteration_scale, blur_sigma_m: blur_sigma, parallel,
+            batch: 25, ..Default::default()
         };
         let mut j = snowball(hm, p, b, seed);
         run_to_end(&mut j);
@@ -478,7 +533,7 @@ fn default_droplets_do_not_run_away_into_drain_valleys() {
         let hm = generate(&GenerateParams { width: size, height: size, seed, ..Default::default() }).unwrap();
         let before = hm.stats();
         for parallel in [true, false] {
-            let p = DropletParams { droplets: 20_000, parallel, ..Default::default() };
+            let p = DropletParams { droplets_per_km2: per_km2(20_000, size, size), parallel, ..dv1() };
             let mut j = droplet(hm.clone(), p, Boundary::default(), 1);
             run_to_end(&mut j);
             let after = j.heightmap().stats();
@@ -579,23 +634,24 @@ fn droplet_blur_books_close_for_tiny_changes_on_large_heights() {
     let hm = Heightmap { width: 8, height: 10, cell_size: 1.0, data };
     let b = Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Wall, bottom: EdgeMode::Wall };
     let p = DropletParams {
-        droplets: 60,
+        droplets_per_km2: per_km2(60, 8, 10),
         inertia: 0.6963383,
-        min_slope: 0.0,
+        min_slope_tan: 0.0,
         capacity: 0.47134486,
         deposition: 0.0,
         erosion: 0.50701547,
         gravity: 0.40045965,
         evaporation: 0.1847907,
-        radius: 1.0,
-        max_lifetime: 2,
+        radius_m: 1.0,
+        max_path_m: 2.0,
         initial_water: 0.75649923,
         initial_speed: 0.0,
         min_height: None,
         floor_at_input_min: false,
-        blur_changes: Some(8.282897),
+        blur_m: Some(8.282897),
         parallel: false,
         batch: 25,
+        ..Default::default()
     };
     let mut j = droplet(hm, p, b, 16559797243166512);
     run_to_end(&mut j);

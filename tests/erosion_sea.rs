@@ -11,7 +11,7 @@ use std::sync::atomic::AtomicBool;
 use talus::core::Heightmap;
 use talus::core::erosion::droplet::DropletParams;
 use talus::core::erosion::snowball::SnowballParams;
-use talus::core::erosion::{self, JobInputs, ModelParams, Simulation};
+use talus::core::erosion::{self, JobInputs, MapSize, ModelParams, Simulation};
 
 const SEA: f32 = 0.0;
 
@@ -215,7 +215,7 @@ fn check(name: &str, before: &Heightmap, sim: &dyn Simulation) {
 fn droplet_default_keeps_the_coast_and_leaves_no_pits_or_spikes() {
     let hm = island(257);
     // The demo's density: one droplet per two nodes.
-    let p = DropletParams { droplets: (257 * 257 / 2) as u64, ..DropletParams::default() };
+    let p = DropletParams { droplets_per_km2: MapSize::of(&hm).per_km2(257 * 257 / 2), ..DropletParams::default() };
     let sim = run(&hm, ModelParams::Droplet(p));
     check("droplet", &hm, sim.as_ref());
 }
@@ -230,7 +230,10 @@ fn snowball_default_keeps_the_coast_and_leaves_no_pits_or_spikes() {
 #[test]
 fn sea_runs_are_deterministic() {
     let hm = island(65);
-    let p = ModelParams::Droplet(DropletParams { droplets: 2000, ..DropletParams::default() });
+    let p = ModelParams::Droplet(DropletParams {
+        droplets_per_km2: MapSize::of(&hm).per_km2(2000),
+        ..DropletParams::default()
+    });
     let a = run(&hm, p.clone());
     let b = run(&hm, p);
     assert_eq!(a.heightmap().data, b.heightmap().data);

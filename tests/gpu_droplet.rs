@@ -10,12 +10,24 @@ use std::time::Instant;
 
 use talus::core::Heightmap;
 use talus::core::erosion::droplet::{DropletJob, DropletParams};
-use talus::core::erosion::{Boundary, EdgeMode, JobInputs, Simulation};
+use talus::core::erosion::{Boundary, EdgeMode, JobInputs, MapSize, Simulation};
 use talus::gpu::context::{GpuContext, GpuError, test_context};
 use talus::gpu::droplet::{GpuDropletJob, GpuDropletOptions};
 
 mod common;
 use common::grid::{bits, sine_hills as hills};
+
+/// Version 1's defaults on the 1 m cells of these tests (the defaults are version 1's on the
+/// default island's 2 m cells), with `count` droplets on a `w × h` map.
+fn v1(count: u64, w: usize, h: usize) -> DropletParams {
+    DropletParams {
+        droplets_per_km2: MapSize::new(w, h, 1.0).per_km2(count),
+        radius_m: 5.0,
+        max_path_m: 300.0,
+        min_slope_tan: 0.01,
+        ..DropletParams::default()
+    }
+}
 
 fn ctx() -> Option<Arc<GpuContext>> {
     test_context().map(Arc::new)
@@ -64,7 +76,7 @@ fn assert_books_close(l: &talus::core::erosion::Ledger, rel: f64, what: &str) {
 #[test]
 fn two_gpu_runs_are_bit_identical() {
     let Some(ctx) = ctx() else { return };
-    let p = DropletParams { droplets: 4_000, ..DropletParams::default() };
+    let p = v1(4_000, 256, 256);
     let b = Boundary::all(EdgeMode::Drain);
     let mut a = gpu(&ctx, hills(256, 256), &p, inputs(7, b));
     let mut c = gpu(&ctx, hills(256, 256), &p, inputs(7, b));
@@ -90,7 +102,7 @@ fn books_close_for_every_edge_mode_and_nothing_is_created() {
     for (mode, guard) in
         [(EdgeMode::Drain, true), (EdgeMode::Wall, true), (EdgeMode::Wrap, false), (EdgeMode::Drain, false)]
     {
-        let p = DropletParams { droplets: 3_000, floor_at_input_min: guard, ..DropletParams::default() };
+        let p = DropletParams { floor_at_input_min: guard, ..v1(3_000, 96, 80) };
         let mut j = gpu(&ctx, hills(96, 80), &p, inputs(3, Boundary::all(mode)));
         run(&mut j);
         let l = j.ledger();
@@ -121,7 +133,7 @@ fn statistically_like_the_cpu_model_on_256() {
     let Some(ctx) = ctx() else { return };
     let hm = hills(256, 256);
     let n = 16_000;
-    let p = DropletParams { droplets: n, ..DropletParams::default() };
+    let p = v1(n, 256, 256);
     let b = Boundary::all(EdgeMode::Drain);
     let mut cpu = DropletJob::new(hm.clone(), DropletParams { parallel: false, ..p.clone() }, inputs(11, b)).unwrap();
     let cpu_s = run(&mut cpu);
@@ -163,7 +175,7 @@ fn paths_match_the_cpu_when_the_terrain_does_not_change() {
     // maps agree up to float contraction differences between the two compilers.
     let Some(ctx) = ctx() else { return };
     let hm = hills(128, 128);
-    let p = DropletParams { droplets: 3_000, erosion: 0.0, deposition: 0.0, ..DropletParams::default() };
+    let p = DropletParams { erosion: 0.0, deposition: 0.0, ..v1(3_000, 128, 128) };
     for b in [Boundary::all(EdgeMode::Drain), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
         let mut cpu = DropletJob::new(hm.clone(), p.clone(), inputs(5, b)).unwrap();
         run(&mut cpu);
@@ -183,13 +195,13 @@ fn paths_match_the_cpu_when_the_terrain_does_not_change() {
 fn hardness_zero_protects_and_bad_inputs_are_refused() {
     let Some(ctx) = ctx() else { return };
     let hm = hills(64, 64);
-    let p = DropletParams { droplets: 2_000, ..DropletParams::default() };
+    let p = v1(2_000, 64, 64);
     let i = JobInputs { hardness: Some(vec![0.0; 64 * 64]), ..inputs(1, Boundary::default()) };
     let mut j = GpuDropletJob::new(ctx.clone(), hm.clone(), p.clone(), i, GpuDropletOptions::default()).unwrap();
     run(&mut j);
     assert_eq!(j.ledger().eroded, 0.0);
     assert_eq!(j.heightmap().data, hm.data);
-    let bad = DropletParams { radius: 0.0, ..p.clone() };
+    let bad = DropletParams { radius_m: 0.0, ..p.clone() };
     assert!(
         GpuDropletJob::new(ctx.clone(), hm.clone(), bad, inputs(1, Boundary::default()), GpuDropletOptions::default())
             .is_err()
@@ -206,7 +218,7 @@ fn hardness_zero_protects_and_bad_inputs_are_refused() {
 #[test]
 fn edits_rebase_the_books_and_a_fault_continues_on_the_cpu() {
     let Some(ctx) = ctx() else { return };
-    let p = DropletParams { droplets: 12_000, batch: 1000, ..DropletParams::default() };
+    let p = DropletParams { batch: 1000, ..v1(12_000, 96, 96) };
     let opts = GpuDropletOptions { in_flight: Some(1000) };
     let mut j = GpuDropletJob::new(ctx.clone(), hills(96, 96), p, inputs(9, Boundary::default()), opts).unwrap();
     j.step();
@@ -236,4 +248,29 @@ fn edits_rebase_the_books_and_a_fault_continues_on_the_cpu() {
     assert!(done < 12_000);
     assert_books_close(&j.ledger(), 1e-4, "after the fallback");
     assert!(j.fields().flow.unwrap().iter().sum::<f32>() > 0.0);
+}
+
+/// World units on the GPU: the job converts to the same grid units as the CPU job (so the two
+/// agree where they did), and version-1 values run to the same bits as their world values.
+#[test]
+fn the_gpu_converts_world_and_version_1_units_like_the_cpu() {
+    let Some(ctx) = ctx() else { return };
+    let mut hm = hills(96, 96);
+    hm.cell_size = 2.0;
+    let old: DropletParams =
+        ron::from_str("(droplets: 2000, radius: 3.0, max_lifetime: 120, min_slope: 0.02)").unwrap();
+    let mut new = old.clone();
+    new.upgrade_units(MapSize::of(&hm));
+    assert_eq!((new.radius_m, new.max_path_m, new.min_slope_tan), (6.0, 240.0, 0.01));
+    let b = Boundary::default();
+    let cpu = DropletJob::new(hm.clone(), new.clone(), inputs(4, b)).unwrap();
+    let mut a = gpu(&ctx, hm.clone(), &old, inputs(4, b));
+    let mut c = gpu(&ctx, hm.clone(), &new, inputs(4, b));
+    assert_eq!(a.grid_params(), cpu.grid_params());
+    assert_eq!(a.params(), &new);
+    assert_eq!(a.progress().total, 2000);
+    run(&mut a);
+    run(&mut c);
+    assert!(a.ledger().eroded > 0.0);
+    assert_eq!(bits(&a.heightmap().data), bits(&c.heightmap().data));
 }

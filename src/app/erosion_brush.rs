@@ -165,7 +165,7 @@ fn drive_dabs(
     let now = Instant::now();
     let held = brush.last_start.map_or(FIRST_DAB_S, |t| now.duration_since(t).as_secs_f32());
     brush.last_start = Some(now);
-    let work = dab_work(&recipe.model, radius, held);
+    let work = dab_work(&recipe.model, tool.params.radius, held);
     let dab = Dab { centre, radius, falloff: tool.params.falloff, work };
     let input = brush.current.clone().unwrap_or_else(|| terrain.doc.map().clone());
     let slot: Slot = Arc::new(Mutex::new(None));

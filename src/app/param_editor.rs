@@ -685,7 +685,10 @@ mod tests {
         }
         let pipe = PipeParams {
             rain_map: Some(vec![0.1; 16]),
-            sources: vec![RiverSource { x: 1.0, y: 2.0, radius: 3.0, intensity: 0.5 }, RiverSource::default()],
+            sources: vec![
+                RiverSource { x_m: 1.0, y_m: 2.0, radius_m: 3.0, intensity: 0.5, ..Default::default() },
+                RiverSource::default(),
+            ],
             thermal: Some(ThermalParams { talus_tan: Some(0.7), ..Default::default() }),
             cell_size: Some(2.0),
             ..Default::default()
@@ -697,7 +700,7 @@ mod tests {
         );
         assert_untouched(
             "DropletParams",
-            DropletParams { min_height: Some(-3.0), blur_changes: Some(1.5), ..Default::default() },
+            DropletParams { min_height: Some(-3.0), blur_m: Some(1.5), ..Default::default() },
         );
         assert_untouched("BrushParams", BrushParams { flatten_height: Some(12.0), ..Default::default() });
     }

@@ -32,6 +32,7 @@ use super::simulation::SimState;
 use super::tools::{BrushTool, Pointer};
 use super::ui::{PanelState, PanelWidth, UiHotspots};
 use super::{EditorTerrain, StatusLine, view};
+use crate::core::erosion::MapSize;
 use crate::editor::script::{Action, ChordKey, FrameReport, FrameStats, MouseKey, parse_chord};
 
 /// Runs the script, if one was given.
@@ -490,9 +491,11 @@ fn run_script(
                 }
             }
         }
-        Action::Simulate { model, seed } => {
+        Action::Simulate { mut model, seed } => {
             // As a user does: the model is chosen in the Erosion section (where the erosion brush
-            // reads it too), then Simulate.
+            // reads it too), then Simulate. A script written in grid units (version 1) meant the
+            // map it runs on.
+            model.upgrade_units(MapSize::of(ed.terrain.map()));
             let i = model.index();
             ed.panel.models[i] = model.clone();
             ed.panel.model = i;

@@ -35,7 +35,7 @@ use super::commands::EditorCommand;
 use super::fields::SimFields;
 use super::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
-use crate::core::erosion::{Ledger, Progress};
+use crate::core::erosion::{Ledger, MapSize, Progress};
 use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
 use crate::editor::layers::timeline::ContinueJob;
 use crate::editor::simulate::{RunRequest, prepare_run};
@@ -161,7 +161,8 @@ fn start_simulation(
                     Ok(built) => {
                         fields.hardness = built.hardness;
                         let label = format!("Continue {}", c.recipe.model.entry().undo.to_lowercase());
-                        status.info(format!("{label}: from {} of {} on {}", c.from, c.recipe.model.work(), built.used));
+                        let total = c.recipe.model.work(MapSize::of(&c.input));
+                        status.info(format!("{label}: from {} of {total} on {}", c.from, built.used));
                         sim.backend_used = built.used.to_string();
                         let work = Box::new(Resumed::new(built.job, c.from, c.at.clone()));
                         let timeline = c.timeline.clone();
@@ -239,7 +240,7 @@ pub fn show_simulation_updates(
     terrain.doc.restore_base(&job.base);
     if end == JobEnd::Cancelled {
         // The layer keeps the work that was done, so a re-run does that much again.
-        job.recipe.model.set_work(update.progress.done);
+        job.recipe.model.set_work(update.progress.done, MapSize::of(&job.base));
     }
     let timeline = job.shared.take_timeline();
     let applied = match (&job.continues, timeline) {

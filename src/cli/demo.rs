@@ -6,7 +6,6 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::CliError;
-use super::params::apply_sets;
 use crate::core::erosion::{self, JobInputs, ModelParams};
 use crate::core::generate::{self, demo_params};
 use crate::core::io::{bhef, preview};
@@ -21,8 +20,9 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
     let sea = p.sea_level.as_ref().map(|s| s.level).unwrap_or(0.0);
     bhef::save_atomic(&dir.join("terrain.bhef"), &hm)?;
     preview::save_png(&dir.join("terrain.png"), &preview::render(&hm, sea))?;
-    let params = ModelParams::Droplet(erosion::droplet::DropletParams::default());
-    let params = apply_sets(&params, &[format!("droplets={}", (size * size / 2).max(1000))], &|_| None)?;
+    // One droplet per two nodes of this map (at least 1000).
+    let mut params = ModelParams::Droplet(erosion::droplet::DropletParams::default());
+    params.set_work((size * size / 2).max(1000) as u64, erosion::MapSize::of(&hm));
     let mut sim = erosion::build(hm, &params, JobInputs { seed, sea_level: Some(sea), ..Default::default() })?;
     let t = Instant::now();
     let never = AtomicBool::new(false);

@@ -78,13 +78,17 @@ pub struct ErodeArgs {
     /// Output BHEF (written atomically when the run ends).
     #[arg(long)]
     pub out: PathBuf,
-    /// A RON file of the model's parameters (either the model's own struct or `ModelParams`).
+    /// A RON file of the model's parameters (either the model's own struct or `ModelParams`), in
+    /// world units; values of an older file in grid units (nodes, a particle count) are taken as
+    /// made for the input map (its size and `--cell-size`) and converted.
     #[arg(long)]
     pub params: Option<PathBuf>,
     /// Number of time steps / iterations (pipe, thermal, stream-power).
     #[arg(long)]
     pub steps: Option<u64>,
-    /// Number of particles (droplet, snowball).
+    /// Number of particles (droplet, snowball) on the input map: it sets the density
+    /// (`droplets_per_km2`, `snowballs_per_km2`) that gives this many over the map's area (its
+    /// size and `--cell-size`). A `--set` of the density overrides it.
     #[arg(long)]
     pub droplets: Option<u64>,
     /// Seed: a number, or `random`.
@@ -162,7 +166,8 @@ fn edge(e: Edge) -> EdgeMode {
     }
 }
 
-/// Reads model parameters from a RON file: either `ModelParams` or the model's own struct.
+/// Reads model parameters from a RON file: either `ModelParams` or the model's own struct (the
+/// values of an older file in grid units still to convert, [`ModelParams::upgrade_units`]).
 fn model_params(model: Model, path: Option<&Path>) -> Result<ModelParams, CliError> {
     let Some(path) = path else { return Ok((model.0.default)()) };
     let text = std::fs::read_to_string(path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
@@ -199,10 +204,8 @@ fn read_mask(path: &Path, hm: &crate::core::Heightmap) -> Result<Vec<f32>, CliEr
 pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     let mut params = model_params(a.model, a.params.as_deref())?;
     let particle = params.entry().particles;
-    let mut sets = a.sets.clone();
-    match (particle, a.droplets, a.steps) {
-        (true, Some(n), _) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
-        (false, _, Some(n)) => sets.insert(0, format!("{}={n}", params.entry().work_field)),
+    let work = match (particle, a.droplets, a.steps) {
+        (true, Some(n), _) | (false, _, Some(n)) => Some(n),
         (true, None, Some(_)) => {
             return Err(CliError(
                 "--steps applies to pipe/thermal/stream-power; use --droplets for particle models".into(),
@@ -211,14 +214,20 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         (false, Some(_), None) => {
             return Err(CliError("--droplets applies to droplet/snowball; use --steps for grid models".into()));
         }
-        _ => {}
-    }
-    params = apply_sets(&params, &sets, &|_| None)?;
-    let mut hm = bhef::load(&a.input)?;
+        _ => None,
+    };
     if !(a.cell_size.is_finite() && a.cell_size > 0.0) {
         return Err(CliError(format!("--cell-size {} must be a positive number of metres", a.cell_size)));
     }
+    let mut hm = bhef::load(&a.input)?;
     hm.cell_size = a.cell_size;
+    // Values of an older parameter file in grid units were made for this map.
+    let map = erosion::MapSize::of(&hm);
+    params.upgrade_units(map);
+    if let Some(n) = work {
+        params.set_work(n, map);
+    }
+    params = apply_sets(&params, &a.sets, &|_| None)?;
     let hardness = match &a.hardness {
         Some(p) => {
             let h = bhef::load(p)?;

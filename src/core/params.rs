@@ -50,7 +50,9 @@
 //! `legacy old: T` keeps the name a field had in version 1, when it was in grid units (nodes,
 //! cycles per node): a hidden `pub old: Option<T>` that older files fill and new files never write,
 //! which the type's hand-written `upgrade_units(cell_size)` turns into the new field (see
-//! [`crate::core::units`]); it is not a parameter (no schema entry, no range check). A leading
+//! [`crate::core::units`]); it is not a parameter (no schema entry, no range check). The
+//! generated `has_legacy()` also looks into nested parameter structs (through `Option`s, `Vec`s
+//! and arrays), so a struct holding one with version-1 values says so too. A leading
 //! `prefix "hills.";` names the checked fields `hills.count`, … in [`BadParam`]. Doc comments
 //! must come before other attributes on each field.
 //!
@@ -187,6 +189,12 @@ pub trait ParamType {
     fn check_nested(&self) -> Result<(), BadParam> {
         Ok(())
     }
+    /// Whether a nested parameter struct still holds version-1 values
+    /// ([`crate::core::units::Legacy::has_legacy`]), through `Option`s, `Vec`s and arrays; `false`
+    /// for numbers and enums.
+    fn legacy_nested(&self) -> bool {
+        false
+    }
 }
 
 macro_rules! plain_param_types {
@@ -201,6 +209,9 @@ impl<T: ParamType> ParamType for Option<T> {
     fn check_nested(&self) -> Result<(), BadParam> {
         self.iter().try_for_each(T::check_nested)
     }
+    fn legacy_nested(&self) -> bool {
+        self.iter().any(T::legacy_nested)
+    }
 }
 impl<T: ParamType> ParamType for Vec<T> {
     fn register(out: &mut Vec<&'static TypeSpec>) {
@@ -209,6 +220,9 @@ impl<T: ParamType> ParamType for Vec<T> {
     fn check_nested(&self) -> Result<(), BadParam> {
         self.iter().try_for_each(T::check_nested)
     }
+    fn legacy_nested(&self) -> bool {
+        self.iter().any(T::legacy_nested)
+    }
 }
 impl<T: ParamType, const N: usize> ParamType for [T; N] {
     fn register(out: &mut Vec<&'static TypeSpec>) {
@@ -216,6 +230,9 @@ impl<T: ParamType, const N: usize> ParamType for [T; N] {
     }
     fn check_nested(&self) -> Result<(), BadParam> {
         self.iter().try_for_each(T::check_nested)
+    }
+    fn legacy_nested(&self) -> bool {
+        self.iter().any(T::legacy_nested)
     }
 }
 
@@ -404,6 +421,7 @@ macro_rules! params {
         impl $crate::core::units::Legacy for $name {
             fn has_legacy(&self) -> bool {
                 false $($(|| self.$old.is_some())?)*
+                    $(|| $crate::core::params::ParamType::legacy_nested(&self.$field))*
             }
         }
 
@@ -434,6 +452,9 @@ macro_rules! params {
             }
             fn check_nested(&self) -> Result<(), $crate::core::params::BadParam> {
                 self.check_ranges()
+            }
+            fn legacy_nested(&self) -> bool {
+                $crate::core::units::Legacy::has_legacy(self)
             }
         }
 

@@ -16,12 +16,18 @@
 //! deterministic: its layer re-runs to the same bits from the same input ([`run_dabs`]), and it
 //! re-runs on a new input when what is under it changes.
 //!
-//! | model | work of one dab (radius `r` nodes) |
+//! | model | work of one dab (radius `r` metres, held `t` seconds) |
 //! |---|---|
-//! | droplet, snowball | `⌈DROPLETS_PER_NODE · π r²⌉` particles (at least 1) |
+//! | droplet, snowball | `⌈DROPLETS_PER_M2_S · π r² · t⌉` particles (at least 1) |
 //! | pipe | [`PIPE_STEPS`] time steps |
 //! | thermal | [`THERMAL_ITERATIONS`] iterations |
 //! | stream power | [`STREAM_POWER_STEPS`] steps |
+//!
+//! The particles of a dab are a count on the map the stroke is drawn on (the dab runs there with
+//! the recipe's density set to give that count, [`ModelParams::set_work`]); their rate is per m²
+//! of the disc, so a stroke of the same brush on the same land does the same work at any
+//! resolution. (Version 1 counted 2 particles per node of the disc per second: the same on the
+//! default island's 2 m cells.)
 
 use std::sync::atomic::AtomicBool;
 
@@ -32,12 +38,12 @@ use crate::core::Heightmap;
 use crate::core::brush::Falloff;
 use crate::core::erosion::hardness::hardness_map;
 use crate::core::erosion::steer::{Steer, disc_mask};
-use crate::core::erosion::{JobInputs, ModelParams, RunEnd, run};
+use crate::core::erosion::{JobInputs, MapSize, ModelParams, RunEnd, run};
 
 use super::layers::Recipe;
 
-/// Particles per node of the disc's area per second held (droplet, snowball).
-pub const DROPLETS_PER_NODE_S: f32 = 2.0;
+/// Particles per m² of the disc per second held (droplet, snowball): 2 per node on 2 m cells.
+pub const DROPLETS_PER_M2_S: f32 = 0.5;
 /// Pipe-model time steps per second held.
 pub const PIPE_STEPS_S: f32 = 60.0;
 /// Thermal iterations per second held.
@@ -62,17 +68,19 @@ pub struct Dab {
     pub work: u64,
 }
 
-/// The work a dab of radius `radius` nodes owes for `seconds` held with `model` (see the module
-/// doc's table; `seconds` is clamped to `0 ..= MAX_DAB_S`). At least 1.
-pub fn dab_work(model: &ModelParams, radius: f32, seconds: f32) -> u64 {
+/// The work a dab of radius `radius_m` metres owes for `seconds` held with `model` (see the
+/// module doc's table; `seconds` is clamped to `0 ..= MAX_DAB_S`). At least 1.
+pub fn dab_work(model: &ModelParams, radius_m: f32, seconds: f32) -> u64 {
     let t = if seconds.is_finite() { seconds.clamp(0.0, MAX_DAB_S) } else { MAX_DAB_S };
-    let area = std::f32::consts::PI * radius.max(0.5).powi(2);
+    let r = if radius_m.is_finite() { radius_m.max(0.0) } else { 0.0 };
+    let area = std::f32::consts::PI * r * r;
     let units = match model {
-        ModelParams::Droplet(_) | ModelParams::Snowball(_) => DROPLETS_PER_NODE_S * area * t,
+        ModelParams::Droplet(_) | ModelParams::Snowball(_) => DROPLETS_PER_M2_S * area * t,
         ModelParams::Pipe(_) => PIPE_STEPS_S * t,
         ModelParams::Thermal(_) => THERMAL_ITERATIONS_S * t,
         ModelParams::StreamPower(_) => STREAM_POWER_STEPS_S * t,
     };
+    // (`as` saturates: an absurd disc asks for the most work a dab can, not for wrapped-round work.)
     (units.ceil() as u64).max(1)
 }
 
@@ -103,7 +111,7 @@ pub fn run_dab(
         return Ok(Some(input));
     }
     let mut model = recipe.model.clone();
-    model.set_work(dab.work);
+    model.set_work(dab.work, MapSize::of(&input));
     let hardness = match recipe.hardness.as_ref().filter(|h| !h.is_neutral()) {
         None => None,
         Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),
@@ -171,9 +179,12 @@ mod tests {
     fn a_dab_erodes_inside_its_disc_and_downhill_only() {
         let input = ramp(96);
         let d = ModelParams::Droplet(DropletParams::default());
-        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth, work: dab_work(&d, 10.0, 0.2) };
+        // The work of a 0.2 s dab of radius 20 m: version 1's 126 droplets for 10 nodes.
+        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth, work: dab_work(&d, 20.0, 0.2) };
+        assert_eq!(dab.work, 126);
         let out = run_dab(&recipe(), &dab, 0, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
-        let r = DropletParams::default().radius.ceil() as usize + 2;
+        // The brush radius in nodes (1 m cells) and its bilinear reach.
+        let r = DropletParams::default().radius_m.ceil() as usize + 2;
         let mut inside = 0.0f64;
         for y in 0..96 {
             for x in 0..96 {
@@ -240,7 +251,11 @@ mod tests {
     fn dab_work_follows_the_disc_and_the_time_held() {
         let d = ModelParams::Droplet(DropletParams::default());
         let area = std::f32::consts::PI * 100.0;
-        assert_eq!(dab_work(&d, 10.0, 0.1), (DROPLETS_PER_NODE_S * area * 0.1).ceil() as u64);
+        assert_eq!(dab_work(&d, 10.0, 0.1), (DROPLETS_PER_M2_S * area * 0.1).ceil() as u64);
+        // Version 1's 2 particles per node per second on the default island's 2 m cells.
+        assert_eq!(DROPLETS_PER_M2_S * 2.0 * 2.0, 2.0);
+        assert_eq!(dab_work(&d, 0.0, 0.1), 1);
+        assert_eq!(dab_work(&d, f32::NAN, 0.1), 1);
         assert!(dab_work(&d, 20.0, 0.1) > 3 * dab_work(&d, 10.0, 0.1));
         assert_eq!(dab_work(&d, 10.0, 5.0), dab_work(&d, 10.0, MAX_DAB_S), "a stall never dumps a burst");
         assert_eq!(dab_work(&d, 10.0, f32::NAN), dab_work(&d, 10.0, MAX_DAB_S));

@@ -16,7 +16,7 @@
 //! [
 //!     Generate((width: 257, height: 257, seed: 7)),
 //!     Stroke(tool: Raise, radius: 40.0, strength: 20.0, points: [(60.0, 60.0), (120.0, 90.0)], seconds: 1.0),
-//!     Simulate(model: Droplet((droplets: 50000)), seed: 1),
+//!     Simulate(model: Droplet((droplets_per_km2: 50000)), seed: 1),
 //!     WaitSimulation,
 //!     Save("out.bhef"),
 //!     Screenshot("shot.png"),
@@ -284,7 +284,9 @@ mod tests {
         assert_eq!(actions.len(), 8);
         let Action::Generate(g) = &actions[0] else { panic!() };
         assert_eq!((g.width, g.seed), (257, 7));
-        assert!(matches!(&actions[2], Action::Simulate { model: ModelParams::Droplet(d), .. } if d.droplets == 50000));
+        assert!(
+            matches!(&actions[2], Action::Simulate { model: ModelParams::Droplet(d), .. } if d.droplets_per_km2 == 50000.0)
+        );
     }
 
     #[test]

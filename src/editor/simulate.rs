@@ -14,12 +14,15 @@
 //! | steering mask | the Erosion section's "Steer" choice (height, slope or flow of the map; sinks) |
 //!
 //! A GPU that is missing or fails falls back to the CPU with a note in [`PreparedRun::used`]
-//! (never an error); invalid parameters are an error and start nothing.
+//! (never an error); invalid parameters are an error and start nothing. Parameters that still
+//! hold version-1 values in grid units (a script's `Simulate` written before world units) are
+//! taken as made for the document's map and converted when the run starts
+//! ([`ModelParams::upgrade_units`]), so the recipe the layer keeps is in world units.
 
 use crate::backend::{Backend, BackendUsed};
 use crate::core::Heightmap;
 use crate::core::erosion::hardness::HardnessParams;
-use crate::core::erosion::{Boundary, ModelParams, Simulation};
+use crate::core::erosion::{Boundary, MapSize, ModelParams, Simulation};
 use crate::editor::document::{Changed, Document};
 use crate::editor::layers::Recipe;
 use crate::editor::layers::recipe::BuiltRun;
@@ -83,7 +86,8 @@ pub fn recipe_of(req: &RunRequest) -> Result<Recipe, String> {
 }
 
 fn build_run(map: &Heightmap, req: &RunRequest) -> Result<PreparedRun, String> {
-    let recipe = recipe_of(req)?;
+    let mut recipe = recipe_of(req)?;
+    recipe.upgrade_units(MapSize::of(map));
     let base = map.clone();
     let BuiltRun { job, used, hardness } = recipe.build(base.clone())?;
     Ok(PreparedRun { job, used, base, hardness, recipe, label: model_label(req.model) })
@@ -159,6 +163,21 @@ mod tests {
             results.push(job.heightmap().data.clone());
         }
         assert_ne!(results[0], results[1]);
+    }
+
+    #[test]
+    fn a_script_in_grid_units_runs_in_world_units_for_the_documents_map() {
+        // Version 1's `Simulate(model: Droplet((droplets: 40, radius: 2.0)))` on the 33² map of
+        // 2 m cells: 40 droplets and a 4 m brush, and the layer keeps world units.
+        let model: ModelParams = ron::from_str("Droplet((droplets: 40, radius: 2.0))").unwrap();
+        let mut d = doc();
+        let (_, run) = prepare_run(&mut d, &req(&model));
+        let run = run.unwrap();
+        assert_eq!(run.job.progress().total, 40);
+        assert!(!run.recipe.has_legacy());
+        let ModelParams::Droplet(p) = &run.recipe.model else { panic!() };
+        assert_eq!((p.radius_m, run.recipe.model.work(MapSize::of(d.map()))), (4.0, 40));
+        assert!(!ron::to_string(&run.recipe).unwrap().contains("droplets:"));
     }
 
     #[test]

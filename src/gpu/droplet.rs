@@ -2,13 +2,15 @@
 //! of a method for hydraulic erosion*, TU München 2015), deterministic whatever order the GPU runs
 //! its threads in. Kernel: `shaders/gpu/droplet.wgsl`. The CPU model
 //! [`crate::core::erosion::droplet`] is the reference: the same [`DropletParams`] with the same
-//! meaning, the same steps, the same random streams.
+//! meaning, converted to the same grid units ([`DropletParams::in_grid_units`]: droplet count,
+//! brush radius in nodes, step limit, smallest drop per step), the same steps, the same random
+//! streams.
 //!
 //! ## The droplet (one invocation each)
 //! A droplet with index `i` draws from `SplitMix64::stream(seed, i)` (64-bit arithmetic emulated
 //! with 32-bit words in WGSL; the spawn position is the CPU's, bit for bit), starts at a random
 //! position `p` with water `W = initial_water`, speed `v = initial_speed`, sediment `s = 0`, and
-//! repeats at most `max_lifetime` times, exactly as the CPU model:
+//! repeats at most `L` times (the step limit of `max_path_m`), exactly as the CPU model:
 //!
 //! 1. bilinear height and gradient at `p`, `g = ((h10−h00)(1−v) + (h11−h01)v, (h01−h00)(1−u) + (h11−h10)u)`;
 //! 2. `d = d·inertia − g·(1 − inertia)`, a random unit `d` when `|d| < 10⁻⁶`, `d /= |d|`;
@@ -17,11 +19,11 @@
 //! 4. `Δh = h(p') − h(p)`;
 //! 5. uphill: deposit `min(s, Δh)`; downhill: `c = max(−Δh, min_slope)·v·W·capacity`, deposit
 //!    `(s − c)·deposition` when `s > c`, else erode `min((c − s)·erosion, −Δh)`;
-//! 6. deposits go bilinearly to the 4 nodes around `p`; erosion to the disc brush of `radius`
+//! 6. deposits go bilinearly to the 4 nodes around `p`; erosion to the disc brush of radius `r` nodes
 //!    (weights `max(0, r − |p − n|)/Σ`, the CPU's 4×4 sub-cell brushes, renormalised where an edge
 //!    clips them), node `n` giving `amount·w(n)·hardness(n)` but never going below the floor
 //!    (`min_height`, or the input's minimum with `floor_at_input_min`);
-//! 7. `v = √max(0, v² − Δh·g)`, `W ← W·(1 − evaporation)`; a droplet at `max_lifetime` or whose
+//! 7. `v = √max(0, v² − Δh·g)`, `W ← W·(1 − evaporation)`; a droplet at `L` steps or whose
 //!    water fell below 10⁻²⁰ of its start drops its remaining sediment where it stands.
 //!
 //! ## Scheme: droplets in lockstep
@@ -32,7 +34,7 @@
 //! folds the node's whole accumulated change into the terrain). So every droplet sees its own
 //! earlier changes and everyone's from earlier steps, as on the CPU; only the steps of one turn
 //! are concurrent — the CPU's lockstep lanes, with `in_flight` lanes instead of 8. The state of a
-//! droplet (80 bytes) lives in a buffer between steps; a batch takes `max_lifetime + 1` turns,
+//! droplet (80 bytes) lives in a buffer between steps; a batch takes `L + 1` turns (`L` the step limit),
 //! encoded 256 turns per submission, and stops early once every droplet has ended.
 //!
 //! A first version let each droplet run its whole life in one dispatch on the heights of the
@@ -91,9 +93,10 @@
 
 use std::sync::{Arc, OnceLock};
 
-use crate::core::erosion::droplet::DropletParams;
+use crate::core::erosion::droplet::{DropletGrid, DropletParams};
 use crate::core::erosion::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, ModelParams, Progress, Side, Simulation,
+    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, MapSize, ModelParams, Progress, Side,
+    Simulation,
 };
 use crate::core::heightmap::Heightmap;
 
@@ -283,6 +286,12 @@ impl GpuDropletJob {
         inputs: JobInputs,
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
+        let mut params = params;
+        // Version-1 values are for this terrain; converted here so the CPU continuation's
+        // parameters hold none.
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(MapSize::of(&terrain));
+        }
         let model = ModelParams::Droplet(params.clone());
         let core = GpuDropletCore::new(ctx, terrain, params, &inputs, opts)?;
         Ok(Self::wrap(core, model, inputs))
@@ -291,6 +300,11 @@ impl GpuDropletJob {
     /// The parameters the job runs with.
     pub fn params(&self) -> &DropletParams {
         &self.gpu().params
+    }
+
+    /// The parameters in the grid units of the job's map.
+    pub fn grid_params(&self) -> DropletGrid {
+        self.gpu().grid
     }
 
     /// Droplets advancing in lockstep (per batch).
@@ -314,6 +328,8 @@ pub struct GpuDropletCore {
     /// Books of the run so far in metres, except what still sits in the GPU's book counters.
     ledger: Ledger,
     params: DropletParams,
+    /// The parameters in the grid units of the terrain.
+    grid: DropletGrid,
     seed: u64,
     /// The uniform block (host copy); `first_*`/`count`/`row`/`stamp_base` change per batch.
     block: DropletUniform,
@@ -341,7 +357,13 @@ impl GpuDropletCore {
         inputs: &JobInputs,
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
+        let mut params = params;
+        let map = MapSize::of(&terrain);
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(map);
+        }
         params.validate()?;
+        let grid = params.in_grid_units(map);
         if !terrain.all_finite() {
             return Err(JobError::NonFinite.into());
         }
@@ -383,6 +405,7 @@ impl GpuDropletCore {
             cache: Cache::default(),
             fault: None,
             params,
+            grid,
             last: terrain,
         };
         job.fill_block(&inputs.boundary, inputs.hardness.is_some());
@@ -399,13 +422,14 @@ impl GpuDropletCore {
 
     fn fill_block(&mut self, b: &Boundary, has_hard: bool) {
         let p = &self.params;
+        let g = self.grid;
         let (w, h) = (self.last.width, self.last.height);
         let wrap_x = b.wrap_x();
         let wrap_y = b.wrap_y();
         let drain = |s: Side| (b.effective(s) == EdgeMode::Drain) as u32;
         let span_x = if wrap_x { w as f32 } else { w.saturating_sub(1) as f32 };
         let span_y = if wrap_y { h as f32 } else { h.saturating_sub(1) as f32 };
-        let (_, taps) = brush_taps(p.radius);
+        let (_, taps) = brush_taps(g.radius);
         self.block = DropletUniform {
             w: w as u32,
             h: h as u32,
@@ -418,7 +442,7 @@ impl GpuDropletCore {
             span_x,
             span_y,
             inertia: p.inertia,
-            min_slope: p.min_slope,
+            min_slope: g.min_slope,
             capacity: p.capacity,
             deposition: p.deposition,
             erosion: p.erosion,
@@ -427,7 +451,7 @@ impl GpuDropletCore {
             min_water: (p.initial_water * 1e-20).max(1e-30),
             initial_water: p.initial_water,
             initial_speed: p.initial_speed,
-            max_life: p.max_lifetime,
+            max_life: g.max_lifetime,
             floor: if self.floor.is_finite() { self.floor } else { 0.0 },
             guard: self.floor.is_finite() as u32,
             has_hard: has_hard as u32,
@@ -435,7 +459,7 @@ impl GpuDropletCore {
             wunit: self.wunit,
             seed_lo: self.seed as u32,
             seed_hi: (self.seed >> 32) as u32,
-            reach: p.radius.ceil() as u32,
+            reach: g.radius.ceil() as u32,
             taps,
             ..DropletUniform::default()
         };
@@ -480,7 +504,7 @@ impl GpuDropletCore {
             Some(hd) => ctx.storage_buffer_init("droplet hardness", hd)?,
             None => ctx.storage_buffer("droplet hardness (none)", 4)?,
         };
-        let (taps, _) = brush_taps(self.params.radius);
+        let (taps, _) = brush_taps(self.grid.radius);
         let brush = ctx.storage_buffer_init("droplet brush", &taps)?;
         let acc = ctx.storage_buffer("droplet accumulators", n * ACC_WORDS * 4)?;
         let books = ctx.storage_buffer("droplet books", BOOK_WORDS as u64 * 4)?;
@@ -548,7 +572,7 @@ impl GpuDropletCore {
     fn run_gpu(&mut self, start: u64, end: u64) -> Result<(), GpuError> {
         let Some(dev) = &self.dev else { return Ok(()) };
         let ctx = &dev.ctx;
-        let steps = self.params.max_lifetime.saturating_add(1);
+        let steps = self.grid.max_lifetime.saturating_add(1);
         let mut first = start;
         while first < end {
             let count = (end - first).min(self.in_flight as u64) as u32;
@@ -733,12 +757,12 @@ impl GpuJob for GpuDropletCore {
 
 impl Simulation for GpuDropletCore {
     fn step(&mut self) {
-        if self.fault.is_some() || self.done >= self.params.droplets {
+        if self.fault.is_some() || self.done >= self.grid.droplets {
             return;
         }
         let start = self.done;
         let size = (self.params.batch as u64).max(self.in_flight as u64);
-        let end = (start + size).min(self.params.droplets);
+        let end = (start + size).min(self.grid.droplets);
         if self.degenerate {
             self.done = end;
             return;
@@ -751,11 +775,11 @@ impl Simulation for GpuDropletCore {
     }
 
     fn progress(&self) -> Progress {
-        Progress { done: self.done, total: self.params.droplets }
+        Progress { done: self.done, total: self.grid.droplets }
     }
 
     fn is_done(&self) -> bool {
-        self.fault.is_some() || self.done >= self.params.droplets
+        self.fault.is_some() || self.done >= self.grid.droplets
     }
 
     fn heightmap(&self) -> &Heightmap {

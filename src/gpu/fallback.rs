@@ -164,7 +164,7 @@ impl<J: GpuJob> ResilientGpuJob<J> {
         }
         let mut params = self.params.clone();
         let mut inputs = self.inputs.clone();
-        params.set_work(total.saturating_sub(base.done));
+        params.set_work(total.saturating_sub(base.done), erosion::MapSize::of(&base.heightmap));
         self.gpu.adjust_continuation(&mut params, &mut inputs, base.done);
         // An error cannot happen (the parameters were checked when the job was built); if it
         // did, the job ends where the GPU part stopped rather than loop.

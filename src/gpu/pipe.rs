@@ -299,17 +299,21 @@ impl GpuErosionJob {
     pub fn pipe(
         ctx: Arc<GpuContext>,
         terrain: Heightmap,
-        params: PipeParams,
+        mut params: PipeParams,
         inputs: JobInputs,
     ) -> Result<Self, GpuJobError> {
         let (w, h) = (terrain.width, terrain.height);
         check_terrain(&terrain)?;
-        params.validate(w, h)?;
+        params.check_ranges().map_err(JobError::from)?;
+        let lx = params.cell_size.unwrap_or(terrain.cell_size);
+        check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(crate::core::erosion::MapSize::of(&terrain));
+        }
+        params.validate(w, h, lx)?;
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, w * h, HardnessRule::NonNegative)?;
         }
-        let lx = params.cell_size.unwrap_or(terrain.cell_size);
-        check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
         if let Some(tp) = &params.thermal {
             tp.validate()?;
         }
@@ -401,7 +405,7 @@ impl GpuErosionJob {
                     None => vec![p.rain; n],
                 };
                 for src in &p.sources {
-                    add_source(&mut r, w, h, src);
+                    add_source(&mut r, w, h, src, crate::core::units::Sampling::new(lx));
                 }
                 r.iter_mut().for_each(|v| *v *= dt);
                 gp.flags |= 2;

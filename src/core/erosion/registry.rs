@@ -14,6 +14,13 @@
 //! | `params_type` | the editor's parameter schema |
 //! | `undo` | the undo step of a run (and the editor's status line) |
 //! | `work` field, `unit`, `particles` | `--steps`/`--droplets`, a continuation's work left ([`ModelParams::set_work`]), progress |
+//!
+//! The `work` field is a count of time steps or iterations for the grid models and a density
+//! per km² for the particle models (droplets, snowballs), so a project erodes the same land at
+//! any resolution; [`ModelParams::work`] and [`ModelParams::set_work`] speak in units of work on
+//! a given map ([`MapSize`]), which is what progress, timelines, continuations and
+//! `--droplets` count. [`ModelParams::upgrade_units`] converts what version-1 files left in grid
+//! units (see [`crate::core::units`]), with the map they were made for.
 //! | `flow_unit` | the overlay's flow legend |
 //! | `editor_default` | the parameters the panel starts with |
 //!
@@ -39,6 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{JobError, JobInputs, Simulation, droplet, pipe, snowball, stream_power, thermal};
 use crate::core::heightmap::Heightmap;
+use crate::core::units::{Legacy, Sampling};
 
 /// What the registry knows about one model (see the module doc for who reads which field).
 #[derive(Debug)]
@@ -110,25 +118,77 @@ pub trait ParamsVisitor {
     fn visit<P: ModelParamsType>(self, entry: &'static ModelEntry, params: &mut P) -> Self::Out;
 }
 
-/// The type of an amount-of-work field, set from a `u64` saturating.
+/// The map a job runs on, as far as its amount of work is concerned: a particle model's work is
+/// a density (per km², so the same project erodes the same land at any resolution), and the
+/// count of one run is that density times this map's area ([`Sampling::count`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MapSize {
+    /// Nodes along x.
+    pub width: usize,
+    /// Nodes along y.
+    pub height: usize,
+    /// Metres between nodes.
+    pub cell_size: f32,
+}
+
+impl MapSize {
+    /// A `width × height` map of `cell_size` metres.
+    pub fn new(width: usize, height: usize, cell_size: f32) -> Self {
+        Self { width, height, cell_size }
+    }
+
+    /// The size of `map`.
+    pub fn of(map: &Heightmap) -> Self {
+        Self::new(map.width, map.height, map.cell_size)
+    }
+
+    /// How finely the map samples its world.
+    pub fn sampling(self) -> Sampling {
+        Sampling::new(self.cell_size)
+    }
+
+    /// `per_km2` items over this map, rounded to a whole count ([`Sampling::count`]).
+    pub fn count(self, per_km2: f64) -> u64 {
+        self.sampling().count(per_km2, self.width, self.height)
+    }
+
+    /// The density (per km²) of `count` items over this map: [`Self::count`] of it gives `count`
+    /// back exactly (for any count below 2⁵⁰).
+    pub fn per_km2(self, count: u64) -> f64 {
+        let area = self.sampling().area_km2(self.width, self.height);
+        if area > 0.0 && area.is_finite() { count as f64 / area } else { 0.0 }
+    }
+}
+
+/// The type of an amount-of-work field: a count (time steps, iterations) set from a `u64`
+/// saturating, or a density per km² (particles) that is a count on a given map.
 trait Work: Copy {
-    fn saturating_from(n: u64) -> Self;
-    fn to_u64(self) -> u64;
+    fn from_count(n: u64, map: MapSize) -> Self;
+    fn count(self, map: MapSize) -> u64;
 }
 impl Work for u32 {
-    fn saturating_from(n: u64) -> Self {
+    fn from_count(n: u64, _: MapSize) -> Self {
         n.min(u32::MAX as u64) as u32
     }
-    fn to_u64(self) -> u64 {
+    fn count(self, _: MapSize) -> u64 {
         self as u64
     }
 }
 impl Work for u64 {
-    fn saturating_from(n: u64) -> Self {
+    fn from_count(n: u64, _: MapSize) -> Self {
         n
     }
-    fn to_u64(self) -> u64 {
+    fn count(self, _: MapSize) -> u64 {
         self
+    }
+}
+/// Particles per km².
+impl Work for f64 {
+    fn from_count(n: u64, map: MapSize) -> Self {
+        map.per_km2(n)
+    }
+    fn count(self, map: MapSize) -> u64 {
+        map.count(self)
     }
 }
 
@@ -195,17 +255,43 @@ macro_rules! models {
                 &MODELS[self.index()]
             }
 
-            /// The amount of work asked for (droplets, snowballs, time steps, iterations).
-            pub fn work(&self) -> u64 {
+            /// The amount of work asked for on `map` (droplets, snowballs, time steps,
+            /// iterations): what a job built on that map does ([`super::Progress::total`]).
+            /// Version-1 values still present count as made for `map`.
+            pub fn work(&self, map: MapSize) -> u64 {
+                if self.has_legacy() {
+                    let mut p = self.clone();
+                    p.upgrade_units(map);
+                    return p.work(map);
+                }
                 match self {
-                    $( ModelParams::$variant(p) => Work::to_u64(p.$work), )*
+                    $( ModelParams::$variant(p) => Work::count(p.$work, map), )*
                 }
             }
 
-            /// Sets the amount of work (saturating where the field is narrower than `u64`).
-            pub fn set_work(&mut self, n: u64) {
+            /// Sets the amount of work to `n` units on `map`: a step or iteration count
+            /// (saturating where the field is narrower than `u64`), or for a particle model the
+            /// density that makes `n` particles on that map. Version-1 values still present are
+            /// converted for `map` first (so an old count cannot override the new work).
+            pub fn set_work(&mut self, n: u64, map: MapSize) {
+                self.upgrade_units(map);
                 match self {
-                    $( ModelParams::$variant(p) => p.$work = Work::saturating_from(n), )*
+                    $( ModelParams::$variant(p) => p.$work = Work::from_count(n, map), )*
+                }
+            }
+
+            /// Converts what version-1 files left in grid units (see [`crate::core::units`]) for
+            /// `map`, the map those values were made for.
+            pub fn upgrade_units(&mut self, map: MapSize) {
+                match self {
+                    $( ModelParams::$variant(p) => p.upgrade_units(map), )*
+                }
+            }
+
+            /// Whether version-1 values are still to convert ([`Self::upgrade_units`]).
+            pub fn has_legacy(&self) -> bool {
+                match self {
+                    $( ModelParams::$variant(p) => Legacy::has_legacy(p), )*
                 }
             }
 
@@ -234,7 +320,7 @@ macro_rules! models {
 models! {
     /// Particle hydraulic erosion: droplets that pick up and drop sediment as they run downhill.
     Droplet(droplet::DropletParams, DropletJob) {
-        work: droplets,
+        work: droplets_per_km2,
         cli: "droplet",
         key: "droplet",
         label: "Droplets",
@@ -242,12 +328,12 @@ models! {
         unit: "droplets",
         particles: true,
         flow_unit: "particles",
-        // Enough to see on a 513² map.
-        editor_default: droplet::DropletParams { droplets: 200_000, ..Default::default() },
+        // Enough to see: 200 000 droplets on the default island (513², 2 m cells, 1.048576 km²).
+        editor_default: droplet::DropletParams { droplets_per_km2: 190_734.863_281_25, ..Default::default() },
     }
     /// Snowball erosion: cheap particles that roll down the surface normal, eroding behind them.
     Snowball(snowball::SnowballParams, SnowballJob) {
-        work: snowballs,
+        work: snowballs_per_km2,
         cli: "snowball",
         key: "snowball",
         label: "Snowball",
@@ -325,13 +411,71 @@ mod tests {
 
     #[test]
     fn work_is_set_saturating_and_read_back() {
+        let island = MapSize::new(513, 513, 2.0);
         for e in MODELS {
             let mut p = (e.default)();
-            p.set_work(17);
-            assert_eq!(p.work(), 17);
-            p.set_work(u64::MAX);
-            assert!(p.work() >= u32::MAX as u64, "{}", e.name);
+            p.set_work(17, island);
+            assert_eq!(p.work(island), 17);
+            if e.particles {
+                // A density: the same world at 4× the resolution holds the same count, a map of
+                // a quarter of the area a quarter of it.
+                assert_eq!(p.work(MapSize::new(2049, 2049, 0.5)), 17);
+                p.set_work(4000, island);
+                assert_eq!(p.work(MapSize::new(257, 257, 2.0)), 1000);
+                // Counts read back exactly, up to 2^34 particles and on odd sizes.
+                for (n, map) in [(1 << 34, island), (12_345, MapSize::new(97, 61, 0.3)), (1, MapSize::new(2, 2, 1e-3))]
+                {
+                    p.set_work(n, map);
+                    assert_eq!(p.work(map), n, "{} on {map:?}", e.name);
+                }
+            } else {
+                p.set_work(u64::MAX, island);
+                assert!(p.work(island) >= u32::MAX as u64, "{}", e.name);
+            }
         }
+        // The defaults on the default island are what they were as counts.
+        assert_eq!((MODELS[0].default)().work(island), 5000);
+        assert_eq!((MODELS[0].editor_default)().work(island), 200_000);
+        assert_eq!((MODELS[1].default)().work(island), 35_000);
+    }
+
+    #[test]
+    fn version_1_params_of_every_model_upgrade_for_their_map() {
+        let island = MapSize::new(513, 513, 2.0);
+        for (old, work) in [
+            ("Droplet((droplets: 5000, radius: 5.0))", 5000),
+            ("Snowball((snowballs: 35000, offset_radius: 0.8))", 35_000),
+            ("Pipe((steps: 7, sources: [(x: 10.0, y: 20.0, radius: 2.0, intensity: 0.1)]))", 7),
+            ("Thermal((iterations: 9))", 9),
+            ("StreamPower((steps: 3))", 3),
+        ] {
+            let mut p: ModelParams = ron::from_str(old).unwrap();
+            let grid = !old.starts_with("Thermal") && !old.starts_with("Stream");
+            assert_eq!(p.has_legacy(), grid, "{old}");
+            p.upgrade_units(island);
+            assert!(!p.has_legacy(), "{old}");
+            assert_eq!(p.work(island), work, "{old}");
+            // On the default island version 1's defaults are the defaults.
+            if !old.starts_with("Pipe") {
+                let mut d = (p.entry().default)();
+                d.set_work(work, island);
+                assert_eq!(p, d, "{old}");
+            }
+            // Written again, the file holds world units only and reads back the same.
+            let text = ron::to_string(&p).unwrap();
+            assert_eq!(ron::from_str::<ModelParams>(&text).unwrap(), p, "{text}");
+        }
+        // Work read from or set on version-1 values takes them as made for the map.
+        let old: ModelParams = ron::from_str("Droplet((droplets: 300))").unwrap();
+        assert_eq!(old.work(island), 300);
+        let mut set = old.clone();
+        set.set_work(40, island);
+        assert!(!set.has_legacy());
+        assert_eq!(set.work(island), 40);
+        let mut p: ModelParams = ron::from_str("Pipe((sources: [(x: 10.0, y: 20.0, radius: 2.0)]))").unwrap();
+        p.upgrade_units(island);
+        let ModelParams::Pipe(pp) = &p else { panic!() };
+        assert_eq!((pp.sources[0].x_m, pp.sources[0].y_m, pp.sources[0].radius_m), (20.0, 40.0, 4.0));
     }
 
     #[test]

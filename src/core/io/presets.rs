@@ -19,7 +19,7 @@ use serde::de::DeserializeOwned;
 use thiserror::Error;
 
 use super::atomic::write_atomic;
-use crate::core::erosion::{ModelEntry, ModelParams};
+use crate::core::erosion::{MapSize, ModelEntry, ModelParams};
 
 /// Why a preset could not be read or written.
 #[derive(Debug, Error)]
@@ -76,12 +76,26 @@ pub fn save<T: Serialize>(path: &Path, value: &T) -> Result<(), PresetError> {
 }
 
 /// Reads erosion parameters from RON `text`: a whole [`ModelParams`] (whichever model it names),
-/// or else `model`'s own parameter struct; the error is the latter's.
+/// or else `model`'s own parameter struct; the error is the latter's. Values of an older file in
+/// grid units stay to convert ([`ModelParams::has_legacy`]); see [`model_from_ron_on`].
 pub fn model_from_ron(text: &str, model: &ModelEntry) -> Result<ModelParams, ron::error::SpannedError> {
     if let Ok(mp) = ron::from_str::<ModelParams>(text) {
         return Ok(mp);
     }
     (model.params_from_ron)(text)
+}
+
+/// [`model_from_ron`] for a run on `map`: values of an older file in grid units (nodes, a
+/// particle count per map) are taken as made for that map and converted to world units
+/// ([`ModelParams::upgrade_units`]).
+pub fn model_from_ron_on(
+    text: &str,
+    model: &ModelEntry,
+    map: MapSize,
+) -> Result<ModelParams, ron::error::SpannedError> {
+    let mut p = model_from_ron(text, model)?;
+    p.upgrade_units(map);
+    Ok(p)
 }
 
 #[cfg(test)]
@@ -125,6 +139,31 @@ mod tests {
             let m = crate::core::erosion::MODELS.iter().find(|m| name.contains(m.key)).expect("named after a model");
             let p = model_from_ron(&std::fs::read_to_string(&f).unwrap(), m).unwrap();
             assert_eq!(p.entry().name, m.name, "{name}");
+            assert!(!p.has_legacy(), "{name} is not in world units");
         }
+    }
+
+    #[test]
+    fn an_older_preset_in_grid_units_is_converted_for_the_map_it_runs_on() {
+        use crate::core::erosion::droplet::DropletParams;
+        use crate::core::erosion::registry::by_cli;
+        let droplet = by_cli("droplet").unwrap();
+        // Version 1's alpine preset, made for the default island.
+        let old = "(droplets: 200000, inertia: 0.05, radius: 3.0)";
+        let island = MapSize::new(513, 513, 2.0);
+        let p = model_from_ron_on(old, droplet, island).unwrap();
+        let want =
+            DropletParams { droplets_per_km2: 190_734.863_281_25, inertia: 0.05, radius_m: 6.0, ..Default::default() };
+        assert_eq!(p, ModelParams::Droplet(want.clone()));
+        assert_eq!(p.work(island), 200_000);
+        // The shipped preset says the same in world units.
+        let dir = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("assets/presets/erode");
+        let shipped = std::fs::read_to_string(dir.join("alpine_droplets.ron")).unwrap();
+        assert_eq!(model_from_ron(&shipped, droplet).unwrap(), ModelParams::Droplet(want));
+        // Read for a map of 1 m cells, the same nodes are half the metres.
+        let ModelParams::Droplet(d) = model_from_ron_on(old, droplet, MapSize::new(513, 513, 1.0)).unwrap() else {
+            panic!()
+        };
+        assert_eq!(d.radius_m, 3.0);
     }
 }

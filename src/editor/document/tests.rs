@@ -261,7 +261,8 @@ fn the_timeline_scrubs_keeps_and_continues_as_undo_steps() {
     })
     .unwrap();
     let mut r = recipe();
-    r.model.set_work(30);
+    let map = crate::core::erosion::MapSize::of(&input);
+    r.model.set_work(30, map);
     let mut doc = Document::new(input.clone());
     // The run, recording every step (an update interval of zero publishes each one).
     let shared = Arc::new(JobShared::new(Duration::ZERO));
@@ -281,7 +282,7 @@ fn the_timeline_scrubs_keeps_and_continues_as_undo_steps() {
     assert!(close(doc.map(), &frame10));
     assert_eq!(doc.history().undo_len(), 2, "the run and one scrub drag");
     let e = doc.stack().layer(id).unwrap().erosion().unwrap();
-    assert_eq!(e.recipe.model.work(), 10, "a re-run of the layer gives frame 10");
+    assert_eq!(e.recipe.model.work(map), 10, "a re-run of the layer gives frame 10");
     // Undo brings the run's end back; redo frame 10.
     doc.undo();
     assert!(close(doc.map(), &end));
@@ -297,7 +298,7 @@ fn the_timeline_scrubs_keeps_and_continues_as_undo_steps() {
 
     // Continue from frame 10 through the job loop: ends where the uninterrupted run ended.
     let job = doc.continue_job(id).unwrap();
-    assert_eq!((job.from, job.recipe.model.work()), (10, 30));
+    assert_eq!((job.from, job.recipe.model.work(map)), (10, 30));
     let shared = Arc::new(JobShared::new(Duration::ZERO));
     shared.record(job.timeline.clone());
     let resumed = Resumed::new(job.recipe.build(job.input.clone()).unwrap().job, job.from, job.at.clone());

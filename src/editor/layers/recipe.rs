@@ -23,7 +23,7 @@ use crate::backend::{Backend, BackendUsed, build_with_backend};
 use crate::core::Heightmap;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::core::erosion::steer::{self, Steer};
-use crate::core::erosion::{Boundary, JobInputs, ModelParams, RunEnd, Simulation, run};
+use crate::core::erosion::{Boundary, JobInputs, MapSize, ModelParams, RunEnd, Simulation, run};
 use crate::editor::erosion_brush::{self, Dab};
 
 /// An erosion run's inputs apart from the terrain.
@@ -132,6 +132,17 @@ pub struct BuiltRun {
 }
 
 impl Recipe {
+    /// Converts what a version-1 recipe left in grid units (its model's parameters, see
+    /// [`crate::core::units`]) for `map`, the map it was made for.
+    pub fn upgrade_units(&mut self, map: MapSize) {
+        self.model.upgrade_units(map);
+    }
+
+    /// Whether version-1 values are still to convert ([`Self::upgrade_units`]).
+    pub fn has_legacy(&self) -> bool {
+        self.model.has_legacy()
+    }
+
     /// Checks the recipe's inputs besides the model (whose parameters [`Self::build`] checks).
     pub fn validate(&self) -> Result<(), String> {
         if let Some(h) = &self.hardness {

@@ -14,6 +14,7 @@
 use std::sync::Arc;
 
 use super::{LayerStack, Recipe, delta_grid, hash_heights};
+use crate::core::erosion::MapSize;
 
 /// Most bytes the timelines of one stack hold together (512 MiB): when a run adds its timeline
 /// and the sum is over, the oldest layers' timelines go (bottom of the stack first), never the
@@ -67,7 +68,7 @@ impl LayerStack {
         if let Some(e) = self.layers[i].erosion_mut() {
             e.delta = delta;
             e.frame = frame;
-            e.recipe.model.set_work(t.frames()[frame].done);
+            e.recipe.model.set_work(t.frames()[frame].done, t.map_size());
         }
         self.touched(Some(i));
         true
@@ -93,7 +94,7 @@ impl LayerStack {
         let e = self.layer(id)?.erosion()?;
         let input = t.heights(0);
         let mut recipe = e.recipe.clone();
-        recipe.model.set_work(t.total().max(t.frames()[frame].done));
+        recipe.model.set_work(t.total().max(t.frames()[frame].done), t.map_size());
         Some(ContinueJob {
             id,
             recipe,
@@ -117,7 +118,7 @@ impl LayerStack {
         if let Some(e) = self.layers[i].erosion_mut() {
             e.delta = delta;
             e.recipe = job.recipe.clone();
-            e.recipe.model.set_work(done);
+            e.recipe.model.set_work(done, MapSize::of(result));
             e.frame = timeline.len() - 1;
             e.timeline = Some(Arc::new(timeline));
             e.stale = false;

@@ -6,7 +6,7 @@ use super::*;
 use crate::backend::Backend;
 use crate::core::Heightmap;
 use crate::core::erosion::droplet::DropletParams;
-use crate::core::erosion::{Boundary, ModelParams};
+use crate::core::erosion::{Boundary, MapSize, ModelParams};
 use crate::core::rng::{hash2, signed_f32};
 use crate::editor::layers::recipe::run_to_end;
 
@@ -21,7 +21,10 @@ fn stack() -> LayerStack {
     edited.data[500] += 2.0;
     s.add_edit(i, &base, &edited);
     let recipe = Recipe {
-        model: ModelParams::Droplet(DropletParams { droplets: 2000, ..Default::default() }),
+        model: ModelParams::Droplet(DropletParams {
+            droplets_per_km2: MapSize::of(&base).per_km2(2000),
+            ..Default::default()
+        }),
         boundary: Boundary::default(),
         seed: 9,
         backend: Backend::Cpu,

@@ -327,7 +327,7 @@ fn validate_json(top: &str, v: Value) -> Option<Result<(), Option<&'static str>>
         }),
         "DropletParams" => job(de::<DropletParams>(v)?.validate()),
         "SnowballParams" => job(de::<SnowballParams>(v)?.validate()),
-        "PipeParams" => job(de::<PipeParams>(v)?.validate(64, 64)),
+        "PipeParams" => job(de::<PipeParams>(v)?.validate(64, 64, 1.0)),
         "ThermalParams" => job(de::<ThermalParams>(v)?.validate()),
         "StreamPowerParams" => job(de::<StreamPowerParams>(v)?.validate(64 * 64)),
         "Boundary" => job(de::<Boundary>(v)?.validate()),

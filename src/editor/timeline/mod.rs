@@ -125,6 +125,11 @@ impl Timeline {
         }
     }
 
+    /// The size of the map the timeline records (what its units of work count on).
+    pub fn map_size(&self) -> crate::core::erosion::MapSize {
+        crate::core::erosion::MapSize::new(self.width, self.height, self.cell_size)
+    }
+
     /// Number of kept frames (at least 1: the input).
     pub fn len(&self) -> usize {
         self.frames.len()

@@ -9,7 +9,7 @@ use crate::core::erosion::droplet::DropletParams;
 use crate::core::erosion::pipe::PipeParams;
 use crate::core::erosion::stream_power::StreamPowerParams;
 use crate::core::erosion::thermal::ThermalParams;
-use crate::core::erosion::{Boundary, ModelParams, Simulation, run};
+use crate::core::erosion::{Boundary, MapSize, ModelParams, Simulation, run};
 use crate::core::rng::{hash2, signed_f32};
 use crate::editor::job::{JobShared, run_job};
 use crate::editor::layers::Recipe;
@@ -36,7 +36,12 @@ fn recipe(model: ModelParams) -> Recipe {
 
 fn models() -> Vec<ModelParams> {
     vec![
-        ModelParams::Droplet(DropletParams { droplets: 3000, batch: 250, ..Default::default() }),
+        // 3000 droplets on the tests' 48² map of 1 m cells.
+        ModelParams::Droplet(DropletParams {
+            droplets_per_km2: MapSize::new(48, 48, 1.0).per_km2(3000),
+            batch: 250,
+            ..Default::default()
+        }),
         ModelParams::Thermal(ThermalParams { iterations: 24, ..Default::default() }),
         ModelParams::Pipe(PipeParams { steps: 24, ..Default::default() }),
         ModelParams::StreamPower(StreamPowerParams { steps: 12, ..Default::default() }),
@@ -88,7 +93,11 @@ fn every_frame_comes_back_with_the_bits_the_run_had() {
 #[test]
 fn the_budget_holds_while_thinning_and_the_ends_stay() {
     let input = hills(64);
-    let model = ModelParams::Droplet(DropletParams { droplets: 12_000, batch: 100, ..Default::default() });
+    let model = ModelParams::Droplet(DropletParams {
+        droplets_per_km2: MapSize::of(&input).per_km2(12_000),
+        batch: 100,
+        ..Default::default()
+    });
     let r = recipe(model);
     let (full, states) = record(&r, &input, usize::MAX);
     let per_frame = (full.bytes() - 2 * 4 * input.len()) / full.len();

@@ -119,7 +119,7 @@ fn gpu_matches_cpu_pipe_semi_lagrangian_256() {
     let p = PipeParams {
         steps: 200,
         rain: 0.02,
-        sources: vec![RiverSource { x: 40.0, y: 128.0, radius: 3.0, intensity: 0.5 }],
+        sources: vec![RiverSource { x_m: 40.0, y_m: 128.0, radius_m: 3.0, intensity: 0.5, ..Default::default() }],
         ..Default::default()
     };
     let b = Boundary { left: EdgeMode::Drain, right: EdgeMode::Drain, top: EdgeMode::Wall, bottom: EdgeMode::Drain };

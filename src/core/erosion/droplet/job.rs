@@ -9,7 +9,8 @@ use super::super::steer::Spawner;
 use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use super::brush::Brush;
 use super::step::{Ctx, Drop};
-use super::{DropletParams, SERIAL_TAIL};
+use super::{DropletGrid, DropletParams, SERIAL_TAIL};
+use crate::core::erosion::registry::MapSize;
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
@@ -95,6 +96,8 @@ pub struct DropletJob {
     /// `maps()`, exported from the planes when first asked for after a step.
     pub(super) maps: std::sync::OnceLock<ErosionMaps>,
     pub(super) params: DropletParams,
+    /// The parameters in this map's grid units.
+    pub(super) grid_p: DropletGrid,
     pub(super) seed: u64,
     pub(super) has_hardness: bool,
     pub(super) ledger: Ledger,
@@ -120,9 +123,15 @@ pub struct DropletJob {
 
 impl DropletJob {
     /// Prepares a job. Fails on parameters outside their documented ranges, a hardness map of the
-    /// wrong size or with values outside `0 ..= 1000`, or non-finite heights.
-    pub fn new(terrain: Heightmap, params: DropletParams, inputs: JobInputs) -> Result<Self, JobError> {
+    /// wrong size or with values outside `0 ..= 1000`, or non-finite heights. Version-1 values
+    /// still in `params` are taken as made for `terrain` ([`DropletParams::upgrade_units`]).
+    pub fn new(terrain: Heightmap, mut params: DropletParams, inputs: JobInputs) -> Result<Self, JobError> {
+        let map = MapSize::of(&terrain);
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(map);
+        }
         params.validate()?;
+        let grid_p = params.in_grid_units(map);
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
         }
@@ -140,7 +149,7 @@ impl DropletJob {
         };
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
-        let blur = params.blur_changes.is_some_and(|s| s > 0.0);
+        let blur = grid_p.blur.is_some_and(|s| s > 0.0);
         // Hardness, then the blur mode's scratch books, after the five planes every job has.
         let count = if blur {
             P_SCRATCH + 2
@@ -155,7 +164,7 @@ impl DropletJob {
             planes.import(P_HARD, hard);
         }
         let geom = Geom::new(w, h, &inputs.boundary).with_pitch(planes.pitch);
-        let brush = Brush::new(params.radius, planes.pitch);
+        let brush = Brush::new(grid_p.radius, planes.pitch);
         let margin = brush.reach + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let volume = terrain.sum();
@@ -181,6 +190,7 @@ impl DropletJob {
             floor,
             sea: inputs.sea_level.filter(|s| s.is_finite()),
             params,
+            grid_p,
             seed: inputs.seed,
             has_hardness: hardness.is_some(),
             planes,
@@ -200,6 +210,11 @@ impl DropletJob {
     /// The parameters the job runs with.
     pub fn params(&self) -> &DropletParams {
         &self.params
+    }
+
+    /// The parameters in the grid units of the job's map.
+    pub fn grid_params(&self) -> DropletGrid {
+        self.grid_p
     }
 
     /// Raw access to the planes the droplets write: the books go to the scratch planes in blur
@@ -267,13 +282,13 @@ impl DropletJob {
             raw,
             brush: &self.brush,
             inertia: p.inertia,
-            min_slope: p.min_slope,
+            min_slope: self.grid_p.min_slope,
             capacity: p.capacity,
             deposition: p.deposition,
             erosion: p.erosion,
             gravity: p.gravity,
             keep_water: 1.0 - p.evaporation,
-            max_life: p.max_lifetime,
+            max_life: self.grid_p.max_lifetime,
             min_water: (p.initial_water * 1e-20).max(1e-30),
             floor: self.floor,
             sea: self.sea.unwrap_or(f32::NEG_INFINITY),
@@ -370,17 +385,18 @@ impl DropletJob {
 
 impl Simulation for DropletJob {
     fn step(&mut self) {
-        if self.done >= self.params.droplets {
+        let total = self.grid_p.droplets;
+        if self.done >= total {
             return;
         }
         let start = self.done;
-        let end = (start + self.params.batch as u64).min(self.params.droplets);
+        let end = (start + self.params.batch as u64).min(total);
         if self.degenerate {
             self.done = end;
             return;
         }
         self.maps.take();
-        let blur = self.params.blur_changes.filter(|&s| s > 0.0);
+        let blur = self.grid_p.blur.filter(|&s| s > 0.0);
         if blur.is_some() {
             self.base.copy_from_slice(&self.hm.data);
         }
@@ -400,7 +416,7 @@ impl Simulation for DropletJob {
     }
 
     fn progress(&self) -> Progress {
-        Progress { done: self.done, total: self.params.droplets }
+        Progress { done: self.done, total: self.grid_p.droplets }
     }
 
     fn heightmap(&self) -> &Heightmap {

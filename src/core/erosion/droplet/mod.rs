@@ -1,8 +1,13 @@
 //! Particle (droplet) hydraulic erosion — SPEC §2a, seed 000 (I. van der Veen, after H. T. Beyer,
 //! *Implementation of a method for hydraulic erosion*, TU München 2015).
 //!
+//! The parameters are in world units ([`DropletParams`]: metres, m/m, droplets per km²); the job
+//! converts them to the grid units of its map once, when it is built ([`DropletGrid`]: `L` steps
+//! of one node for the path `max_path_m`, the brush radius `r` in nodes, the smallest drop per
+//! step `min_slope = min_slope_tan · Δx`). Below, all lengths are in nodes.
+//!
 //! Each droplet starts at a random position `p` with water `W`, speed `v`, sediment `s = 0` and no
-//! direction, and repeats, at most `max_lifetime` times:
+//! direction, and repeats, at most `L` times:
 //!
 //! 1. Bilinear height and gradient at `p` (fractional offsets `u, v` in the cell `h00 h10 h01 h11`):
 //!    `g = ((h10−h00)(1−v) + (h11−h01)v, (h01−h00)(1−u) + (h11−h10)u)`.
@@ -15,7 +20,7 @@
 //!    `c = max(−Δh, min_slope)·v·W·capacity`; if `s > c` deposit `(s − c)·deposition`, else erode
 //!    `min((c − s)·erosion, −Δh)`.
 //! 6. A deposit is spread bilinearly over the four nodes around `p`. Erosion is spread over every node
-//!    `n` with `|p − n| < radius` with weights `max(0, radius − |p − n|) / Σ`; node `n` gives
+//!    `n` with `|p − n| < r` with weights `max(0, r − |p − n|) / Σ`; node `n` gives
 //!    `amount·w(n)·hardness(n)` (never below `min_height` when that guard is set), and the droplet
 //!    picks up exactly what was removed. The brushes are precomputed for 4×4 sub-cell positions of
 //!    `p` (so `|p − n|` is exact to ⅛ cell), each row stored as zero-padded runs of 4 nodes (one
@@ -23,12 +28,35 @@
 //!    edge is renormalised over its in-map nodes.
 //! 7. `v = √max(0, v² − Δh·gravity)`, `W ← W·(1 − evaporation)`.
 //!
-//! A droplet that reaches `max_lifetime` (or whose water falls below 10⁻²⁰ of its initial water) drops
+//! A droplet that reaches `L` steps (or whose water falls below 10⁻²⁰ of its initial water) drops
 //! its remaining sediment where it is, so material never vanishes: after any number of whole
 //! batches `Σh_after − Σh_before = deposited − eroded` and `eroded + clamped = deposited + lost`.
 //! Books are kept from the f32 change each node actually received; the carried sediment is f64 and
 //! mirrors them, and the few ulps of a final deposit that f32 heights cannot represent are booked
 //! in `clamped` (signed) instead of vanishing.
+//!
+//! ## What the resolution still changes
+//! World units make the same numbers describe the same brush, path, density of droplets and
+//! smallest slope at any cell size `Δx`, but a droplet is still a particle that takes one step of
+//! one node at a time, and some of its rules count steps:
+//!
+//! * `erosion`, `deposition` and `evaporation` are fractions *per step*, and `capacity` scales a
+//!   drop *per step* (`−Δh ≈ tan·Δx`). A path of `ℓ` metres takes `ℓ/Δx` steps, so at a finer
+//!   `Δx` a droplet evaporates sooner in metres (`(1 − evaporation)^(ℓ/Δx)`), reaches its
+//!   capacity over a shorter distance and carries less per step. Converting them to rates per
+//!   metre would be exact for evaporation alone; erosion and deposition relax toward a capacity
+//!   that itself depends on `Δx`, so there is no conversion that keeps the seed's behaviour, and
+//!   they stay as the seed defines them.
+//! * Each droplet removes at most its capacity, spread over a brush of `π·(r/Δx)²` nodes: the
+//!   same density of droplets on a finer grid moves a comparable volume, but the depth profile of
+//!   a channel is resolved in more nodes, and the parallel scheme's in-flight limit
+//!   (`particles::in_flight`) is per node.
+//! * The brush is clamped to 1 … 64 nodes ([`MAX_RADIUS_NODES`]), the land spread of the sea mode
+//!   ([`LAND_SPREAD`]) and the sea's extreme tolerance are in nodes.
+//!
+//! A build at another resolution therefore gives the same landforms only approximately; the
+//! world design (`DESIGN.md`, *World, resolution and builds*) lets a build refine a coarse
+//! result instead.
 //!
 //! ## The sea ([`JobInputs::sea_level`](super::JobInputs::sea_level))
 //! With a sea level the job runs in *sea mode* (issue 13; the GPU droplets have no sea yet, so
@@ -52,7 +80,7 @@
 //! Without a sea (`None`) none of this applies and the classic algorithm runs unchanged (the GPU
 //! parity tests compare against it).
 //!
-//! Options: `min_height` (seed 000's drain-valley guard), `blur_changes` (seed 000's smoothing: the
+//! Options: `min_height` (seed 000's drain-valley guard), `blur_m` (seed 000's smoothing: the
 //! change of a batch is collected separately, blurred with a sum-conserving Gaussian and then
 //! applied; nodes the blur would push below `min_height` are held there and the lift is booked as
 //! `clamped`, as is what the f32 rounding of the blurred change adds or loses), and a flow map (`Fields::flow` = droplet visits per node, `Fields::flow_volume` =
@@ -62,7 +90,7 @@
 //! `parallel = false` is the classic algorithm: one droplet after another, each seeing every change
 //! made before it. `parallel = true` runs each batch in *conflict-free tile phases*:
 //!
-//! * The map is cut into tiles at least `2·M` nodes wide, `M = ⌈radius⌉ + 3` being the farthest
+//! * The map is cut into tiles at least `2·M` nodes wide, `M = ⌈r⌉ + 3` being the farthest
 //!   node a step reads or writes from the cell it starts in (64 nodes on large maps, so a tile's
 //!   data stays in cache and droplets rarely cross edges), coloured like a 2×2 checkerboard.
 //! * In a phase every tile of one colour advances, in parallel, the droplets standing in it until
@@ -108,7 +136,7 @@ mod step;
 #[cfg(feature = "gpu")]
 pub(crate) use brush::brush_sub_taps;
 pub use job::DropletJob;
-pub use params::DropletParams;
+pub use params::{DropletGrid, DropletParams, MAX_RADIUS_NODES};
 pub use sea::LAND_SPREAD;
 
 /// Droplets advanced together in lockstep (see [`Ctx::walk_group`](step::Ctx::walk_group)).

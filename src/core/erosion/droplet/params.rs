@@ -1,20 +1,46 @@
-//! The droplet model's parameters ([`DropletParams`]): fields, defaults and validation.
+//! The droplet model's parameters ([`DropletParams`]): fields, defaults, validation, the
+//! conversion of version-1 values and the grid units a job runs in ([`DropletGrid`]).
+//!
+//! Every length is in metres and the amount of work a density per km², so a project erodes the
+//! same land at any resolution; the job converts them to grid units once, when it is built from
+//! its terrain ([`DropletParams::in_grid_units`]):
+//!
+//! | parameter | unit | in the job (`Δx` the cell size) |
+//! |---|---|---|
+//! | `droplets_per_km2` | 1/km² | `round(density · area)` droplets ([`MapSize::count`]) |
+//! | `min_slope_tan` | m/m | `min_slope_tan · Δx` metres of drop per step |
+//! | `radius_m` | m | `radius_m / Δx` nodes, clamped to `[1, 64]` |
+//! | `max_path_m` | m | `max(1, round(max_path_m / Δx))` steps (each one node long) |
+//! | `blur_m` | m | Gaussian sigma `blur_m / Δx` nodes |
+//!
+//! The defaults are version 1's on the default island (513², `Δx = 2 m`).
 
 use serde::{Deserialize, Serialize};
 
 use super::super::JobError;
+use super::super::registry::MapSize;
+
+/// Largest erosion brush radius in nodes (the brushes are precomputed for every sub-cell
+/// position, and a particle task's margin grows with it).
+pub const MAX_RADIUS_NODES: f64 = 64.0;
+/// Most steps a droplet may take, whatever the path length and cell size.
+pub const MAX_STEPS: f64 = (1u32 << 30) as f64;
 
 crate::params! {
     /// Parameters of the droplet model (seed 000's names in brackets).
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct DropletParams {
-        /// Droplets to simulate (particleCount).
-        pub droplets: u64 = 5000, range [0.0, (1u64 << 34) as f64];
+        /// Droplets per km² of the map (particleCount over the map's area): a job on a map of
+        /// `A` km² runs `round(droplets_per_km2 · A)` droplets. Default: 5000 droplets on the
+        /// default island (1.048576 km²), version 1's default count.
+        pub droplets_per_km2: f64 = 4_768.371_582_031_25, unit "1/km²", range [0.0, 1.0e12], legacy droplets: u64;
         /// How much of its old direction a droplet keeps (inertia).
         pub inertia: f32 = 0.3, range [0.0, 1.0];
-        /// Smallest slope used in the capacity (minSlope).
-        pub min_slope: f32 = 0.01, unit "m/node", range [0.0, 1e6];
+        /// Smallest slope used in the capacity (minSlope), as a tangent: a step of one node never
+        /// counts less than `min_slope_tan · Δx` metres of drop. Default: version 1's 0.01 m per
+        /// node at 2 m cells.
+        pub min_slope_tan: f32 = 0.005, unit "m/m", range [0.0, 1e6], legacy min_slope: f32;
         /// Sediment capacity factor (capacityFactor / dropCapacity).
         pub capacity: f32 = 10.0, range [0.0, 1e6];
         /// Fraction of the excess sediment dropped per step (depositionRate).
@@ -25,14 +51,18 @@ crate::params! {
         pub gravity: f32 = 9.81, range [0.0, 1e6];
         /// Fraction of water evaporating per step (evaporationRate).
         pub evaporation: f32 = 0.02, range [0.0, 1.0];
-        /// Erosion brush radius (erosionRadius).
-        pub radius: f32 = 5.0, unit "nodes", range [1.0, 64.0];
-        /// Most steps a droplet lives (maxLifeTime).
-        pub max_lifetime: u32 = 300, unit "steps", range [1.0, 1e6];
+        /// Erosion brush radius (erosionRadius); in the job at least 1 and at most 64 nodes.
+        /// Default: version 1's 5 nodes at 2 m cells.
+        pub radius_m: f32 = 10.0, unit "m", range [1.0e-3, 1.0e5], legacy radius: f32;
+        /// Longest path of a droplet (maxLifeTime steps of one node each): the job's step limit is
+        /// `max(1, round(max_path_m / Δx))`. Default: version 1's 300 steps at 2 m cells.
+        pub max_path_m: f32 = 600.0, unit "m", range [0.0, 1.0e9], legacy max_lifetime: u32;
         /// Water of a new droplet.
         pub initial_water: f32 = 1.0, range [0.0, 1e6];
-        /// Speed of a new droplet.
-        pub initial_speed: f32 = 1.0, unit "nodes/step", range [0.0, 1e6];
+        /// Speed of a new droplet. The speed is not a distance per step (every step is one node
+        /// long): the update `v² ← v² − Δh·gravity` takes the drop `Δh` in metres, so it is a
+        /// speed in m/s (with the seed's energy factor 1 instead of 2), the same at any cell size.
+        pub initial_speed: f32 = 1.0, unit "m/s", range [0.0, 1e6];
         /// Drain-valley guard (seed 000, after Beyer): erosion never takes a node below this height
         /// (finite). `None`: see [`Self::floor_at_input_min`].
         pub min_height: Option<f32> = None, unit "m", range [-1e30, 1e30];
@@ -43,7 +73,7 @@ crate::params! {
         pub floor_at_input_min: bool = true;
         /// Smooth the changes: each batch's change map is Gaussian-blurred with this sigma (0 = off)
         /// before it is applied. `None`: off.
-        pub blur_changes: Option<f32> = None, unit "nodes", range [0.0, 1000.0];
+        pub blur_m: Option<f32> = None, unit "m", range [0.0, 1.0e5], legacy blur_changes: Option<f32>;
         /// Run batches in parallel tile phases (see the module doc); `false` = classic serial order.
         pub parallel: bool = true;
         /// Droplets per step (one indivisible unit of work).
@@ -51,10 +81,63 @@ crate::params! {
     }
 }
 
+/// The droplet parameters that depend on the resolution, in the grid units of one map: what the
+/// CPU and the GPU jobs run with (both from [`DropletParams::in_grid_units`], so they agree bit
+/// for bit).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct DropletGrid {
+    /// Droplets of the run.
+    pub droplets: u64,
+    /// Smallest drop a step counts in the capacity, metres per node.
+    pub min_slope: f32,
+    /// Erosion brush radius, nodes, in `[1, 64]`.
+    pub radius: f32,
+    /// Most steps a droplet takes (≥ 1).
+    pub max_lifetime: u32,
+    /// Sigma of the change blur, nodes (`None` or 0: off).
+    pub blur: Option<f32>,
+}
+
 impl DropletParams {
     /// Checks every field against its documented range.
     pub fn validate(&self) -> Result<(), JobError> {
         self.check_ranges()?;
         Ok(())
+    }
+
+    /// The parameters in the grid units of `map` (see the module doc's table).
+    pub fn in_grid_units(&self, map: MapSize) -> DropletGrid {
+        let s = map.sampling();
+        let steps = s.nodes(self.max_path_m as f64).round();
+        DropletGrid {
+            droplets: map.count(self.droplets_per_km2),
+            min_slope: s.per_node(self.min_slope_tan as f64) as f32,
+            radius: s.nodes(self.radius_m as f64).clamp(1.0, MAX_RADIUS_NODES) as f32,
+            max_lifetime: if steps.is_nan() { 1 } else { steps.clamp(1.0, MAX_STEPS) as u32 },
+            blur: self.blur_m.map(|b| s.nodes(b as f64) as f32),
+        }
+    }
+
+    /// Converts what a version-1 file left in grid units (see [`crate::core::units`]) for `map`,
+    /// the map those values were made for: the droplet count becomes a density over its area,
+    /// slopes per node tangents, nodes and steps metres.
+    pub fn upgrade_units(&mut self, map: MapSize) {
+        let s = map.sampling();
+        if let Some(n) = self.droplets.take() {
+            self.droplets_per_km2 = map.per_km2(n);
+        }
+        if let Some(m) = self.min_slope.take() {
+            // Metres per node over metres per node: a tangent.
+            self.min_slope_tan = (m as f64 / s.cell_size) as f32;
+        }
+        if let Some(r) = self.radius.take() {
+            self.radius_m = s.metres(r as f64) as f32;
+        }
+        if let Some(l) = self.max_lifetime.take() {
+            self.max_path_m = s.metres(l as f64) as f32;
+        }
+        if let Some(b) = self.blur_changes.take() {
+            self.blur_m = b.map(|b| s.metres(b as f64) as f32);
+        }
     }
 }

@@ -5,7 +5,7 @@ use super::brush::Brush;
 use super::job::{P_ERO, P_FLOW, P_H};
 use super::step::Ctx;
 use super::*;
-use crate::core::erosion::{Boundary, EdgeMode, JobError, JobInputs, Progress, Simulation};
+use crate::core::erosion::{Boundary, EdgeMode, JobError, JobInputs, MapSize, Progress, Simulation};
 use crate::core::heightmap::Heightmap;
 use std::sync::atomic::Ordering;
 
@@ -13,7 +13,8 @@ use std::sync::atomic::Ordering;
 fn avx2_and_portable_kernels_give_the_same_bits() {
     let go = |portable: bool| {
         PORTABLE_ONLY.store(portable, Ordering::Relaxed);
-        let p = DropletParams { droplets: 3000, radius: 3.0, max_lifetime: 80, batch: 1000, ..Default::default() };
+        let p =
+            DropletParams { droplets_per_km2: dens(3000, 96), radius_m: 3.0, max_path_m: 80.0, batch: 1000, ..v1() };
         let mut j = job(bowl(96), p, Boundary::default());
         run(&mut j);
         PORTABLE_ONLY.store(false, Ordering::Relaxed);
@@ -22,6 +23,17 @@ fn avx2_and_portable_kernels_give_the_same_bits() {
     let (a, b) = (go(true), go(false));
     assert!(a.1 > 0.0);
     assert!(a == b, "the kernels disagree");
+}
+
+/// Version 1's defaults on the 1 m cells of these tests (the defaults are now version 1's on the
+/// default island's 2 m cells).
+fn v1() -> DropletParams {
+    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, ..Default::default() }
+}
+
+/// The density of `count` droplets on an `n × n` map of 1 m cells.
+fn dens(count: u64, n: usize) -> f64 {
+    MapSize::new(n, n, 1.0).per_km2(count)
 }
 
 fn bowl(n: usize) -> Heightmap {
@@ -54,7 +66,7 @@ fn ramp(n: usize) -> Heightmap {
 #[test]
 fn droplets_end_at_the_sea_without_digging_below_it() {
     let hm = ramp(64);
-    let p = DropletParams { droplets: 4000, batch: 1000, ..DropletParams::default() };
+    let p = DropletParams { droplets_per_km2: dens(4000, 64), batch: 1000, ..v1() };
     for parallel in [false, true] {
         // Drain edges: a walled 64² sea fills to the brim and the droplets' last loads
         // (dropped whole at the end of their life) then pile up above it.
@@ -97,7 +109,7 @@ fn without_a_sea_the_run_is_unchanged_by_a_sea_below_every_node() {
     // Sea mode on a map wholly above the sea differs only in the deposit footprint and the
     // finishing pass; with `None` the classic algorithm runs (the GPU parity tests rely on it).
     let hm = bowl(48);
-    let p = DropletParams { droplets: 1500, batch: 500, ..DropletParams::default() };
+    let p = DropletParams { droplets_per_km2: dens(1500, 48), batch: 500, ..v1() };
     let mut a = job(hm.clone(), p.clone(), Boundary::default());
     run(&mut a);
     let mut b = job(hm.clone(), p.clone(), Boundary::default());
@@ -187,7 +199,7 @@ fn brushes_are_normalised_discs() {
 #[test]
 fn clipped_brush_is_renormalised_at_the_edge() {
     let hm = Heightmap::filled(20, 20, 1.0, 10.0).unwrap();
-    let mut j = job(hm, DropletParams { radius: 4.0, ..Default::default() }, Boundary::default());
+    let mut j = job(hm, DropletParams { radius_m: 4.0, ..v1() }, Boundary::default());
     let raw = j.raw();
     let ctx = Ctx {
         geom: j.geom,
@@ -228,7 +240,13 @@ fn clipped_brush_is_renormalised_at_the_edge() {
 fn a_droplet_on_a_plane_runs_downhill_one_cell_per_step() {
     // A gentle plane falling towards +x: the droplet must move +x one cell per step.
     let hm = Heightmap::from_fn(40, 9, 1.0, |x, _| 10.0 - 0.1 * x as f32).unwrap();
-    let p = DropletParams { droplets: 1, max_lifetime: 5, erosion: 0.0, deposition: 0.0, ..Default::default() };
+    let p = DropletParams {
+        droplets_per_km2: MapSize::new(40, 9, 1.0).per_km2(1),
+        max_path_m: 5.0,
+        erosion: 0.0,
+        deposition: 0.0,
+        ..v1()
+    };
     let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
     let mut d = j.spawn(0);
     d.x = 3.25;
@@ -270,7 +288,7 @@ fn uphill_step_fills_the_pit_behind() {
     // A V-shaped valley along x: a droplet crossing it deposits on the way up.
     let hm = Heightmap::from_fn(30, 30, 1.0, |x, _| (x as f32 - 15.0).abs() * 0.5).unwrap();
     let before = hm.clone();
-    let p = DropletParams { droplets: 400, max_lifetime: 30, inertia: 0.9, ..Default::default() };
+    let p = DropletParams { droplets_per_km2: dens(400, 30), max_path_m: 30.0, inertia: 0.9, ..v1() };
     let mut j = job(hm, p, Boundary::all(EdgeMode::Wall));
     run(&mut j);
     let l = j.ledger();
@@ -293,14 +311,14 @@ fn ledger_closes_for_every_edge_mode_and_option() {
     for (b, mh, blur) in cases {
         for parallel in [false, true] {
             let p = DropletParams {
-                droplets: 300,
+                droplets_per_km2: dens(300, 48),
                 batch: 128,
-                radius: 3.0,
-                max_lifetime: 40,
+                radius_m: 3.0,
+                max_path_m: 40.0,
                 min_height: mh,
-                blur_changes: blur,
+                blur_m: blur,
                 parallel,
-                ..Default::default()
+                ..v1()
             };
             let mut j = job(bowl(48), p, b);
             run(&mut j);
@@ -338,7 +356,7 @@ fn hardness_zero_protects_nodes() {
             hard[y * 40 + x] = 0.0;
         }
     }
-    let p = DropletParams { droplets: 300, radius: 2.0, max_lifetime: 30, ..Default::default() };
+    let p = DropletParams { droplets_per_km2: dens(300, 40), radius_m: 2.0, max_path_m: 30.0, ..v1() };
     let mut j = DropletJob::new(hm, p, JobInputs { hardness: Some(hard), seed: 3, ..Default::default() }).unwrap();
     run(&mut j);
     for y in 0..40 {
@@ -354,16 +372,18 @@ fn hardness_zero_protects_nodes() {
 fn bad_parameters_are_refused() {
     let hm = bowl(8);
     let bad = [
-        DropletParams { inertia: f32::NAN, ..Default::default() },
-        DropletParams { inertia: 1.5, ..Default::default() },
-        DropletParams { radius: 0.5, ..Default::default() },
-        DropletParams { radius: f32::INFINITY, ..Default::default() },
-        DropletParams { max_lifetime: 0, ..Default::default() },
-        DropletParams { batch: 0, ..Default::default() },
-        DropletParams { capacity: -1.0, ..Default::default() },
-        DropletParams { min_height: Some(f32::NAN), ..Default::default() },
-        DropletParams { blur_changes: Some(-1.0), ..Default::default() },
-        DropletParams { droplets: u64::MAX, ..Default::default() },
+        DropletParams { inertia: f32::NAN, ..v1() },
+        DropletParams { inertia: 1.5, ..v1() },
+        DropletParams { radius_m: 0.0, ..v1() },
+        DropletParams { radius_m: f32::INFINITY, ..v1() },
+        DropletParams { max_path_m: -1.0, ..v1() },
+        DropletParams { min_slope_tan: f32::NAN, ..v1() },
+        DropletParams { batch: 0, ..v1() },
+        DropletParams { capacity: -1.0, ..v1() },
+        DropletParams { min_height: Some(f32::NAN), ..v1() },
+        DropletParams { blur_m: Some(-1.0), ..v1() },
+        DropletParams { droplets_per_km2: 1e13, ..v1() },
+        DropletParams { droplets_per_km2: f64::INFINITY, ..v1() },
     ];
     for p in bad {
         assert!(
@@ -386,7 +406,11 @@ fn bad_parameters_are_refused() {
     assert!(matches!(DropletJob::new(nan, DropletParams::default(), JobInputs::default()), Err(JobError::NonFinite)));
     // Degenerate maps run to completion without doing anything.
     let line = Heightmap::from_fn(7, 1, 1.0, |x, _| x as f32).unwrap();
-    let mut j = job(line.clone(), DropletParams { droplets: 10, ..Default::default() }, Boundary::default());
+    let mut j = job(
+        line.clone(),
+        DropletParams { droplets_per_km2: MapSize::new(7, 1, 1.0).per_km2(10), ..v1() },
+        Boundary::default(),
+    );
     run(&mut j);
     assert_eq!(j.hm, line);
     assert!(j.ledger().closes(1e-6));
@@ -396,7 +420,7 @@ fn bad_parameters_are_refused() {
 fn edits_rebase_the_books_and_bad_edits_are_undone() {
     let mut j = job(
         bowl(32),
-        DropletParams { droplets: 200, batch: 100, radius: 2.0, ..Default::default() },
+        DropletParams { droplets_per_km2: dens(200, 32), batch: 100, radius_m: 2.0, ..v1() },
         Boundary::default(),
     );
     j.step();
@@ -457,12 +481,12 @@ fn steered_droplets_spawn_alive_only_where_the_mask_is() {
 fn a_mask_of_ones_runs_exactly_as_no_mask() {
     for parallel in [false, true] {
         let p = DropletParams {
-            droplets: 3000,
-            radius: 3.0,
-            max_lifetime: 60,
+            droplets_per_km2: dens(3000, 80),
+            radius_m: 3.0,
+            max_path_m: 60.0,
             batch: 1000,
             parallel,
-            ..Default::default()
+            ..v1()
         };
         let go = |steer: Option<Steer>| {
             let mut j = steered(bowl(80), p.clone(), steer);
@@ -482,7 +506,7 @@ fn a_masked_run_changes_nothing_outside_its_flow_paths() {
     let edge = (0.3 * n as f32) as usize;
     let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
     for parallel in [false, true] {
-        let p = DropletParams { droplets: 4000, radius: 3.0, max_lifetime: 80, parallel, ..Default::default() };
+        let p = DropletParams { droplets_per_km2: dens(4000, n), radius_m: 3.0, max_path_m: 80.0, parallel, ..v1() };
         let hm = steer_ramp(n);
         let mut j = steered(hm.clone(), p, Some(Steer::new(mask.clone(), false)));
         run(&mut j);
@@ -502,7 +526,7 @@ fn a_disc_mask_changes_nothing_far_from_it_but_downhill() {
     let n = 128;
     let (cx, cy, r) = (80.0f32, 64.0f32, 12.0f32);
     let mask = disc_mask(n, n, [cx, cy], r, Falloff::Smooth);
-    let p = DropletParams { droplets: 3000, radius: 3.0, max_lifetime: 60, ..Default::default() };
+    let p = DropletParams { droplets_per_km2: dens(3000, n), radius_m: 3.0, max_path_m: 60.0, ..v1() };
     let hm = steer_ramp(n);
     let mut j = steered(hm.clone(), p, Some(Steer::new(mask, false)));
     run(&mut j);
@@ -526,7 +550,7 @@ fn a_sink_band_stops_the_flow() {
     // Water from upstream of the band (x ≥ b1); the band and everything downstream are sinks.
     let mask: Vec<f32> = (0..n * n).map(|i| if i % n >= b1 { 1.0 } else { 0.0 }).collect();
     for parallel in [false, true] {
-        let p = DropletParams { droplets: 4000, radius: 3.0, max_lifetime: 120, parallel, ..Default::default() };
+        let p = DropletParams { droplets_per_km2: dens(4000, n), radius_m: 3.0, max_path_m: 120.0, parallel, ..v1() };
         let hm = steer_ramp(n);
         let run_with = |sink: bool| {
             let mut j = steered(hm.clone(), p.clone(), Some(Steer::new(mask.clone(), sink)));
@@ -559,7 +583,8 @@ fn a_masked_run_gives_the_same_bits_at_any_thread_count() {
         let mask = disc_mask(n, n, [90.0, 70.0], 40.0, Falloff::Smooth);
         let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
         pool.install(|| {
-            let p = DropletParams { droplets: 6000, radius: 3.0, max_lifetime: 80, batch: 2000, ..Default::default() };
+            let p =
+                DropletParams { droplets_per_km2: dens(6000, n), radius_m: 3.0, max_path_m: 80.0, batch: 2000, ..v1() };
             let mut j = steered(bowl(n), p, Some(Steer::new(mask, sink)));
             run(&mut j);
             (bits(&j.hm.data), j.ledger())
@@ -585,4 +610,75 @@ fn bad_masks_are_job_errors() {
         let params = crate::core::erosion::ModelParams::Droplet(DropletParams::default());
         assert!(matches!(crate::core::erosion::build(hm.clone(), &params, inputs), Err(JobError::BadParam { .. })));
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// World units (version 1 held grid units).
+
+/// A version-1 parameter file, made for a 96² map of 2 m cells.
+const V1_RON: &str = "(droplets: 3000, min_slope: 0.02, radius: 3.0, max_lifetime: 80, blur_changes: Some(1.5), \
+                      inertia: 0.4, batch: 1000)";
+
+#[test]
+fn version_1_params_convert_to_world_units_and_run_as_they_did() {
+    let map = MapSize::new(96, 96, 2.0);
+    let mut old: DropletParams = ron::from_str(V1_RON).unwrap();
+    assert!(crate::core::units::Legacy::has_legacy(&old));
+    old.upgrade_units(map);
+    assert!(!crate::core::units::Legacy::has_legacy(&old));
+    let new = DropletParams {
+        droplets_per_km2: map.per_km2(3000),
+        min_slope_tan: 0.01,
+        radius_m: 6.0,
+        max_path_m: 160.0,
+        blur_m: Some(3.0),
+        inertia: 0.4,
+        batch: 1000,
+        ..Default::default()
+    };
+    assert_eq!(old, new);
+    // On the map they were made for, the world values are version 1's grid values exactly.
+    let g = new.in_grid_units(map);
+    assert_eq!(g, DropletGrid { droplets: 3000, min_slope: 0.02, radius: 3.0, max_lifetime: 80, blur: Some(1.5) });
+    // Written back, only the new names appear, and they read back the same.
+    let text = ron::to_string(&new).unwrap();
+    for old_name in ["(droplets:", " min_slope:", " radius:", " max_lifetime:", " blur_changes:"] {
+        assert!(!text.contains(old_name), "{old_name} in {text}");
+    }
+    assert_eq!(ron::from_str::<DropletParams>(&text).unwrap(), new);
+
+    // A job given the version-1 values converts them itself (with its terrain's cell size) and
+    // runs to the same bits as one given the world values.
+    let mut hm = bowl(96);
+    hm.cell_size = 2.0;
+    let legacy: DropletParams = ron::from_str(V1_RON).unwrap();
+    let mut a = job(hm.clone(), legacy, Boundary::default());
+    let mut b = job(hm, new.clone(), Boundary::default());
+    assert_eq!(a.params(), &new);
+    assert_eq!(a.grid_params(), g);
+    assert_eq!(a.progress().total, 3000);
+    run(&mut a);
+    run(&mut b);
+    assert!(a.ledger().eroded > 0.0);
+    assert_eq!(bits(&a.hm.data), bits(&b.hm.data));
+    assert_eq!(a.ledger(), b.ledger());
+}
+
+#[test]
+fn the_same_world_values_mean_the_same_land_at_any_cell_size() {
+    let p = DropletParams { droplets_per_km2: 2.0e5, radius_m: 6.0, max_path_m: 90.0, ..Default::default() };
+    // 1 km² sampled at 4 m, 2 m and 0.5 m.
+    let coarse = p.in_grid_units(MapSize::new(251, 251, 4.0));
+    let island = p.in_grid_units(MapSize::new(501, 501, 2.0));
+    let fine = p.in_grid_units(MapSize::new(2001, 2001, 0.5));
+    assert_eq!([coarse.droplets, island.droplets, fine.droplets], [200_000; 3]);
+    assert_eq!([coarse.radius, island.radius, fine.radius], [1.5, 3.0, 12.0]);
+    assert_eq!([coarse.max_lifetime, island.max_lifetime, fine.max_lifetime], [23, 45, 180]);
+    assert_eq!([coarse.min_slope, island.min_slope, fine.min_slope], [0.02, 0.01, 0.0025]);
+    // The brush stays between 1 and 64 nodes, a droplet takes at least one step.
+    let tiny = DropletParams { radius_m: 0.01, max_path_m: 0.0, ..Default::default() };
+    let g = tiny.in_grid_units(MapSize::new(64, 64, 1.0));
+    assert_eq!((g.radius, g.max_lifetime), (1.0, 1));
+    let g = DropletParams { radius_m: 1000.0, ..Default::default() }.in_grid_units(MapSize::new(64, 64, 1.0));
+    assert_eq!(g.radius, 64.0);
 }

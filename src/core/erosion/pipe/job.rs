@@ -12,7 +12,9 @@ use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, S
 use super::transport::{advect_row_fast, maccormack_row_fast, remap_row_fast};
 use super::water::{BIn, BOut, flux_row_fast, water_row_fast};
 use super::{Advection, PipeParams, add_source, fill_sea, sea_floor};
+use crate::core::erosion::registry::MapSize;
 use crate::core::heightmap::Heightmap;
+use crate::core::units::Sampling;
 
 /// The water books of a run, metres of depth summed over nodes (multiply by `lx·ly` for m³).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Serialize, Deserialize)]
@@ -127,8 +129,10 @@ pub struct PipeJob {
 }
 
 impl PipeJob {
-    /// Validates everything and prepares the job (applies the first water increment).
-    pub fn new(terrain: Heightmap, params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
+    /// Validates everything and prepares the job (applies the first water increment). Version-1
+    /// values still in `params` (river sources in nodes) are taken as made for `terrain`
+    /// ([`PipeParams::upgrade_units`]).
+    pub fn new(terrain: Heightmap, mut params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
         let (w, h) = (terrain.width, terrain.height);
         if w == 0 || h == 0 || terrain.data.len() != w * h {
             return Err(JobError::BadParam {
@@ -140,7 +144,13 @@ impl PipeJob {
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
         }
-        params.validate(w, h)?;
+        params.check_ranges()?;
+        let lx = params.cell_size.unwrap_or(terrain.cell_size);
+        check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(MapSize::of(&terrain));
+        }
+        params.validate(w, h, lx)?;
         let n = w * h;
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, n, HardnessRule::NonNegative)?;
@@ -156,8 +166,6 @@ impl PipeJob {
         let sinks = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
             s.weights.iter().enumerate().filter(|(_, w)| **w == 0.0).map(|(i, _)| i as u32).collect::<Vec<u32>>()
         });
-        let lx = params.cell_size.unwrap_or(terrain.cell_size);
-        check_param("cell_size", lx as f64, 1.0e-6, 1.0e6, "[1e-6, 1e6] m")?;
         let dt = params.dt;
         let c = Consts {
             w,
@@ -187,7 +195,7 @@ impl PipeJob {
                 None => vec![params.rain; n],
             };
             for src in &params.sources {
-                add_source(&mut r, w, h, src);
+                add_source(&mut r, w, h, src, Sampling::new(lx));
             }
             // A steering mask: the water input of each node times its weight.
             if let Some(s) = &inputs.steer {

@@ -1,8 +1,26 @@
 //! The pipe model's parameters ([`PipeParams`]) and the types they hold (the sediment
-//! [`Advection`] scheme, [`RiverSource`]s): fields, defaults and validation.
+//! [`Advection`] scheme, [`RiverSource`]s): fields, defaults, validation and the conversion of
+//! version-1 values.
+//!
+//! Every parameter is physical (metres, seconds, m/s, m², m/s²) except `rain_map`, a per-node
+//! map of the size of the terrain it was made for, and `steps`, the number of time steps. The
+//! river sources are placed in metres from the map's top-left node, so a source lands on the
+//! same spot of the world at any resolution; the job converts them to nodes with its cell size
+//! `lx` (the heightmap's, or `cell_size` when set). The virtual pipes are per cell by
+//! construction (Mei et al.: one pipe between neighbouring cells), and `pipe_area`/`pipe_length`
+//! are constants of the flux update `Δt·A·g·Δh/l`, not the cell's geometry: on a slope `s` the
+//! flow through a pipe accelerates by `A·g·s·lx/l` while the water it drains grows with `lx`, so
+//! the velocity's response `A·g·s/(l·d)` does not depend on `lx`.
+//!
+//! What the resolution still changes: the velocity is clamped to `lx/Δt` (CFL number 1), so
+//! on finer cells fast flow needs a shorter `dt` (and more `steps` for the same time); the
+//! tilt and the transport see relief at the grid scale; `rain_map` is per node; and a
+//! `cell_size` of its own ties the parameters to one grid (a build at another resolution
+//! should leave it `None`).
 
 use serde::{Deserialize, Serialize};
 
+use super::super::registry::MapSize;
 use super::super::thermal::ThermalParams;
 use super::super::{JobError, check_param};
 
@@ -31,15 +49,33 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct RiverSource {
-        /// Centre, grid x (nodes), within `[0, width−1]`.
-        pub x: f32 = 0.0, unit "nodes";
-        /// Centre, grid y (nodes), within `[0, height−1]`.
-        pub y: f32 = 0.0, unit "nodes";
+        /// Centre, metres east of the map's top-left node, within the map: `[0, (width−1)·lx]`
+        /// (half a cell beyond it still has its nearest node in the map).
+        pub x_m: f32 = 0.0, unit "m", legacy x: f32;
+        /// Centre, metres south of the map's top-left node, within `[0, (height−1)·lx]`.
+        pub y_m: f32 = 0.0, unit "m", legacy y: f32;
         /// Radius: every node within it gets the full intensity; when no node lies that close, the nearest
         /// node gets it.
-        pub radius: f32 = 0.0, unit "nodes", range [0.0, 1.0e5];
+        pub radius_m: f32 = 0.0, unit "m", range [0.0, 1.0e7], legacy radius: f32;
         /// Water added, metres of depth per second at each covered node.
         pub intensity: f32 = 0.0, unit "m/s", range [0.0, 1.0e3];
+    }
+}
+
+impl RiverSource {
+    /// Converts what a version-1 file left in nodes (see [`crate::core::units`]), with the cell
+    /// size of the map it was made for.
+    pub fn upgrade_units(&mut self, cell_size: f32) {
+        let s = crate::core::units::Sampling::new(cell_size);
+        if let Some(x) = self.x.take() {
+            self.x_m = s.metres(x as f64) as f32;
+        }
+        if let Some(y) = self.y.take() {
+            self.y_m = s.metres(y as f64) as f32;
+        }
+        if let Some(r) = self.radius.take() {
+            self.radius_m = s.metres(r as f64) as f32;
+        }
     }
 }
 
@@ -91,8 +127,19 @@ crate::params! {
 }
 
 impl PipeParams {
-    /// Checks every field against its documented range for a `width × height` map.
-    pub fn validate(&self, width: usize, height: usize) -> Result<(), JobError> {
+    /// Converts what a version-1 file left in grid units (the river sources' nodes, see
+    /// [`crate::core::units`]) for `map`, the map those values were made for (with `cell_size`,
+    /// when set, as its cell size: the job converts back with it).
+    pub fn upgrade_units(&mut self, map: MapSize) {
+        let lx = self.cell_size.unwrap_or(map.cell_size);
+        for s in &mut self.sources {
+            s.upgrade_units(lx);
+        }
+    }
+
+    /// Checks every field against its documented range for a `width × height` map of cells of
+    /// `lx` metres (the heightmap's cell size, or `cell_size` when set).
+    pub fn validate(&self, width: usize, height: usize, lx: f32) -> Result<(), JobError> {
         self.check_ranges()?;
         if let Some(r) = &self.rain_map {
             if r.len() != width * height {
@@ -106,9 +153,12 @@ impl PipeParams {
                 return Err(JobError::BadParam { name: "rain_map", value: bad as f64, range: "[0, 1e3] m/s" });
             }
         }
+        // Within the map: the nearest node of the centre is a node of the map.
+        let lx = lx as f64;
+        let (x_max, y_max) = ((width as f64 - 0.5) * lx, (height as f64 - 0.5) * lx);
         for s in &self.sources {
-            check_param("source.x", s.x as f64, 0.0, (width - 1) as f64, "[0, width−1]")?;
-            check_param("source.y", s.y as f64, 0.0, (height - 1) as f64, "[0, height−1]")?;
+            check_param("source.x_m", s.x_m as f64, -0.5 * lx, x_max, "[0, (width−1)·cell] m, ± half a cell")?;
+            check_param("source.y_m", s.y_m as f64, -0.5 * lx, y_max, "[0, (height−1)·cell] m, ± half a cell")?;
             s.check_ranges()?;
         }
         check_param("evaporation·dt", self.evaporation as f64 * self.dt as f64, 0.0, 1.0, "Ke·dt ≤ 1")?;

@@ -8,6 +8,7 @@ use super::transport::*;
 use super::water::*;
 use super::*;
 use crate::core::heightmap::Heightmap;
+use crate::core::units::Sampling;
 
 fn bumpy(w: usize, h: usize) -> Heightmap {
     Heightmap::from_fn(w, h, 1.0, |x, y| {
@@ -38,9 +39,12 @@ fn bad_parameters_are_refused() {
         PipeParams { evaporation: 20.0, dt: 0.1, ..Default::default() },
         PipeParams { thermal_every: 0, ..Default::default() },
         PipeParams { thermal: Some(ThermalParams { rate: 9.0, ..Default::default() }), ..Default::default() },
-        PipeParams { sources: vec![RiverSource { x: 8.5, y: 1.0, radius: 1.0, intensity: 1.0 }], ..Default::default() },
         PipeParams {
-            sources: vec![RiverSource { x: 1.0, y: 1.0, radius: 1.0, intensity: -1.0 }],
+            sources: vec![RiverSource { x_m: 8.5, y_m: 1.0, radius_m: 1.0, intensity: 1.0, ..Default::default() }],
+            ..Default::default()
+        },
+        PipeParams {
+            sources: vec![RiverSource { x_m: 1.0, y_m: 1.0, radius_m: 1.0, intensity: -1.0, ..Default::default() }],
             ..Default::default()
         },
     ];
@@ -348,10 +352,22 @@ fn conservative_remap_conserves_sediment_up_to_rounding() {
 #[test]
 fn sources_cover_their_disc_or_the_nearest_node() {
     let mut r = vec![0.0; 100];
-    add_source(&mut r, 10, 10, &RiverSource { x: 4.0, y: 5.0, radius: 1.0, intensity: 2.0 });
+    add_source(
+        &mut r,
+        10,
+        10,
+        &RiverSource { x_m: 4.0, y_m: 5.0, radius_m: 1.0, intensity: 2.0, ..Default::default() },
+        Sampling::new(1.0),
+    );
     assert_eq!(r.iter().filter(|&&v| v == 2.0).count(), 5);
     let mut r = vec![0.0; 100];
-    add_source(&mut r, 10, 10, &RiverSource { x: 4.4, y: 5.6, radius: 0.1, intensity: 3.0 });
+    add_source(
+        &mut r,
+        10,
+        10,
+        &RiverSource { x_m: 4.4, y_m: 5.6, radius_m: 0.1, intensity: 3.0, ..Default::default() },
+        Sampling::new(1.0),
+    );
     assert_eq!(r[6 * 10 + 4], 3.0);
     assert_eq!(r.iter().filter(|&&v| v > 0.0).count(), 1);
 }
@@ -583,7 +599,7 @@ fn a_river_builds_a_delta_at_its_mouth_but_never_above_the_sea() {
         let before = hm.data.clone();
         let p = PipeParams {
             rain: 0.0,
-            sources: vec![RiverSource { x: 1.0, y: 16.0, radius: 1.5, intensity: 0.3 }],
+            sources: vec![RiverSource { x_m: 1.0, y_m: 16.0, radius_m: 1.5, intensity: 0.3, ..Default::default() }],
             advection: adv,
             ..Default::default()
         };
@@ -732,4 +748,72 @@ fn bad_masks_are_refused() {
         let inputs = JobInputs { steer: Some(super::super::Steer::new(w, true)), ..Default::default() };
         assert!(PipeJob::new(hm.clone(), PipeParams::default(), inputs).is_err());
     }
+}
+
+// ---------------------------------------------------------------------------------------------
+// World units (version 1 placed the sources in nodes).
+
+/// A source at (100 m, 100 m) of radius 5 m covers the same spot of the world on 1 m and 2 m
+/// cells (the same 200 m square sampled twice as finely).
+#[test]
+fn a_source_lands_on_the_same_world_spot_at_any_cell_size() {
+    let src = RiverSource { x_m: 100.0, y_m: 100.0, radius_m: 5.0, intensity: 1.0, ..Default::default() };
+    let mut covered = Vec::new();
+    for (n, cell) in [(201usize, 1.0f32), (101, 2.0)] {
+        let mut r = vec![0.0; n * n];
+        add_source(&mut r, n, n, &src, Sampling::new(cell));
+        // Every covered node is within the disc in world units, and the disc is centred there.
+        let pts: Vec<(f32, f32)> =
+            (0..n * n).filter(|&i| r[i] > 0.0).map(|i| ((i % n) as f32 * cell, (i / n) as f32 * cell)).collect();
+        assert!(pts.iter().all(|(x, y)| ((x - 100.0).powi(2) + (y - 100.0).powi(2)).sqrt() <= 5.0), "{cell} m");
+        let mean = |f: fn(&(f32, f32)) -> f32| pts.iter().map(f).sum::<f32>() / pts.len() as f32;
+        assert_eq!((mean(|p| p.0), mean(|p| p.1)), (100.0, 100.0));
+        covered.push(pts.len());
+        // Through the job: the water of the first step lands there too.
+        let hm = Heightmap::filled(n, n, cell, 1.0).unwrap();
+        let p = PipeParams { rain: 0.0, sources: vec![src.clone()], ..Default::default() };
+        let j = job(hm, p, Boundary::all(EdgeMode::Wall));
+        let wet: Vec<usize> = (0..n * n).filter(|&i| j.d[i] > 0.0).collect();
+        assert_eq!(wet, (0..n * n).filter(|&i| r[i] > 0.0).collect::<Vec<_>>());
+    }
+    // π·5² m² of nodes: 81 of 1 m², 21 of 4 m².
+    assert_eq!(covered, [81, 21]);
+    // Outside the map (more than half a cell beyond its last node) is refused, in metres.
+    let hm = Heightmap::filled(101, 101, 2.0, 1.0).unwrap();
+    for (x_m, ok) in [(200.0, true), (200.9, true), (201.1, false), (-0.9, true), (-1.1, false)] {
+        let p = PipeParams { sources: vec![RiverSource { x_m, ..src.clone() }], ..Default::default() };
+        assert_eq!(PipeJob::new(hm.clone(), p, JobInputs::default()).is_ok(), ok, "x_m = {x_m}");
+    }
+}
+
+#[test]
+fn version_1_sources_convert_to_metres_and_run_as_they_did() {
+    // Sources in nodes, made for a 40² map of 2 m cells.
+    let v1_ron = "(rain: 0.0, steps: 30, sources: [(x: 12.0, y: 30.5, radius: 2.5, intensity: 0.3)])";
+    let mut old: PipeParams = ron::from_str(v1_ron).unwrap();
+    assert!(crate::core::units::Legacy::has_legacy(&old), "a nested source's version-1 values count");
+    old.upgrade_units(crate::core::erosion::MapSize::new(40, 40, 2.0));
+    assert!(!crate::core::units::Legacy::has_legacy(&old));
+    let src = RiverSource { x_m: 24.0, y_m: 61.0, radius_m: 5.0, intensity: 0.3, ..Default::default() };
+    let new = PipeParams { rain: 0.0, steps: 30, sources: vec![src], ..Default::default() };
+    assert_eq!(old, new);
+    let text = ron::to_string(&new).unwrap();
+    assert!(text.contains("x_m:") && !text.contains("(x:") && !text.contains(" radius:"), "{text}");
+    // With a `cell_size` of its own, the sources were in that grid.
+    let mut own: PipeParams = ron::from_str(v1_ron).unwrap();
+    own.cell_size = Some(4.0);
+    own.upgrade_units(crate::core::erosion::MapSize::new(40, 40, 2.0));
+    assert_eq!((own.sources[0].x_m, own.sources[0].radius_m), (48.0, 10.0));
+    // A job given version-1 values converts them itself, to the same bits.
+    let hm =
+        Heightmap::from_fn(40, 40, 2.0, |x, y| 5.0 + 0.1 * x as f32 + 0.05 * ((x * 7 + y * 3) % 5) as f32).unwrap();
+    let mut a = job(hm.clone(), ron::from_str(v1_ron).unwrap(), Boundary::default());
+    let mut b = job(hm, new, Boundary::default());
+    while !a.is_done() {
+        a.step();
+        b.step();
+    }
+    assert!(a.ledger().eroded > 0.0);
+    assert!(a.hm.data.iter().zip(&b.hm.data).all(|(x, y)| x.to_bits() == y.to_bits()));
+    assert_eq!(a.d, b.d);
 }

@@ -6,6 +6,7 @@ use super::super::simd::{fmax, fmin, pos, simd_dispatch};
 use super::super::stencil::{DIRS as DIRS8, Nb, book_row};
 use super::job::{Consts, RowB, sum_f64_impl};
 use super::{DEPTH_EPS, FLUX_MAX, RiverSource};
+use crate::core::units::Sampling;
 
 simd_dispatch! {
     #[allow(clippy::too_many_arguments)]
@@ -21,10 +22,11 @@ simd_dispatch! {
     }
 }
 
-/// Adds one river source (m/s) to the per-node input map.
-pub(crate) fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
-    let rad = src.radius as f64;
-    let (cx, cy) = (src.x as f64, src.y as f64);
+/// Adds one river source (m/s) to the per-node input map of a `w × h` grid sampled by `s` (its
+/// centre and radius, metres, converted to nodes).
+pub(crate) fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource, s: Sampling) {
+    let rad = s.nodes(src.radius_m as f64);
+    let (cx, cy) = (s.nodes(src.x_m as f64), s.nodes(src.y_m as f64));
     let x0 = (cx - rad).floor().max(0.0) as usize;
     let x1 = ((cx + rad).ceil().min((w - 1) as f64)) as usize;
     let y0 = (cy - rad).floor().max(0.0) as usize;
@@ -40,6 +42,7 @@ pub(crate) fn add_source(r: &mut [f32], w: usize, h: usize, src: &RiverSource) {
         }
     }
     if !any {
+        // (A centre before the first node rounds to −1 or below, which saturates to 0.)
         let (x, y) = ((cx.round() as usize).min(w - 1), (cy.round() as usize).min(h - 1));
         r[y * w + x] += src.intensity;
     }

@@ -1,9 +1,11 @@
 //! Snowball erosion — SPEC §2b, seed 002 (J. Talle, *Simulating hydraulic erosion*, 2020).
 //!
 //! A cheap drop method: a "snowball" rolls down the surface normal, eroding behind itself and
-//! shedding its load as the ground flattens. Each snowball starts at a uniformly random position
-//! `p` with a fixed random offset `o ∈ [−R, R]²` (`R = offset_radius`) that roughens its path, and
-//! for `i = 0, 1, …, max_iterations − 1`:
+//! shedding its load as the ground flattens. The parameters are in world units
+//! ([`SnowballParams`]); the job converts them to the grid units of its map once, when it is
+//! built ([`SnowballGrid`]), and below lengths are in nodes. Each snowball starts at a uniformly
+//! random position `p` with a fixed random offset `o ∈ [−R, R]²` (`R = offset_radius_m / Δx`)
+//! that roughens its path, and for `i = 0, 1, …, max_iterations − 1`:
 //!
 //! ```text
 //! n      = unit normal at p + o   (central differences of bilinear heights at ±1 node:
@@ -14,12 +16,20 @@
 //! h(p_prev) += deposit − erosion  (bilinearly over the 4 nodes around the previous position:
 //!                                  it erodes behind itself, so it never digs under its own feet)
 //! s      += erosion − deposit     (exactly what the terrain gave or took)
-//! v       = friction · v + (n.x, n.z) · speed
+//! v       = friction · v + (n.x, n.z) · speed        (speed = speed_m / Δx)
 //! p_prev  = p;  p += v
 //! ```
 //!
-//! After all snowballs, [`Simulation::finish`] Gaussian-blurs the heightmap with `blur_sigma`
-//! (seed 002 smooths with a 3×3 binomial kernel, a Gaussian of σ ≈ 0.71 nodes, hence the default).
+//! After all snowballs, [`Simulation::finish`] Gaussian-blurs the heightmap with `blur_sigma_m`
+//! (seed 002 smooths with a 3×3 binomial kernel, a Gaussian of σ ≈ 0.71 nodes, hence the default
+//! of `√2` m, that kernel on the default island's 2 m cells).
+//!
+//! What the resolution still changes: the normal is sampled at ±1 node (a finer grid sees
+//! finer relief), the erosion of one iteration (`erosion_rate`, metres of height) lands on the 4
+//! nodes around a point, so the same density of snowballs moves less volume on a finer grid,
+//! and `max_iterations`, `friction` and `deposition_rate` count iterations, not metres; the sea
+//! spread ([`SEA_SPREAD`]) is in nodes. World units keep the density, path speed, offset and blur
+//! the same land; the particle model itself stays a grid method.
 //!
 //! Differences from the seed's JavaScript, all for the books: hardness scales the erosion term at
 //! each node (`h += w·deposit − w·erosion·hardness`); a snowball that stops (flat ground or
@@ -46,6 +56,7 @@ use rayon::prelude::*;
 
 use super::hardness::{HardnessRule, check_hardness};
 use super::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
+use super::registry::MapSize;
 use super::steer::Spawner;
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
@@ -54,7 +65,7 @@ use crate::core::rng::SplitMix64;
 
 mod params;
 
-pub use params::SnowballParams;
+pub use params::{MAX_OFFSET_NODES, SnowballGrid, SnowballParams};
 
 /// Below this many live snowballs a batch finishes serially.
 const SERIAL_TAIL: usize = 64;
@@ -329,6 +340,8 @@ impl Ctx<'_> {
 pub struct SnowballJob {
     hm: Heightmap,
     params: SnowballParams,
+    /// The parameters in this map's grid units.
+    grid_p: SnowballGrid,
     seed: u64,
     hardness: Option<Vec<f32>>,
     maps: ErosionMaps,
@@ -351,9 +364,15 @@ pub struct SnowballJob {
 
 impl SnowballJob {
     /// Prepares a job. Fails on parameters outside their documented ranges, a bad hardness map
-    /// or non-finite heights.
-    pub fn new(terrain: Heightmap, params: SnowballParams, inputs: JobInputs) -> Result<Self, JobError> {
+    /// or non-finite heights. Version-1 values still in `params` are taken as made for `terrain`
+    /// ([`SnowballParams::upgrade_units`]).
+    pub fn new(terrain: Heightmap, mut params: SnowballParams, inputs: JobInputs) -> Result<Self, JobError> {
+        let map = MapSize::of(&terrain);
+        if crate::core::units::Legacy::has_legacy(&params) {
+            params.upgrade_units(map);
+        }
         params.validate()?;
+        let grid_p = params.in_grid_units(map);
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
         }
@@ -371,7 +390,7 @@ impl SnowballJob {
         };
         let (w, h) = (terrain.width, terrain.height);
         let geom = Geom::new(w, h, &inputs.boundary);
-        let margin = params.offset_radius.ceil() as usize + 3;
+        let margin = grid_p.offset_radius.ceil() as usize + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let volume = terrain.sum();
         let spawner = inputs.steer.as_ref().map(|s| Spawner::new(s, w, h, geom.span_x, geom.span_y));
@@ -380,6 +399,7 @@ impl SnowballJob {
             spawner,
             sink,
             params,
+            grid_p,
             seed: inputs.seed,
             hardness,
             maps: ErosionMaps::new(n),
@@ -401,13 +421,18 @@ impl SnowballJob {
         &self.params
     }
 
+    /// The parameters in the grid units of the job's map.
+    pub fn grid_params(&self) -> SnowballGrid {
+        self.grid_p
+    }
+
     fn spawn(&self, id: u64) -> Ball {
         let mut rng = SplitMix64::stream(self.seed, id);
         let (x, y) = match &self.spawner {
             None => (rng.next_f32() * self.geom.span_x, rng.next_f32() * self.geom.span_y),
             Some(s) => s.place(&mut rng),
         };
-        let r = self.params.offset_radius;
+        let r = self.grid_p.offset_radius;
         let ox = (rng.next_f32() * 2.0 - 1.0) * r;
         let oy = (rng.next_f32() * 2.0 - 1.0) * r;
         let (x, y) = match self.geom.confine(x, y) {
@@ -442,7 +467,7 @@ impl SnowballJob {
             raw,
             erosion_rate: p.erosion_rate,
             deposition_rate: p.deposition_rate,
-            speed: p.speed,
+            speed: self.grid_p.speed,
             friction: p.friction,
             max_iter: p.max_iterations,
             iter_scale: p.iteration_scale,
@@ -481,7 +506,7 @@ impl SnowballJob {
 
     /// The final blur, booked node by node; hardness `k < 1` damps it (`k = 0` rock stays put).
     fn blur(&mut self) {
-        let sigma = self.params.blur_sigma;
+        let sigma = self.grid_p.blur_sigma;
         // Validated finite and ≥ 0; 0 = off.
         if sigma <= 0.0 || self.degenerate {
             return;
@@ -529,11 +554,12 @@ impl SnowballJob {
 
 impl Simulation for SnowballJob {
     fn step(&mut self) {
-        if self.done >= self.params.snowballs {
+        let total = self.grid_p.snowballs;
+        if self.done >= total {
             return;
         }
         let start = self.done;
-        let end = (start + self.params.batch as u64).min(self.params.snowballs);
+        let end = (start + self.params.batch as u64).min(total);
         if !self.degenerate {
             let books = self.run_batch(start, end);
             self.ledger.eroded += books.eroded;
@@ -546,7 +572,7 @@ impl Simulation for SnowballJob {
     }
 
     fn progress(&self) -> Progress {
-        Progress { done: self.done, total: self.params.snowballs }
+        Progress { done: self.done, total: self.grid_p.snowballs }
     }
 
     fn heightmap(&self) -> &Heightmap {

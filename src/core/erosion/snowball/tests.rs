@@ -1,7 +1,23 @@
 //! Unit tests of the snowball model.
 
 use super::*;
-use crate::core::erosion::{Boundary, EdgeMode};
+use crate::core::erosion::{Boundary, EdgeMode, MapSize};
+
+/// Version 1's defaults on the 1 m cells of these tests (the defaults are now version 1's on the
+/// default island's 2 m cells).
+fn v1() -> SnowballParams {
+    SnowballParams {
+        speed_m: 0.15,
+        offset_radius_m: 0.8,
+        blur_sigma_m: std::f32::consts::FRAC_1_SQRT_2,
+        ..Default::default()
+    }
+}
+
+/// The density of `count` snowballs on an `n × n` map of 1 m cells.
+fn dens(count: u64, n: usize) -> f64 {
+    MapSize::new(n, n, 1.0).per_km2(count)
+}
 
 /// A cone-shaped island in a flat sea, like seed 002's test scene.
 fn island(n: usize) -> Heightmap {
@@ -22,13 +38,8 @@ fn snowballs_end_at_the_sea_without_digging_below_it() {
         (1.0 - d) * 14.0 - 3.0 + 0.6 * (x as f32 * 0.37).sin() * (y as f32 * 0.29).cos()
     })
     .unwrap();
-    let p = SnowballParams {
-        snowballs: 6000,
-        erosion_rate: 0.2,
-        blur_sigma: 0.0,
-        batch: 2000,
-        ..SnowballParams::default()
-    };
+    let p =
+        SnowballParams { snowballs_per_km2: dens(6000, 80), erosion_rate: 0.2, blur_sigma_m: 0.0, batch: 2000, ..v1() };
     for parallel in [false, true] {
         let inputs =
             JobInputs { boundary: Boundary::all(EdgeMode::Wall), seed: 5, sea_level: Some(0.0), ..Default::default() };
@@ -66,7 +77,7 @@ fn run(j: &mut SnowballJob) {
 #[test]
 fn first_iteration_neither_erodes_nor_deposits() {
     // i = 0: erosion is scaled by min(1, 0) and the load is 0, so one iteration changes nothing.
-    let p = SnowballParams { snowballs: 50, max_iterations: 1, blur_sigma: 0.0, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: dens(50, 32), max_iterations: 1, blur_sigma_m: 0.0, ..v1() };
     let hm = island(32);
     let mut j = job(hm.clone(), p, Boundary::default());
     run(&mut j);
@@ -77,7 +88,7 @@ fn first_iteration_neither_erodes_nor_deposits() {
 
 #[test]
 fn snowballs_carve_the_slopes_and_deposit_below() {
-    let p = SnowballParams { snowballs: 2000, blur_sigma: 0.0, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: dens(2000, 48), blur_sigma_m: 0.0, ..v1() };
     let before = island(48);
     let mut j = job(before.clone(), p, Boundary::default());
     run(&mut j);
@@ -95,8 +106,13 @@ fn the_step_follows_the_seed_formulas() {
     // On a plane h = −a·x (downhill towards +x) the normal is (a, 1, 0)/√(1+a²).
     let a = 0.5f32;
     let hm = Heightmap::from_fn(64, 16, 1.0, |x, _| 5.0 - a * x as f32).unwrap();
-    let p =
-        SnowballParams { snowballs: 1, offset_radius: 0.0, max_iterations: 3, blur_sigma: 0.0, ..Default::default() };
+    let p = SnowballParams {
+        snowballs_per_km2: MapSize::new(64, 16, 1.0).per_km2(1),
+        offset_radius_m: 0.0,
+        max_iterations: 3,
+        blur_sigma_m: 0.0,
+        ..v1()
+    };
     let mut j = job(hm, p.clone(), Boundary::all(EdgeMode::Wall));
     let mut s = j.spawn(0);
     s.x = 10.0;
@@ -117,7 +133,7 @@ fn the_step_follows_the_seed_formulas() {
         raw,
         erosion_rate: p.erosion_rate,
         deposition_rate: p.deposition_rate,
-        speed: p.speed,
+        speed: p.speed_m,
         friction: p.friction,
         max_iter: 3,
         iter_scale: p.iteration_scale,
@@ -134,9 +150,9 @@ fn the_step_follows_the_seed_formulas() {
     let ny = 1.0 / (1.0 + a * a).sqrt();
     let nx = a * ny;
     // Velocities: v1 = nx·speed, v2 = f·v1 + nx·speed, v3 = f·v2 + nx·speed.
-    let v1 = nx * p.speed;
-    let v2 = p.friction * v1 + nx * p.speed;
-    let v3 = p.friction * v2 + nx * p.speed;
+    let v1 = nx * p.speed_m;
+    let v2 = p.friction * v1 + nx * p.speed_m;
+    let v3 = p.friction * v2 + nx * p.speed_m;
     assert!((s.x - (10.0 + v1 + v2 + v3)).abs() < 1e-4, "{}", s.x);
     assert!((s.y - 8.0).abs() < 1e-6);
     // Erosion: i = 0 → 0, i = 1 → e·(1−ny)·0.04, i = 2 → e·(1−ny)·0.08; deposits are tiny
@@ -154,7 +170,7 @@ fn the_step_follows_the_seed_formulas() {
 fn blur_is_booked_and_the_ledger_closes_in_every_mode() {
     for b in [Boundary::default(), Boundary::all(EdgeMode::Wall), Boundary::all(EdgeMode::Wrap)] {
         for parallel in [false, true] {
-            let p = SnowballParams { snowballs: 600, batch: 256, parallel, ..Default::default() };
+            let p = SnowballParams { snowballs_per_km2: dens(600, 40), batch: 256, parallel, ..v1() };
             let mut j = job(island(40), p, b);
             run(&mut j);
             let l = j.ledger();
@@ -173,7 +189,7 @@ fn blur_is_booked_and_the_ledger_closes_in_every_mode() {
 fn hardness_zero_is_rock() {
     let hm = island(40);
     let hard: Vec<f32> = (0..hm.len()).map(|i| if i % 40 < 20 { 0.0 } else { 1.0 }).collect();
-    let p = SnowballParams { snowballs: 800, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: dens(800, 40), ..v1() };
     let mut j =
         SnowballJob::new(hm.clone(), p, JobInputs { hardness: Some(hard), seed: 1, ..Default::default() }).unwrap();
     run(&mut j);
@@ -190,10 +206,11 @@ fn bad_parameters_are_refused() {
     let hm = island(8);
     for p in [
         SnowballParams { friction: 1.5, ..Default::default() },
-        SnowballParams { speed: f32::NAN, ..Default::default() },
+        SnowballParams { speed_m: f32::NAN, ..Default::default() },
         SnowballParams { max_iterations: 0, ..Default::default() },
-        SnowballParams { blur_sigma: -1.0, ..Default::default() },
-        SnowballParams { offset_radius: 1e9, ..Default::default() },
+        SnowballParams { blur_sigma_m: -1.0, ..Default::default() },
+        SnowballParams { offset_radius_m: 1e9, ..Default::default() },
+        SnowballParams { snowballs_per_km2: -1.0, ..Default::default() },
         SnowballParams { batch: 0, ..Default::default() },
     ] {
         assert!(SnowballJob::new(hm.clone(), p, JobInputs::default()).is_err());
@@ -226,7 +243,7 @@ fn run_all(j: &mut SnowballJob) {
 fn steered_snowballs_spawn_alive_only_where_the_mask_is() {
     let n = 96;
     let mask = disc_mask(n, n, [30.0, 50.0], 8.0, Falloff::Smooth);
-    let j = steered(steer_ramp(n), SnowballParams::default(), Some(Steer::new(mask.clone(), false)));
+    let j = steered(steer_ramp(n), v1(), Some(Steer::new(mask.clone(), false)));
     let mut alive = 0;
     for id in 0..10_000 {
         let s = j.spawn(id);
@@ -241,7 +258,7 @@ fn steered_snowballs_spawn_alive_only_where_the_mask_is() {
 
 #[test]
 fn a_mask_of_ones_rolls_exactly_as_no_mask() {
-    let p = SnowballParams { snowballs: 3000, batch: 1000, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: dens(3000, 64), batch: 1000, ..v1() };
     let go = |steer: Option<Steer>| {
         let mut j = steered(island(64), p.clone(), steer);
         run_all(&mut j);
@@ -257,7 +274,7 @@ fn masked_and_sink_snowballs_keep_to_their_flow_paths() {
     let n = 80;
     let edge = (0.3 * n as f32) as usize;
     let hm = steer_ramp(n);
-    let p = SnowballParams { snowballs: 4000, blur_sigma: 0.0, erosion_rate: 0.2, ..Default::default() };
+    let p = SnowballParams { snowballs_per_km2: dens(4000, n), blur_sigma_m: 0.0, erosion_rate: 0.2, ..v1() };
     // Rain only left of `edge`: nothing right of it (beyond the offset reach) changes.
     let mask: Vec<f32> = (0..n * n).map(|i| if i % n < edge { 1.0 } else { 0.0 }).collect();
     let mut j = steered(hm.clone(), p.clone(), Some(Steer::new(mask, false)));
@@ -276,4 +293,61 @@ fn masked_and_sink_snowballs_keep_to_their_flow_paths() {
     assert!(j.ledger().eroded > 0.0);
     assert!(j.ledger().closes(1e-6), "{:?}", j.ledger());
     crate::core::erosion::steer::assert_sink_band(&hm.data, &j.hm.data, n, b0, b1);
+}
+
+// ---------------------------------------------------------------------------------------------
+// World units (version 1 held grid units).
+
+#[test]
+fn version_1_params_convert_to_world_units_and_run_as_they_did() {
+    // Made for a 64² map of 2 m cells.
+    let v1_ron = "(snowballs: 3000, speed: 0.2, offset_radius: 1.5, blur_sigma: 0.5, erosion_rate: 0.1, batch: 1000)";
+    let map = MapSize::new(64, 64, 2.0);
+    let mut old: SnowballParams = ron::from_str(v1_ron).unwrap();
+    assert!(crate::core::units::Legacy::has_legacy(&old));
+    old.upgrade_units(map);
+    assert!(!crate::core::units::Legacy::has_legacy(&old));
+    let new = SnowballParams {
+        snowballs_per_km2: map.per_km2(3000),
+        speed_m: 0.4,
+        offset_radius_m: 3.0,
+        blur_sigma_m: 1.0,
+        erosion_rate: 0.1,
+        batch: 1000,
+        ..Default::default()
+    };
+    assert_eq!(old, new);
+    assert_eq!(
+        new.in_grid_units(map),
+        SnowballGrid { snowballs: 3000, speed: 0.2, offset_radius: 1.5, blur_sigma: 0.5 }
+    );
+    let text = ron::to_string(&new).unwrap();
+    for old_name in ["(snowballs:", " speed:", " offset_radius:", " blur_sigma:"] {
+        assert!(!text.contains(old_name), "{old_name} in {text}");
+    }
+    // The job converts version-1 values with its terrain's cell size, to the same bits.
+    let mut hm = island(64);
+    hm.cell_size = 2.0;
+    let mut a = job(hm.clone(), ron::from_str(v1_ron).unwrap(), Boundary::default());
+    let mut b = job(hm, new.clone(), Boundary::default());
+    assert_eq!((a.params(), a.progress().total), (&new, 3000));
+    run(&mut a);
+    run(&mut b);
+    assert!(a.ledger().eroded > 0.0);
+    assert!(a.hm.data.iter().zip(&b.hm.data).all(|(x, y)| x.to_bits() == y.to_bits()));
+    assert_eq!(a.ledger(), b.ledger());
+}
+
+#[test]
+fn the_same_world_values_mean_the_same_land_at_any_cell_size() {
+    let p = SnowballParams::default();
+    let coarse = p.in_grid_units(MapSize::new(257, 257, 4.0));
+    let island = p.in_grid_units(MapSize::new(513, 513, 2.0));
+    let fine = p.in_grid_units(MapSize::new(2049, 2049, 0.5));
+    assert_eq!([coarse.snowballs, island.snowballs, fine.snowballs], [35_000; 3]);
+    assert_eq!([coarse.speed, island.speed, fine.speed], [0.075, 0.15, 0.6]);
+    assert_eq!([coarse.offset_radius, island.offset_radius, fine.offset_radius], [0.4, 0.8, 3.2]);
+    // The offset stays within 64 nodes (a particle task's margin).
+    let g = SnowballParams { offset_radius_m: 1.0e4, ..p }.in_grid_units(MapSize::new(64, 64, 1.0));
+    assert_eq!(g.offset_radius, 64.0);
 }

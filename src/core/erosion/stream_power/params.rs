@@ -3,6 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::super::registry::MapSize;
 use super::super::{JobError, check_param};
 
 crate::param_enum! {
@@ -79,6 +80,12 @@ crate::params! {
 }
 
 impl StreamPowerParams {
+    /// Version-1 values to convert (see [`crate::core::units`]): none. Every parameter is physical
+    /// (years, m/yr, m²/yr, `K` in m^(1−2m)/yr with the drainage area in m² and slopes in m/m,
+    /// both taken with the map's cell size). `uplift_map` is a per-node map of the size of the
+    /// terrain it was made for.
+    pub fn upgrade_units(&mut self, _map: MapSize) {}
+
     /// Checks every parameter against its documented range (and the uplift map against `nodes`).
     pub fn validate(&self, nodes: usize) -> Result<(), JobError> {
         self.check_ranges()?;

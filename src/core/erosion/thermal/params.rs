@@ -4,6 +4,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::super::JobError;
+use super::super::registry::MapSize;
 
 crate::params! {
     /// Parameters of thermal erosion.
@@ -35,6 +36,12 @@ impl ThermalParams {
         self.check_ranges()?;
         Ok(())
     }
+
+    /// Version-1 values to convert (see [`crate::core::units`]): none. The angles are angles and
+    /// the kernel turns them into height differences with the map's cell size; `rate` is a
+    /// fraction per iteration. What the resolution still changes: material moves at most one
+    /// node per iteration, so relaxing the same slope length takes `1/Δx` times the iterations.
+    pub fn upgrade_units(&mut self, _map: MapSize) {}
 
     /// The talus slope as a tangent (`talus_tan`, or `tan(talus_angle)`).
     pub fn talus_slope(&self) -> f32 {
