@@ -17,13 +17,17 @@ use std::time::Duration;
 use criterion::{Criterion, criterion_group, criterion_main};
 use talus::core::Heightmap;
 use talus::core::brush::{BrushKind, BrushParams, dab, dab_bounds};
-use talus::core::generate::{GenerateParams, generate};
+use talus::core::generate::fbm::FbmParams;
+use talus::core::generate::{Base, GenerateParams, generate, landscape_fbm};
 use talus::core::raycast::{Ray, raycast};
 use talus::core::undo::UndoStack;
 use talus::editor::mesh::chunk_geometry;
 
 fn map() -> Heightmap {
-    generate(&GenerateParams { width: 2048, height: 2048, ..GenerateParams::default() }).unwrap()
+    // 1 m cells (the brush radii below are in metres), the default fBm's node-space look of
+    // version 1 (0.006 cycles per node).
+    let base = Base::Fbm(FbmParams { wavelength_m: 1.0 / 0.006, ..landscape_fbm() });
+    generate(&GenerateParams { width: 2048, height: 2048, cell_size: 1.0, base, ..GenerateParams::default() }).unwrap()
 }
 
 fn params(kind: BrushKind) -> BrushParams {

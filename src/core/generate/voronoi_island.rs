@@ -556,9 +556,10 @@ fn noise_cycles_per_node(p: &VoronoiIslandParams, width: usize, height: usize) -
 ///
 /// Everything that decides the polygons is defined on the world's extent, not on the map's
 /// nodes, so it is the same at any resolution: the sites are drawn as fractions of the extent,
-/// relaxed on a lattice of [`lloyd_side`] samples along the longer side (whatever the map's node
-/// count), and the polygons that touch the border are found by [`BORDER_SAMPLES`] samples along
-/// the longer border (and every border node of the map, so the border is always water).
+/// relaxed on a lattice of `clamp(⌈16·√points⌉, 256, 4096)` samples along the longer side
+/// (whatever the map's node count), and the polygons that touch the border are found by 16 385
+/// samples along the longer border (and every border node of the map, so the border is always
+/// water). See the module doc.
 pub fn cells(
     width: usize,
     height: usize,
