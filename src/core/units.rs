@@ -3,10 +3,11 @@
 //! is in metres, seconds, years, degrees or per km², never per node, and the same numbers give the
 //! same landforms at 513² and at 8193².
 //!
-//! The resolution enters through one type, [`Sampling`]: the spacing of the nodes, metres. A
-//! generator evaluates its function of world position `(x·Δx, y·Δx)`; an erosion model converts
-//! its world parameters to grid units once, when its job is built from a terrain
-//! ([`Sampling::of`]), and works in grid units inside.
+//! The resolution enters through this module: [`Sampling`], the spacing of the nodes in metres,
+//! and [`MapSize`], a map's node counts with its sampling (what a count per km² becomes a count
+//! on). A generator evaluates its function of world position `(x·Δx, y·Δx)`; an erosion model
+//! converts its world parameters to grid units once, when its job is built from a terrain
+//! ([`Sampling::of`], [`MapSize::of`]), and works in grid units inside.
 //!
 //! # Version 1 values
 //! Version 1 had some parameters in grid units (nodes, cycles per node, steps). Those fields were
@@ -93,6 +94,48 @@ impl Sampling {
     pub fn count(self, per_km2: f64, width: usize, height: usize) -> u64 {
         let n = per_km2 * self.area_km2(width, height);
         if n.is_finite() && n > 0.0 { n.round().min(u64::MAX as f64) as u64 } else { 0 }
+    }
+}
+
+/// The map a job runs on, as far as its amount of work is concerned: a particle model's work is
+/// a density (per km², so the same project erodes the same land at any resolution), and the
+/// count of one run is that density times this map's area ([`Sampling::count`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct MapSize {
+    /// Nodes along x.
+    pub width: usize,
+    /// Nodes along y.
+    pub height: usize,
+    /// Metres between nodes.
+    pub cell_size: f32,
+}
+
+impl MapSize {
+    /// A `width × height` map of `cell_size` metres.
+    pub fn new(width: usize, height: usize, cell_size: f32) -> Self {
+        Self { width, height, cell_size }
+    }
+
+    /// The size of `map`.
+    pub fn of(map: &crate::core::Heightmap) -> Self {
+        Self::new(map.width, map.height, map.cell_size)
+    }
+
+    /// How finely the map samples its world.
+    pub fn sampling(self) -> Sampling {
+        Sampling::new(self.cell_size)
+    }
+
+    /// `per_km2` items over this map, rounded to a whole count ([`Sampling::count`]).
+    pub fn count(self, per_km2: f64) -> u64 {
+        self.sampling().count(per_km2, self.width, self.height)
+    }
+
+    /// The density (per km²) of `count` items over this map: [`Self::count`] of it gives `count`
+    /// back exactly (for any count below 2⁵⁰).
+    pub fn per_km2(self, count: u64) -> f64 {
+        let area = self.sampling().area_km2(self.width, self.height);
+        if area > 0.0 && area.is_finite() { count as f64 / area } else { 0.0 }
     }
 }
 

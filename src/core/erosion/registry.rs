@@ -46,7 +46,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{JobError, JobInputs, Simulation, droplet, pipe, snowball, stream_power, thermal};
 use crate::core::heightmap::Heightmap;
-use crate::core::units::{Legacy, Sampling};
+use crate::core::units::Legacy;
 
 /// What the registry knows about one model (see the module doc for who reads which field).
 #[derive(Debug)]
@@ -118,47 +118,7 @@ pub trait ParamsVisitor {
     fn visit<P: ModelParamsType>(self, entry: &'static ModelEntry, params: &mut P) -> Self::Out;
 }
 
-/// The map a job runs on, as far as its amount of work is concerned: a particle model's work is
-/// a density (per km², so the same project erodes the same land at any resolution), and the
-/// count of one run is that density times this map's area ([`Sampling::count`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct MapSize {
-    /// Nodes along x.
-    pub width: usize,
-    /// Nodes along y.
-    pub height: usize,
-    /// Metres between nodes.
-    pub cell_size: f32,
-}
-
-impl MapSize {
-    /// A `width × height` map of `cell_size` metres.
-    pub fn new(width: usize, height: usize, cell_size: f32) -> Self {
-        Self { width, height, cell_size }
-    }
-
-    /// The size of `map`.
-    pub fn of(map: &Heightmap) -> Self {
-        Self::new(map.width, map.height, map.cell_size)
-    }
-
-    /// How finely the map samples its world.
-    pub fn sampling(self) -> Sampling {
-        Sampling::new(self.cell_size)
-    }
-
-    /// `per_km2` items over this map, rounded to a whole count ([`Sampling::count`]).
-    pub fn count(self, per_km2: f64) -> u64 {
-        self.sampling().count(per_km2, self.width, self.height)
-    }
-
-    /// The density (per km²) of `count` items over this map: [`Self::count`] of it gives `count`
-    /// back exactly (for any count below 2⁵⁰).
-    pub fn per_km2(self, count: u64) -> f64 {
-        let area = self.sampling().area_km2(self.width, self.height);
-        if area > 0.0 && area.is_finite() { count as f64 / area } else { 0.0 }
-    }
-}
+pub use crate::core::units::MapSize;
 
 /// The type of an amount-of-work field: a count (time steps, iterations) set from a `u64`
 /// saturating, or a density per km² (particles) that is a count on a given map.

@@ -2,7 +2,7 @@
 //! seeds, deltas and masks, and the look and camera, so reopening gives the same heights bit for
 //! bit without re-running anything.
 //!
-//! # Layout (version 1), all integers little-endian
+//! # Layout (versions 1 and 2), all integers little-endian
 //!
 //! | offset        | size | field                                                            |
 //! |---------------|------|------------------------------------------------------------------|
@@ -30,6 +30,13 @@
 //! panics (fuzzed in `tests`).
 //!
 //! Saving is atomic (temporary file, fsync, rename): a failed save leaves the previous file.
+//!
+//! # Versions
+//! Version 2 (issue #26) has the same layout; every parameter in its description is in world
+//! units (metres, per km²). Version 1 gave some in grid units under their old names (`frequency`,
+//! `radius`, `droplets`, …); the reader converts them with the project's own map size and cell
+//! size ([`crate::core::units`]), so a version-1 project opens as the same land and builds at any
+//! size. It is written back as version 2.
 
 use std::path::Path;
 
@@ -37,6 +44,7 @@ use serde::{Deserialize, Serialize};
 
 use crate::core::heightmap::check_size;
 use crate::core::io::atomic::write_atomic;
+use crate::core::units::MapSize;
 use crate::editor::layers::tiles::{TILE, TILE_LEN};
 use crate::editor::layers::{
     Base, BaseSource, ErosionLayer, Layer, LayerKind, LayerStack, Recipe, STRENGTH_RANGE, TileGrid,
@@ -46,7 +54,7 @@ use crate::editor::look::LookParams;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TALUSPRJ";
 /// The format version this build writes and the newest it reads.
-pub const VERSION: u32 = 1;
+pub const VERSION: u32 = 2;
 /// Largest description accepted, bytes.
 pub const MAX_META: u32 = 64 << 20;
 const HEADER: usize = 24;
@@ -300,9 +308,16 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
     let meta_end = HEADER + m as usize;
     let text = std::str::from_utf8(&bytes[HEADER..meta_end]).map_err(|_| damaged("the description is not UTF-8"))?;
     let mut meta: Meta = ron::from_str(text).map_err(|e| damaged(format!("the description does not parse: {e}")))?;
+    // Version 1 held some parameters in grid units: the generator's are read with its own cell
+    // size, the erosion recipes' with the project's map (see `crate::core::units`).
     if let BaseSource::Generator(g) = &mut meta.base_source {
-        // Version-1 values (grid units) are read with the generator's own cell size.
         g.upgrade_units();
+    }
+    let map = MapSize::new(meta.width, meta.height, meta.cell_size);
+    for l in &mut meta.layers {
+        if let KindMeta::Erosion { recipe, .. } = &mut l.kind {
+            recipe.upgrade_units(map);
+        }
     }
     let blob = &bytes[meta_end..body];
     let (w, h) = (meta.width, meta.height);

@@ -79,9 +79,9 @@ fn damaged_and_newer_projects_are_clear_errors() {
     let bytes = encode(&stack(), &view()).unwrap();
     assert!(matches!(decode(b"BHEF...."), Err(ProjectError::NotAProject)));
     let mut newer = bytes.clone();
-    newer[8..12].copy_from_slice(&2u32.to_le_bytes());
+    newer[8..12].copy_from_slice(&(VERSION + 1).to_le_bytes());
     let e = decode(&newer).unwrap_err();
-    assert!(matches!(e, ProjectError::NewerVersion(2)), "{e}");
+    assert!(matches!(e, ProjectError::NewerVersion(v) if v == VERSION + 1), "{e}");
     assert!(e.to_string().contains("newer"), "{e}");
     let e = decode(&bytes[..bytes.len() - 1]).unwrap_err();
     assert!(matches!(e, ProjectError::Damaged(_)), "{e}");
@@ -178,4 +178,85 @@ fn a_version_1_generator_base_is_read_in_world_units() {
     let BaseSource::Generator(back) = &p.stack.base.source else { panic!("not a generator") };
     assert!(!back.has_legacy_units());
     assert_eq!(*back, g);
+}
+
+/// `bytes` (a version-2 project) as version 1 wrote it: header version 1, and in the
+/// description each `new:` field's value `v` replaced by `old:` `f(v)`.
+fn as_version_1(bytes: &[u8], renames: &[(&str, &str, &dyn Fn(f64) -> String)]) -> Vec<u8> {
+    let m = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
+    let mut meta = std::str::from_utf8(&bytes[HEADER..HEADER + m]).unwrap().to_string();
+    for (new, old, f) in renames {
+        let key = format!("{new}:");
+        let at = meta.find(&key).unwrap_or_else(|| panic!("no {key} in {meta}"));
+        let start = at + key.len();
+        let end = start + meta[start..].find(|c: char| !(c.is_ascii_digit() || "+-.eE".contains(c))).unwrap();
+        let v: f64 = meta[start..end].parse().unwrap();
+        meta.replace_range(at..end, &format!("{old}:{}", f(v)));
+    }
+    let mut v1 = bytes[..HEADER].to_vec();
+    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    v1[12..16].copy_from_slice(&(meta.len() as u32).to_le_bytes());
+    v1.extend_from_slice(meta.as_bytes());
+    v1.extend_from_slice(&bytes[HEADER + m..bytes.len() - 4]);
+    let crc = crc32fast::hash(&v1);
+    v1.extend_from_slice(&crc.to_le_bytes());
+    v1
+}
+
+#[test]
+fn a_version_1_project_reads_in_world_units_and_builds_at_another_size() {
+    use crate::core::generate::{demo_params, generate};
+    use crate::editor::build::{BuildOptions, ErosionBuild, build};
+    // A 129² island (8 m cells) with a droplet layer, saved, then rewritten as version 1 saved it:
+    // the fBm's wavelength as cycles per node, the droplets as a count on the map.
+    let p = demo_params(129, 3);
+    let base = generate(&p).unwrap();
+    let mut s = LayerStack::new(&base, BaseSource::Generator(p.clone()));
+    let size = MapSize::of(&base);
+    let model = ModelParams::Droplet(DropletParams { droplets_per_km2: size.per_km2(3000), ..Default::default() });
+    let recipe = Recipe {
+        model,
+        boundary: Boundary::default(),
+        seed: 4,
+        backend: Backend::Cpu,
+        hardness: None,
+        sea_level: Some(0.0),
+        steer: None,
+    };
+    let result = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+    s.push_erosion(recipe.clone(), &base, &result, "Droplets");
+    let bytes = encode(&s, &ProjectView::default()).unwrap();
+    let cell = base.cell_size as f64;
+    let v1 = as_version_1(
+        &bytes,
+        &[
+            ("wavelength_m", "frequency", &|w| format!("{}", cell / w)),
+            ("droplets_per_km2", "droplets", &|_| "3000".into()),
+        ],
+    );
+    assert_eq!(u32::from_le_bytes(v1[8..12].try_into().unwrap()), 1);
+    let back = decode(&v1).unwrap();
+    let BaseSource::Generator(g) = &back.stack.base.source else { panic!("not a generator") };
+    let crate::core::generate::Base::Fbm(f) = &g.base else { panic!("not fBm") };
+    let crate::core::generate::Base::Fbm(f0) = &p.base else { panic!() };
+    assert!(
+        (f.wavelength_m - f0.wavelength_m).abs() < 1e-9 * f0.wavelength_m,
+        "{} vs {}",
+        f.wavelength_m,
+        f0.wavelength_m
+    );
+    let e = back.stack.layers()[0].erosion().unwrap();
+    assert!(!e.recipe.has_legacy() && e.recipe.model.work(size) == 3000, "{:?}", e.recipe.model);
+    // The heights are the stored ones, bit for bit; saved again it is version 2.
+    assert!(bits(&back.stack.compose()) == bits(&s.compose()));
+    assert_eq!(u32::from_le_bytes(encode(&back.stack, &back.view).unwrap()[8..12].try_into().unwrap()), VERSION);
+    // And it builds at twice its resolution with the generator run again.
+    let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false };
+    let b = build(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap();
+    assert_eq!((b.map.width, b.map.height, b.map.cell_size), (257, 257, 4.0));
+    // A version-1 value that has no world equivalent is a clear error when the base is made.
+    let bad = as_version_1(&bytes, &[("wavelength_m", "frequency", &|_| "0.0".into())]);
+    let back = decode(&bad).unwrap();
+    let err = build(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap_err().to_string();
+    assert!(err.contains("wavelength_m"), "{err}");
 }
