@@ -189,7 +189,7 @@ pub fn build_height(w: usize, h: usize, width: usize) -> Result<usize, String> {
         return Ok(width);
     }
     let num = (h - 1) * (width - 1);
-    if w < 2 || num % (w - 1) != 0 {
+    if w < 2 || !num.is_multiple_of(w - 1) {
         return Err(format!(
             "the project is {w}×{h} nodes; at {width} nodes across its height would not be a whole number of nodes"
         ));
