@@ -223,7 +223,7 @@ fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value,
     let n = preview.width - 1;
     let nn = built.map.width - 1;
     let mut out = serde_json::json!({ "sea_level": sea });
-    if nn % n == 0 && (built.map.height - 1) == (preview.height - 1) * (nn / n) {
+    if nn.is_multiple_of(n) && (built.map.height - 1) == (preview.height - 1) * (nn / n) {
         let back = parity::every_kth(&built.map, nn / n);
         let pr = parity::parity(&preview, &back, sea, &parity::ParityParams::default())
             .map_err(|e| CliError(format!("parity: {e}")))?;

@@ -24,7 +24,11 @@
 //! with what the system has available ([`BuildError::Memory`]). A build can be cancelled between
 //! any two rows; a cancelled or failed build returns an error and writes nothing (the caller
 //! saves atomically).
+//!
+//! [`dialog`] holds the editor's Build… dialog choices (sizes, formats, the output path) and what
+//! its Build button runs.
 
+pub mod dialog;
 pub mod reference;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -188,7 +192,7 @@ pub fn build_height(w: usize, h: usize, width: usize) -> Result<usize, String> {
         return Ok(width);
     }
     let num = (h - 1) * (width - 1);
-    if w < 2 || num % (w - 1) != 0 {
+    if w < 2 || !num.is_multiple_of(w - 1) {
         return Err(format!(
             "the project is {w}×{h} nodes; at {width} nodes across its height would not be a whole number of nodes"
         ));
