@@ -36,6 +36,12 @@ fn dist_to_polyline(x: f32, y: f32, pts: &[(f32, f32)]) -> f32 {
 /// Writes `script` to `dir/name` and runs the editor on it under a private X server; fails with
 /// the editor's log unless every action succeeded.
 fn run_script(dir: &Path, name: &str, script: &str) {
+    let (ok, log) = run_script_log(dir, name, script);
+    assert!(ok, "editor script failed:\n{log}");
+}
+
+/// As [`run_script`], returning whether every action succeeded and the editor's log.
+fn run_script_log(dir: &Path, name: &str, script: &str) -> (bool, String) {
     let script_path = dir.join(name);
     std::fs::write(&script_path, script).unwrap();
     // The screen is larger than the window so the real pointer can rest outside it: a real
@@ -60,7 +66,7 @@ fn run_script(dir: &Path, name: &str, script: &str) {
         .output()
         .unwrap();
     let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    assert!(out.status.success(), "editor script failed ({:?}):\n{log}", out.status);
+    (out.status.success(), format!("({:?})\n{log}", out.status))
 }
 
 #[test]
@@ -398,4 +404,66 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
         e.delta.to_dense().iter().map(|v| v.to_bits()).eq(fresh_delta.iter().map(|v| v.to_bits())),
         "the brush layer does not re-run to the stroke's bits"
     );
+}
+
+/// File ▸ Build… through the real window (#26): the 257² island, a painted ridge, the default
+/// Simulate, the project saved, then Build at 1025² (Upsample) to a BHEF file from a script, as the
+/// dialog's Build button does. The file is 1025² and is, bit for bit, what
+/// `editor::build::build` makes of the saved project (built here on another thread count). A second
+/// session presses Build with an output in a folder that does not exist: the script fails, and the
+/// log says why. The dialog's screenshot goes to `TALUS_SHOT_DIR` when it is set.
+#[test]
+fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
+    use std::sync::atomic::AtomicBool;
+    use talus::core::erosion::registry;
+    use talus::editor::build::{BuildOptions, ErosionBuild, build};
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let model = ron::to_string(&(registry::default_model().editor_default)()).unwrap();
+    let script = format!(
+        r#"[
+    {look}{island},
+    Stroke(tool: Raise, radius: 60.0, strength: 30.0, points: [(70.0, 128.0), (128.0, 110.0), (186.0, 128.0)], seconds: 1.0),
+    Simulate(model: {model}, seed: 1),
+    WaitSimulation,
+    Save("{project}"),
+    Build(size: 1025, out: "{built}", erosion: Upsample),
+    WaitBuild,
+    WaitFrames(4),
+    Screenshot("{shot}"),
+    Quit,
+]"#,
+        look = common::xvfb::light_look(),
+        island = common::xvfb::SMALL_ISLAND,
+        project = d.join("island.talus").display(),
+        built = d.join("built.bhef").display(),
+        shot = d.join("build-dialog.png").display(),
+    );
+    run_script(d, "build.ron", &script);
+    if let Ok(shots) = std::env::var("TALUS_SHOT_DIR") {
+        let _ = std::fs::copy(d.join("build-dialog.png"), Path::new(&shots).join("build-dialog-done.png"));
+    }
+
+    let project = talus::editor::project::load(&d.join("island.talus")).expect("the project reads back");
+    assert_eq!(project.stack.width(), 257);
+    assert!(project.stack.layers().iter().any(|l| l.erosion().is_some()), "the Simulate made an erosion layer");
+    let opts = BuildOptions { width: 1025, erosion: ErosionBuild::Upsample, keep_input: false };
+    let want = build(&project.stack, &opts, &AtomicBool::new(false), &|_| {}).expect("the project builds").map;
+    let got = load(&d.join("built.bhef"));
+    assert_eq!((got.width, got.height), (1025, 1025));
+    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    assert!(bits(&got) == bits(&want), "the dialog's build differs from editor::build::build of the saved project");
+
+    // An output in a folder that does not exist: refused, the script fails and says why.
+    let missing = d.join("no-such-folder").join("b.bhef");
+    let bad = format!(
+        "[\n    {look}Build(size: 1025, out: \"{out}\", erosion: Upsample),\n    WaitBuild,\n    Quit,\n]",
+        look = common::xvfb::light_look(),
+        out = missing.display()
+    );
+    let (ok, log) = run_script_log(d, "bad-build.ron", &bad);
+    assert!(!ok, "a build to a missing folder succeeded:\n{log}");
+    assert!(log.contains("does not exist") && log.contains("no-such-folder"), "the failure does not say why:\n{log}");
+    assert!(!missing.exists());
 }

@@ -158,6 +158,21 @@ pub enum EditorCommand {
     /// "Continue from here": run erosion layer `id` on from the timeline frame it shows
     /// ([`super::simulation`]).
     ContinueRun(u64),
+    /// Open the Build… dialog (File ▸ Build…, [`super::build_dialog`]).
+    OpenBuildDialog,
+    /// The Build… dialog's Build button: build the project at `size` nodes across in the
+    /// background and write it to `out` (its extension picks the format); the dialog shows these
+    /// settings.
+    Build {
+        /// Nodes along x of the build (an allowed side, see `crate::editor::build::check_side`).
+        size: usize,
+        /// Where to write (BHEF, PNG 16-bit, R16, EXR or GeoTIFF, by the extension).
+        out: PathBuf,
+        /// How erosion layers are rebuilt.
+        erosion: crate::editor::build::ErosionBuild,
+    },
+    /// Cancel the running build (nothing is written).
+    CancelBuild,
 }
 
 fn send_shortcut_commands(

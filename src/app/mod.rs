@@ -22,6 +22,7 @@ use crate::core::heightmap::Stats;
 use crate::editor::document::{Changed, Document};
 use crate::editor::persist::Settings;
 
+pub mod build_dialog;
 pub mod camera;
 pub mod commands;
 pub mod erosion_brush;
@@ -225,6 +226,7 @@ impl PluginGroup for EditorPlugins {
             .add(tools::ToolsPlugin)
             .add(erosion_brush::ErosionBrushPlugin)
             .add(files::FilesPlugin)
+            .add(build_dialog::BuildDialogPlugin)
             .add(ui::UiPlugin)
             .add(script::ScriptPlugin)
     }

@@ -6,8 +6,8 @@
 //! (the pointer in [`super::tools`], the camera, egui, the shortcuts) read a script exactly as they
 //! read a person. No script path writes the pointer or the brushes' state.
 //!
-//! Waiting actions (generation, simulation, screenshots, files) hold the script until the editor
-//! reports them done. Frame times are recorded from the first frame, split into idle frames and
+//! Waiting actions (generation, simulation, builds, screenshots, files) hold the script until the
+//! editor reports them done. Frame times are recorded from the first frame, split into idle frames and
 //! frames during which a simulation streamed, for `FrameReport`. The run ends at `Quit` (or at the
 //! end of the list) with exit code 0, or with an error code when any action failed (the status
 //! line showed an error), a screenshot did not appear, or the script ran longer than
@@ -79,6 +79,10 @@ enum Step {
     Resimulating,
     /// Waiting for the erosion brush's last dab to land.
     Dabbing,
+    /// Builds started before the Build command, and frames waited.
+    BuildStarting(u64, u32),
+    /// Waiting for the running build to end.
+    Building,
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
@@ -295,6 +299,7 @@ struct Editor<'w> {
     look: ResMut<'w, super::Look>,
     resim: Res<'w, super::layers::ResimState>,
     erosion: Res<'w, super::erosion_brush::ErosionBrush>,
+    build: Res<'w, super::build_dialog::BuildDialog>,
 }
 
 /// What the script reads of the view, for projecting strokes and the view report.
@@ -355,6 +360,26 @@ fn run_script(
             }
             Step::Simulating => ed.sim.running().then_some(Step::Simulating),
             Step::Dabbing => ed.erosion.active().then_some(Step::Dabbing),
+            Step::BuildStarting(before, n) => {
+                if ed.build.started > before {
+                    None
+                } else if n > 3 {
+                    runner.failures.push("the build did not start".into());
+                    None
+                } else {
+                    Some(Step::BuildStarting(before, n + 1))
+                }
+            }
+            Step::Building => {
+                if ed.build.running() {
+                    Some(Step::Building)
+                } else {
+                    if let Some(e) = &ed.build.last_error {
+                        runner.failures.push(format!("the build failed: {e}"));
+                    }
+                    None
+                }
+            }
             Step::Resimulating => {
                 let busy = ed.gen_state.busy() || ed.resim.active(ed.terrain.doc.has_stale());
                 busy.then_some(Step::Resimulating)
@@ -617,6 +642,16 @@ fn run_script(
             Some(Step::Frames(1))
         }
         Action::WaitDabs => Some(Step::Dabbing),
+        Action::OpenBuildDialog => {
+            out.write(EditorCommand::OpenBuildDialog);
+            Some(Step::Frames(2))
+        }
+        Action::Build { size, out: path, erosion } => {
+            // The dialog's Build button sends the same command with the dialog's settings.
+            out.write(EditorCommand::Build { size, out: path, erosion });
+            Some(Step::BuildStarting(ed.build.started, 0))
+        }
+        Action::WaitBuild => Some(Step::Building),
         Action::ViewReport { path, since } => {
             match view_report(&ed, &view, since.as_deref()) {
                 Ok(report) => {

@@ -384,6 +384,16 @@ fn file_section(
             }
         });
         ui.horizontal(|ui| {
+            if ui
+                .button("Build…")
+                .on_hover_text("Build the project at another resolution (129² to 16385²) and write it to a file")
+                .clicked()
+            {
+                out.write(EditorCommand::OpenBuildDialog);
+            }
+            ui.small("the same land at another resolution");
+        });
+        ui.horizontal(|ui| {
             ui.checkbox(&mut panel.export_unreal, "Unreal range")
                 .on_hover_text("PNG/R16: 32768 = 0 m; the status line gives the Z scale to import with");
             ui.label("Mesh: every");

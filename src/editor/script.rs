@@ -9,6 +9,10 @@
 //! the editor's input systems, egui included, turn them into the pointer exactly as for a person.
 //! `Stroke` points are grid nodes, projected to the window through the current camera.
 //!
+//! `Build` presses the Build… dialog's Build button with the settings it gives (the same command
+//! the button sends) and `WaitBuild` waits for the file; `OpenBuildDialog` opens the dialog for a
+//! screenshot.
+//!
 //! `WaitFile` and `ViewReport` let an outside driver (a test moving the real X pointer with XTest)
 //! step in lockstep with the editor and read back what it saw.
 //!
@@ -93,6 +97,22 @@ pub enum Action {
     /// Press "Continue from here" under erosion layer `id` (the run goes on from the timeline
     /// frame the layer shows; scrub it with `Layer(Scrub(id, frame))`). Waits for it to start.
     Continue(u64),
+    /// Open the Build… dialog (File ▸ Build…), as for a screenshot of it.
+    OpenBuildDialog,
+    /// Press Build in the Build… dialog with these settings (the dialog opens showing them): build
+    /// the project at `size` nodes across in the background and write it to `out` (its extension
+    /// picks the format). Waits for the build to start; a refused build fails the script.
+    Build {
+        /// Nodes along x of the build (`2^k + 1` from 129 to 16385, or one of Unreal's sizes).
+        size: usize,
+        /// The file to write: `.bhef`, `.png`, `.r16`, `.exr` or `.tif`.
+        out: PathBuf,
+        /// How erosion layers are rebuilt: `Upsample` (the default) or `Rerun`.
+        #[serde(default)]
+        erosion: crate::editor::build::ErosionBuild,
+    },
+    /// Wait until the running build ends; the script fails if the build failed.
+    WaitBuild,
     /// Save a frame of the window to a PNG.
     Screenshot(PathBuf),
     /// Let this many frames pass.
@@ -333,6 +353,17 @@ mod tests {
         let a = parse(r#"[MouseMove(10.0, 20.0), Button(Left, true), Drag(button: Middle, points: [(1.0, 2.0), (3.0, 4.0)], seconds: 0.5), Keys("Ctrl+Z"), Wheel(-2.0), ClickButton("Generate"), WaitFile("go"), ViewReport(path: "r.json", since: None)]"#).unwrap();
         assert_eq!(a.len(), 8);
         assert_eq!(a[1], Action::Button(MouseKey::Left, true));
+    }
+
+    #[test]
+    fn build_actions_parse() {
+        use crate::editor::build::ErosionBuild;
+        let a = parse(r#"[OpenBuildDialog, Build(size: 1025, out: "b.bhef", erosion: Upsample), Build(size: 2049, out: "c.exr"), Build(size: 513, out: "d.png", erosion: Rerun), WaitBuild]"#).unwrap();
+        assert_eq!(a.len(), 5);
+        assert_eq!(a[1], Action::Build { size: 1025, out: "b.bhef".into(), erosion: ErosionBuild::Upsample });
+        assert_eq!(a[2], Action::Build { size: 2049, out: "c.exr".into(), erosion: ErosionBuild::Upsample });
+        assert_eq!(a[3], Action::Build { size: 513, out: "d.png".into(), erosion: ErosionBuild::Rerun });
+        assert_eq!(a[4], Action::WaitBuild);
     }
 
     #[test]

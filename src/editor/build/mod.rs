@@ -24,7 +24,11 @@
 //! with what the system has available ([`BuildError::Memory`]). A build can be cancelled between
 //! any two rows; a cancelled or failed build returns an error and writes nothing (the caller
 //! saves atomically).
+//!
+//! [`dialog`] holds the editor's Build… dialog choices (sizes, formats, the output path) and what
+//! its Build button runs.
 
+pub mod dialog;
 pub mod reference;
 
 use std::sync::atomic::{AtomicBool, Ordering};

@@ -1,0 +1,533 @@
+//! File ▸ Build…: the window that builds the project at another resolution
+//! ([`crate::editor::build`]) and writes it to a file, in the background.
+//!
+//! The window (an `egui::Window`) edits the dialog's [`DialogSettings`]
+//! ([`crate::editor::build::dialog`]): the size (the allowed sides, starting at 4× the preview's
+//! resolution, with what it means in nodes and metres), how erosion layers are rebuilt (Upsample
+//! or Re-run), the output file (a path, Browse… for the system's save dialog, and a format combo
+//! that sets the extension). Under them it shows the build's plan (one line per part of the stack)
+//! and its memory estimate against the memory available; a build that would be refused says why in
+//! red and its Build button is disabled.
+//!
+//! Build sends [`EditorCommand::Build`] with the dialog's settings (a script's `Build` sends the
+//! same, see [`super::script`]). This plugin checks the request again, clones the document's layer
+//! stack (its tiles are shared: cheap) and runs [`dialog::run`] on Bevy's `AsyncComputeTaskPool`,
+//! inside a thread pool of all cores but one so the window keeps a core to draw with (a build's
+//! bits do not depend on the thread count). Stale erosion layers re-run at the preview size first,
+//! on the clone; the dialog says so and offers Re-simulate, which updates the document's own.
+//! Every frame reads the build's progress (stage and fraction) from a shared slot: the frame never
+//! waits on the build. Cancel sets the flag the build reads between rows; a cancelled build writes
+//! nothing (the file is written atomically, after the last row; once writing has begun, Cancel is
+//! disabled). At the end the status line says
+//! "Built PATH (N×N) in S s", or the error.
+//!
+//! Closing the window while a build runs keeps it running: the status line then shows its progress
+//! twice a second, and File ▸ Build… brings the window back with its progress bar and Cancel.
+//! Quitting the editor cancels it.
+
+use std::panic::AssertUnwindSafe;
+use std::path::PathBuf;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::{Arc, Mutex, PoisonError};
+use std::time::{Duration, Instant};
+
+use bevy::prelude::*;
+use bevy::tasks::AsyncComputeTaskPool;
+use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
+
+use super::commands::EditorCommand;
+use super::simulation::SimState;
+use super::{EditorTerrain, StatusLine};
+use crate::core::io::interop::ExportOptions;
+use crate::editor::build::dialog::{
+    self, DialogSettings, OutputFormat, Written, allowed_sizes, check_output, metres, size_line,
+};
+use crate::editor::build::{self as core_build, BuildPlan, BuildProgress, ErosionBuild, UNREAL_SIZES};
+use crate::editor::job::simulation_threads;
+
+/// The Build… dialog and the build it runs.
+pub struct BuildDialogPlugin;
+
+impl Plugin for BuildDialogPlugin {
+    fn build(&self, app: &mut App) {
+        app.init_resource::<BuildDialog>()
+            .add_systems(Update, (handle_build_commands, poll_build).chain())
+            .add_systems(EguiPrimaryContextPass, draw_build_dialog);
+    }
+}
+
+/// How often the memory available is read again while the dialog is open.
+const MEMORY_EVERY: Duration = Duration::from_secs(2);
+/// How often the status line shows a build's progress while its window is closed.
+const STATUS_EVERY: Duration = Duration::from_millis(500);
+
+/// What a build's worker hands back: `Ok(None)` when cancelled.
+type Outcome = Result<Option<Written>, String>;
+
+/// State shared with a build's worker.
+struct Shared {
+    progress: Mutex<BuildProgress>,
+    cancel: AtomicBool,
+    result: Mutex<Option<Outcome>>,
+}
+
+/// A build in flight.
+struct Running {
+    shared: Arc<Shared>,
+    out: PathBuf,
+    size: (usize, usize),
+    started: Instant,
+}
+
+impl Drop for Running {
+    /// A build nobody waits for any more (the editor quits) stops.
+    fn drop(&mut self) {
+        self.shared.cancel.store(true, Ordering::Relaxed);
+    }
+}
+
+impl Running {
+    fn progress(&self) -> BuildProgress {
+        self.shared.progress.lock().unwrap_or_else(PoisonError::into_inner).clone()
+    }
+}
+
+/// A save dialog's answer: `None` until it closes, then the file chosen (if any).
+type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
+
+/// The plan of the settings shown, and what it was made for (document revision, size, erosion).
+type PlanCache = ((u64, usize, ErosionBuild), Result<BuildPlan, String>);
+
+/// The Build… dialog: whether it is open, its settings, and the build in flight.
+#[derive(Resource, Default)]
+pub struct BuildDialog {
+    /// The window is shown.
+    pub open: bool,
+    /// What Build builds with; made from the project when the dialog first opens.
+    settings: Option<DialogSettings>,
+    running: Option<Running>,
+    browse: Option<Answer>,
+    plan: Option<PlanCache>,
+    memory: Option<(Instant, Option<u64>)>,
+    status_at: Option<Instant>,
+    /// Builds started since start (a script waits for this to grow after Build).
+    pub started: u64,
+    /// Builds that ended (written, cancelled or failed) since start.
+    pub finished: u64,
+    /// Why the last build failed, until the next one starts.
+    pub last_error: Option<String>,
+}
+
+impl BuildDialog {
+    /// True while a build runs.
+    pub fn running(&self) -> bool {
+        self.running.is_some()
+    }
+
+    /// The settings for the document in `terrain`: kept while the project keeps its side, made
+    /// afresh for another.
+    fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
+        let side = terrain.doc.stack().width();
+        if self.settings.as_ref().is_none_or(|s| s.side != side) {
+            self.settings = Some(DialogSettings::new(side, terrain.doc.path()));
+        }
+        self.settings.get_or_insert_with(|| DialogSettings::new(side, None))
+    }
+}
+
+/// Checks a build request and starts it on the background pool.
+fn start(
+    dialog: &mut BuildDialog,
+    terrain: &EditorTerrain,
+    sim: &SimState,
+    settings: &DialogSettings,
+) -> Result<(usize, usize), String> {
+    if dialog.running.is_some() {
+        return Err("a build is already running; cancel it or wait for it to end".into());
+    }
+    if sim.running() {
+        return Err("a simulation is running; wait for it to end or cancel it".into());
+    }
+    let out = settings.out_path();
+    check_output(&out)?;
+    let mut stack = terrain.doc.stack().clone();
+    let opts = settings.options();
+    let plan = core_build::plan(&stack, &opts).map_err(|e| e.to_string())?;
+    core_build::check_memory(&plan, core_build::available_memory()).map_err(|e| e.to_string())?;
+    let export = ExportOptions { unreal: settings.unreal, source: terrain.doc.title(), ..Default::default() };
+    let shared = Arc::new(Shared {
+        progress: Mutex::new(BuildProgress { stage: "starting".into(), fraction: 0.0 }),
+        cancel: AtomicBool::new(false),
+        result: Mutex::new(None),
+    });
+    let worker = shared.clone();
+    let path = out.clone();
+    AsyncComputeTaskPool::get()
+        .spawn(async move {
+            let w = &worker;
+            let progress = |p: BuildProgress| *w.progress.lock().unwrap_or_else(PoisonError::into_inner) = p;
+            let mut go = || dialog::run(&mut stack, &opts, &path, &export, &w.cancel, &progress);
+            let pool = rayon::ThreadPoolBuilder::new()
+                .num_threads(simulation_threads())
+                .thread_name(|i| format!("build-{i}"))
+                .build();
+            let r = std::panic::catch_unwind(AssertUnwindSafe(|| match pool {
+                Ok(pool) => pool.install(go),
+                Err(_) => go(),
+            }))
+            .unwrap_or_else(|_| Err("the build stopped on an internal error; nothing was written".into()));
+            *w.result.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
+        })
+        .detach();
+    dialog.running = Some(Running { shared, out, size: (plan.width, plan.height), started: Instant::now() });
+    dialog.started += 1;
+    dialog.last_error = None;
+    Ok((plan.width, plan.height))
+}
+
+fn handle_build_commands(
+    mut cmds: MessageReader<EditorCommand>,
+    mut dialog: ResMut<BuildDialog>,
+    terrain: Res<EditorTerrain>,
+    sim: Res<SimState>,
+    mut status: ResMut<StatusLine>,
+) {
+    for cmd in cmds.read() {
+        match cmd {
+            EditorCommand::OpenBuildDialog => {
+                dialog.settings_for(&terrain);
+                dialog.open = true;
+            }
+            EditorCommand::Build { size, out, erosion } => {
+                let s = dialog.settings_for(&terrain);
+                s.size = *size;
+                s.out = out.display().to_string();
+                s.erosion = *erosion;
+                let settings = s.clone();
+                dialog.open = true;
+                match start(&mut dialog, &terrain, &sim, &settings) {
+                    Ok((w, h)) => status.info(format!("Building {w}×{h} to {}…", out.display())),
+                    Err(e) => {
+                        status.error(format!("Build: {e}"));
+                        dialog.last_error = Some(e);
+                    }
+                }
+            }
+            EditorCommand::CancelBuild => {
+                if let Some(r) = &dialog.running {
+                    if r.progress().stage.starts_with(dialog::WRITING) {
+                        status.info("The build's file is being written; it can no longer be cancelled");
+                    } else {
+                        r.shared.cancel.store(true, Ordering::Relaxed);
+                        status.info("Cancelling the build…");
+                    }
+                }
+            }
+            _ => {}
+        }
+    }
+}
+
+/// Ends a finished build (status line), shows a running one's progress in the status line while
+/// its window is closed, and takes the save dialog's answer.
+fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, terrain: Res<EditorTerrain>) {
+    let d = &mut *dialog;
+    if let Some(answer) = &d.browse {
+        let picked = answer.lock().unwrap_or_else(PoisonError::into_inner).take();
+        if let Some(picked) = picked {
+            d.browse = None;
+            if let Some(mut p) = picked {
+                let s = d.settings_for(&terrain);
+                if OutputFormat::of_path(&p).is_none() {
+                    p.set_extension(s.format().unwrap_or(OutputFormat::Png16).extension());
+                }
+                s.out = p.display().to_string();
+            }
+        }
+    }
+    let Some(r) = &d.running else { return };
+    let done = r.shared.result.lock().unwrap_or_else(PoisonError::into_inner).take();
+    let Some(outcome) = done else {
+        if !d.open && !status.is_error && d.status_at.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
+            let p = r.progress();
+            status.info(format!(
+                "Building {}×{}: {} · {:.0} % · {:.0} s (Build… in File shows it, with Cancel)",
+                r.size.0,
+                r.size.1,
+                p.stage,
+                100.0 * p.fraction,
+                r.started.elapsed().as_secs_f64()
+            ));
+            d.status_at = Some(Instant::now());
+        }
+        return;
+    };
+    let Some(r) = d.running.take() else { return };
+    d.finished += 1;
+    d.status_at = None;
+    let secs = r.started.elapsed().as_secs_f64();
+    match outcome {
+        Ok(Some(w)) => {
+            let rerun = if w.rerun.is_empty() {
+                String::new()
+            } else {
+                format!("; re-ran {} at the preview size first", w.rerun.join(", "))
+            };
+            status.info(format!("Built {} ({}×{}) in {secs:.1} s{rerun}", r.out.display(), w.size.0, w.size.1));
+        }
+        Ok(None) => status.info(format!("Build cancelled after {secs:.1} s; nothing was written")),
+        Err(e) => {
+            status.error(format!("Build failed: {e}"));
+            d.last_error = Some(e);
+        }
+    }
+}
+
+/// Opens the system's save dialog on its own thread (the frame never waits for it).
+fn browse(settings: &DialogSettings) -> Option<Answer> {
+    let answer: Answer = Arc::new(Mutex::new(None));
+    let out = answer.clone();
+    let current = settings.out_path();
+    let first = settings.format().unwrap_or(OutputFormat::Png16);
+    std::thread::Builder::new()
+        .name("build-dialog".into())
+        .spawn(move || {
+            let mut d = rfd::FileDialog::new();
+            for f in std::iter::once(first).chain(OutputFormat::ALL.into_iter().filter(|f| *f != first)) {
+                d = d.add_filter(f.label(), &[f.extension()]);
+            }
+            if let Some(dir) = current.parent().filter(|p| p.is_dir()) {
+                d = d.set_directory(dir);
+            }
+            if let Some(name) = current.file_name() {
+                d = d.set_file_name(name.to_string_lossy());
+            }
+            let picked = d.save_file();
+            *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(picked);
+        })
+        .ok()
+        .map(|_| answer)
+}
+
+fn draw_build_dialog(
+    mut contexts: EguiContexts,
+    mut dialog: ResMut<BuildDialog>,
+    terrain: Res<EditorTerrain>,
+    sim: Res<SimState>,
+    mut out: MessageWriter<EditorCommand>,
+    mut status: ResMut<StatusLine>,
+) -> Result {
+    if !dialog.open {
+        return Ok(());
+    }
+    let ctx = contexts.ctx_mut()?.clone();
+    dialog.settings_for(&terrain);
+    let BuildDialog { settings, running, browse: browsing, plan, memory, last_error, open, .. } = &mut *dialog;
+    let Some(settings) = settings.as_mut() else { return Ok(()) };
+    let stack = terrain.doc.stack();
+    let key = (terrain.doc.revision(), settings.size, settings.erosion);
+    if plan.as_ref().is_none_or(|p| p.0 != key) {
+        *plan = Some((key, core_build::plan(stack, &settings.options()).map_err(|e| e.to_string())));
+    }
+    if memory.is_none_or(|m| m.0.elapsed() >= MEMORY_EVERY) {
+        *memory = Some((Instant::now(), core_build::available_memory()));
+    }
+    let available = memory.and_then(|m| m.1);
+    let plan = plan.as_ref().map(|p| &p.1);
+    let stale: Vec<&str> = stack
+        .layers()
+        .iter()
+        .filter(|l| l.visible && l.erosion().is_some_and(|e| e.stale))
+        .map(|l| l.name.as_str())
+        .collect();
+    let red = egui::Color32::LIGHT_RED;
+    let mut shown = *open;
+    egui::Window::new("Build")
+        .id(egui::Id::new("talus_build_dialog"))
+        .open(&mut shown)
+        .collapsible(false)
+        .resizable(false)
+        .default_pos([380.0, 40.0])
+        .default_width(440.0)
+        .show(&ctx, |ui| {
+            let busy = running.is_some();
+            ui.label(format!(
+                "The project: {}. A build samples the same land with more (or fewer) nodes.",
+                size_line(stack.width(), stack.height(), stack.cell_size() as f64)
+            ));
+            ui.add_space(4.0);
+            ui.add_enabled_ui(!busy, |ui| {
+                egui::Grid::new("talus_build_grid").num_columns(2).spacing([10.0, 6.0]).show(ui, |ui| {
+                    ui.label("Size");
+                    let mut size = settings.size;
+                    egui::ComboBox::from_id_salt("talus_build_size")
+                        .selected_text(format!("{0} × {0}", settings.size))
+                        .show_ui(ui, |ui| {
+                            for n in allowed_sizes() {
+                                let unreal = if UNREAL_SIZES.contains(&n) { "  (Unreal)" } else { "" };
+                                ui.selectable_value(&mut size, n, format!("{n} × {n}{unreal}"));
+                            }
+                        });
+                    if size != settings.size {
+                        settings.set_size(size);
+                    }
+                    ui.end_row();
+                    ui.label("");
+                    match plan {
+                        Some(Ok(p)) => ui.label(format!(
+                            "{} ({}× the preview's resolution)",
+                            size_line(p.width, p.height, p.cell_size as f64),
+                            metres(p.ratio)
+                        )),
+                        Some(Err(e)) => ui.colored_label(red, e),
+                        None => ui.label(""),
+                    };
+                    ui.end_row();
+
+                    ui.label("Erosion layers");
+                    ui.horizontal(|ui| {
+                        ui.radio_value(&mut settings.erosion, ErosionBuild::Upsample, "Upsample").on_hover_text(
+                            "The preview's result, resampled: keeps the preview's landforms (fast, any model)",
+                        );
+                        ui.radio_value(&mut settings.erosion, ErosionBuild::Rerun, "Re-run").on_hover_text(
+                            "Each recipe run again at the build's resolution: finer detail, slower; the \
+                             README's parity table says which models keep the preview's landforms",
+                        );
+                    });
+                    ui.end_row();
+                    ui.label("");
+                    ui.small(match settings.erosion {
+                        ErosionBuild::Upsample => "the preview's result, resampled: keeps the preview's landforms",
+                        ErosionBuild::Rerun => "each recipe run again at the build's resolution: slower",
+                    });
+                    ui.end_row();
+
+                    ui.label("Output");
+                    ui.horizontal(|ui| {
+                        ui.add(egui::TextEdit::singleline(&mut settings.out).desired_width(250.0))
+                            .on_hover_text("The file to write; its extension picks the format");
+                        let b = ui.add_enabled(browsing.is_none(), egui::Button::new("Browse…"));
+                        if b.clicked() {
+                            *browsing = browse(settings);
+                            if browsing.is_none() {
+                                status.error("cannot open a file dialog; type the path instead");
+                            }
+                        }
+                    });
+                    ui.end_row();
+                    ui.label("Format");
+                    ui.horizontal(|ui| {
+                        let current = settings.format();
+                        egui::ComboBox::from_id_salt("talus_build_format")
+                            .selected_text(current.map_or("(by extension)", OutputFormat::label))
+                            .show_ui(ui, |ui| {
+                                for f in OutputFormat::ALL {
+                                    if ui.selectable_label(current == Some(f), f.label()).clicked() {
+                                        settings.set_format(f);
+                                    }
+                                }
+                            });
+                        let integer = matches!(current, Some(OutputFormat::Png16 | OutputFormat::R16));
+                        ui.add_enabled(integer, egui::Checkbox::new(&mut settings.unreal, "Unreal range"))
+                            .on_hover_text("PNG/R16: 32768 = 0 m, as Unreal's landscape importer reads them");
+                    });
+                    ui.end_row();
+                });
+            });
+
+            ui.separator();
+            let mut refusals: Vec<String> = Vec::new();
+            match plan {
+                Some(Ok(p)) => {
+                    ui.label("Plan");
+                    for s in &p.steps {
+                        ui.small(format!("• {s}"));
+                    }
+                    let need = p.bytes as f64 / (1u64 << 30) as f64;
+                    match core_build::check_memory(p, available) {
+                        Ok(()) => {
+                            let avail = available
+                                .map(|a| format!(" of {:.1} GiB available", a as f64 / (1u64 << 30) as f64))
+                                .unwrap_or_else(|| " (the memory available is unknown)".into());
+                            ui.small(format!("Memory: about {need:.2} GiB{avail}"));
+                        }
+                        Err(e) => refusals.push(e.to_string()),
+                    }
+                }
+                Some(Err(e)) => refusals.push(e.clone()),
+                None => {}
+            }
+            if let Err(e) = check_output(&settings.out_path()) {
+                refusals.push(e);
+            }
+            if sim.running() {
+                refusals.push("a simulation is running; wait for it to end or cancel it".into());
+            }
+            if !stale.is_empty() {
+                ui.horizontal_wrapped(|ui| {
+                    ui.colored_label(
+                        egui::Color32::from_rgb(230, 180, 60),
+                        format!(
+                            "Stale: {} (the input changed since it ran). The build re-runs it at the preview \
+                             size first, or re-simulate now:",
+                            stale.join(", ")
+                        ),
+                    );
+                    if ui.add_enabled(!busy, egui::Button::new("Re-simulate")).clicked() {
+                        out.write(EditorCommand::Resimulate);
+                    }
+                });
+            }
+            for r in &refusals {
+                ui.colored_label(red, r);
+            }
+            if let (false, Some(e)) = (busy, last_error.as_ref()) {
+                ui.colored_label(red, format!("The last build failed: {e}"));
+            }
+            ui.separator();
+            match running {
+                Some(r) => {
+                    let p = r.progress();
+                    ui.add(egui::ProgressBar::new(p.fraction as f32).text(format!(
+                        "{} · {:.0} % · {:.1} s",
+                        p.stage,
+                        100.0 * p.fraction,
+                        r.started.elapsed().as_secs_f64()
+                    )));
+                    let cancelling = r.shared.cancel.load(Ordering::Relaxed);
+                    let writing = p.stage.starts_with(dialog::WRITING);
+                    ui.horizontal(|ui| {
+                        let b = ui.add_enabled(!cancelling && !writing, egui::Button::new("Cancel"));
+                        let tip = if writing {
+                            "The file is being written; it can no longer be cancelled"
+                        } else {
+                            "Stop the build; nothing is written"
+                        };
+                        if b.on_hover_text(tip).on_disabled_hover_text(tip).clicked() {
+                            out.write(EditorCommand::CancelBuild);
+                        }
+                        ui.small(format!("writing to {}", r.out.display()));
+                    });
+                }
+                None => {
+                    ui.horizontal(|ui| {
+                        let b = ui.add_enabled(refusals.is_empty(), egui::Button::new("Build"));
+                        if b.on_hover_text("Build in the background and write the file").clicked() {
+                            out.write(EditorCommand::Build {
+                                size: settings.size,
+                                out: settings.out_path(),
+                                erosion: settings.erosion,
+                            });
+                        }
+                        if ui.button("Close").clicked() {
+                            *open = false;
+                        }
+                    });
+                }
+            }
+        });
+    if !shown {
+        *open = false;
+    }
+    Ok(())
+}
