@@ -252,12 +252,14 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
                 .filter(|g| g.width <= 4097 && g.height <= 4097)
                 .unwrap_or_else(|| crate::core::generate::demo_params(START_SIZE, 1));
             match crate::core::generate::generate(&params) {
-                Ok(map) => Document::new(map),
+                // The generator is the base's source, so a build at another size runs it again.
+                Ok(map) => Document::with_base(map, crate::editor::layers::BaseSource::Generator(params.clone())),
                 Err(e) => {
                     status.error(format!("the saved generator settings failed ({e}); started from the default island"));
-                    let map = crate::core::generate::generate(&crate::core::generate::demo_params(START_SIZE, 1))
+                    let demo = crate::core::generate::demo_params(START_SIZE, 1);
+                    let map = crate::core::generate::generate(&demo)
                         .map_err(|e| format!("generating the start terrain: {e}"))?;
-                    Document::new(map)
+                    Document::with_base(map, crate::editor::layers::BaseSource::Generator(demo))
                 }
             }
         }

@@ -264,9 +264,9 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
                 }
                 match opts.erosion {
                     ErosionBuild::Upsample => steps.push(format!(
-                        "{}: {} result resampled (coarse to fine)",
-                        l.name,
-                        e.recipe.model.entry().label
+                        "{}: the preview's result resampled (coarse to fine: the finer grid's detail kept where the \
+                         run barely changed the land)",
+                        l.name
                     )),
                     ErosionBuild::Rerun => {
                         rerun_extra = rerun_extra.max(nodes * (4 + rerun_bytes_per_node(&e.recipe)));
