@@ -17,7 +17,7 @@ use super::CliError;
 use super::generate::generate_defaults;
 use super::params::apply_sets;
 use crate::core::generate::generate;
-use crate::core::io::interop;
+use crate::core::io::{interop, preview};
 use crate::editor::build::{self, BuildError, BuildOptions, BuildProgress, Built, ErosionBuild};
 use crate::editor::layers::{BaseSource, LayerKind, LayerStack};
 use crate::editor::project;
@@ -54,6 +54,9 @@ pub struct BuildArgs {
     /// Write what the build did as JSON: the plan, times, peak memory, and the --parity figures.
     #[arg(long)]
     pub report: Option<PathBuf>,
+    /// Also write a hill-shaded PNG of the result, averaged down to at most 2048 pixels a side.
+    #[arg(long)]
+    pub preview: Option<PathBuf>,
 }
 
 /// Arguments of `talus layers`.
@@ -165,6 +168,12 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
         ran.len(),
         secs
     );
+    if let Some(png) = &a.preview {
+        let shown = averaged_to(&hm, 2048);
+        preview::save_png(png, &preview::render(&shown, sea_level_of(&p.stack)))
+            .map_err(|e| CliError(format!("{}: {e}", png.display())))?;
+        eprintln!("wrote {} ({}×{})", png.display(), shown.width, shown.height);
+    }
     if let Some(path) = &a.save_project {
         project::save(path, &p.stack, &p.view).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
         eprintln!("wrote {}", path.display());
@@ -277,6 +286,30 @@ pub(crate) fn sea_level_of(stack: &LayerStack) -> f32 {
             _ => None,
         })
         .unwrap_or(0.0)
+}
+
+/// `hm` averaged over blocks of `k × k` nodes, with `k` the smallest whole factor that brings the
+/// longer side to at most `max` (the map itself when it already fits).
+fn averaged_to(hm: &crate::core::Heightmap, max: usize) -> crate::core::Heightmap {
+    let k = hm.width.max(hm.height).div_ceil(max.max(1)).max(1);
+    if k == 1 {
+        return hm.clone();
+    }
+    let (w, h) = (hm.width.div_ceil(k), hm.height.div_ceil(k));
+    let data = (0..w * h)
+        .map(|i| {
+            let (bx, by) = (i % w * k, i / w * k);
+            let (mut sum, mut n) = (0.0f64, 0u32);
+            for y in by..(by + k).min(hm.height) {
+                for x in bx..(bx + k).min(hm.width) {
+                    sum += hm.get(x, y) as f64;
+                    n += 1;
+                }
+            }
+            (sum / n as f64) as f32
+        })
+        .collect();
+    crate::core::Heightmap { width: w, height: h, cell_size: hm.cell_size * k as f32, data }
 }
 
 /// Peak resident memory of this process, bytes (`VmHWM`; `None` where it cannot be read).
