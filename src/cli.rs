@@ -37,9 +37,12 @@ use info::cmd_info;
 pub use params::{apply_sets, parse_seed};
 pub use project::{BuildArgs, LayersArgs};
 
+/// The version line of `talus --version`: the crate's version and the git commit it was built from.
+pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TALUS_COMMIT"), ")");
+
 /// Talus: a terrain editor with procedural generation, hydraulic/thermal erosion and BHEF files.
 #[derive(Parser, Debug)]
-#[command(name = "talus", version, about, long_about = None)]
+#[command(name = "talus", version = VERSION, about, long_about = None)]
 pub struct Cli {
     /// The subcommand; `None` opens the editor (or runs the headless demo without a display).
     #[command(subcommand)]
