@@ -38,11 +38,12 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use super::commands::EditorCommand;
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
+use crate::core::erosion::ModelEntry;
 use crate::core::io::interop::ExportOptions;
 use crate::editor::build::dialog::{
     self, DialogSettings, OutputFormat, Written, allowed_sizes, check_output, metres, size_line,
 };
-use crate::editor::build::{self as core_build, BuildPlan, BuildProgress, ErosionBuild, UNREAL_SIZES};
+use crate::editor::build::{self as core_build, BuildPlan, BuildProgress, ErosionBuild, UNREAL_SIZES, parity_table};
 use crate::editor::job::simulation_threads;
 
 /// The Build… dialog and the build it runs.
@@ -401,6 +402,26 @@ fn draw_build_dialog(
                         ErosionBuild::Rerun => "each recipe run again at the build's resolution: slower",
                     });
                     ui.end_row();
+                    // Which of this stack's models keep the preview's landforms in this mode.
+                    let mut models: Vec<&'static ModelEntry> = Vec::new();
+                    for l in stack.layers().iter().filter(|l| l.visible) {
+                        if let Some(e) = l.erosion().map(|e| e.recipe.model.entry())
+                            && !models.iter().any(|m| m.cli == e.cli)
+                        {
+                            models.push(e);
+                        }
+                    }
+                    for e in models {
+                        let line = parity_table::line(e.label, e.cli, settings.erosion);
+                        let keeps = parity_table::measured(e.cli, settings.erosion).is_some_and(|m| m.keeps_parity());
+                        ui.label("");
+                        if keeps {
+                            ui.small(line);
+                        } else {
+                            ui.colored_label(egui::Color32::from_rgb(230, 180, 60), egui::RichText::new(line).small());
+                        }
+                        ui.end_row();
+                    }
 
                     ui.label("Output");
                     ui.horizontal(|ui| {

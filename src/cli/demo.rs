@@ -10,6 +10,9 @@ use crate::core::erosion::{self, JobInputs, ModelParams};
 use crate::core::generate::{self, demo_params};
 use crate::core::io::{bhef, preview};
 
+/// Droplets the demo runs on its 1024 m island (one per two nodes of the 513² preview grid).
+const DEMO_DROPLETS_513: f64 = 131_584.0;
+
 /// The headless main job: the default island, eroded by droplets, saved with previews.
 pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, CliError> {
     std::fs::create_dir_all(dir).map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
@@ -20,9 +23,13 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
     let sea = p.sea_level.as_ref().map(|s| s.level).unwrap_or(0.0);
     bhef::save_atomic(&dir.join("terrain.bhef"), &hm)?;
     preview::save_png(&dir.join("terrain.png"), &preview::render(&hm, sea))?;
-    // One droplet per two nodes of this map (at least 1000).
-    let mut params = ModelParams::Droplet(erosion::droplet::DropletParams::default());
-    params.set_work((size * size / 2).max(1000) as u64, erosion::MapSize::of(&hm));
+    // The island is always 1024 m across: 131 584 droplets on it (one per two nodes at 513²), the
+    // same droplets per km² at any --size.
+    let per_km2 = DEMO_DROPLETS_513 / (1.024 * 1.024);
+    let params = ModelParams::Droplet(erosion::droplet::DropletParams {
+        droplets_per_km2: per_km2,
+        ..erosion::droplet::DropletParams::default()
+    });
     let mut sim = erosion::build(hm, &params, JobInputs { seed, sea_level: Some(sea), ..Default::default() })?;
     let t = Instant::now();
     let never = AtomicBool::new(false);

@@ -100,8 +100,10 @@ pub struct ErodeArgs {
     /// Edge condition on all four sides.
     #[arg(long, value_enum, default_value_t = Edge::Drain)]
     pub boundary: Edge,
-    /// Metres between nodes (BHEF stores none).
-    #[arg(long, default_value_t = 1.0)]
+    /// Metres between nodes (BHEF stores none). Default 2 m, the cell size of `talus generate` and
+    /// of the editor's island; the erosion parameters are in metres and per km², so give the
+    /// map's real spacing.
+    #[arg(long, default_value_t = 2.0)]
     pub cell_size: f32,
     /// Height of the sea (the base level every flow ends at), metres. Default 0, the BHEF
     /// convention; a map entirely above it is unaffected; `-inf` turns the sea off.

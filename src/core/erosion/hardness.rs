@@ -59,16 +59,16 @@ crate::params! {
         /// How much harder the hard parts are: their erodibility is `base·(1 − contrast)`. Dimensionless.
         pub contrast: f32 = 0.8, range [0.0, 1.0];
         /// Strata: height of one hard + soft layer pair, metres.
-        pub thickness: f32 = 30.0, range [0.1, 1e5];
+        pub thickness: f32 = 30.0, unit "m", range [0.1, 1e5];
         /// Fraction of each layer pair (Strata) or of the area (Noise, roughly) that is hard rock.
         /// Dimensionless.
         pub hard_fraction: f32 = 0.4, range [0.0, 1.0];
         /// Softness of the hard/soft edges (0 = sharp). Dimensionless.
         pub edge_softness: f32 = 0.3, range [0.0, 1.0];
         /// Strata: how far the layers undulate up and down, metres.
-        pub warp: f32 = 8.0, range [0.0, 1e5];
+        pub warp: f32 = 8.0, unit "m", range [0.0, 1e5];
         /// Feature size of the strata warp and of the Noise patches, metres.
-        pub scale: f32 = 250.0, range [1.0, 1e6];
+        pub scale: f32 = 250.0, unit "m", range [1.0, 1e6];
         /// Noise: fBm octaves.
         pub octaves: u32 = 4, range [1.0, 8.0];
         /// Seed of the warp and patch noise.

@@ -29,6 +29,7 @@
 //! its Build button runs.
 
 pub mod dialog;
+pub mod parity_table;
 pub mod reference;
 
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -36,7 +37,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use rayon::prelude::*;
 
 use crate::core::Heightmap;
-use crate::core::erosion::{RunEnd, run};
+use crate::core::erosion::{ModelParams, RunEnd, run};
 use crate::core::filter::gaussian_blur;
 use crate::core::generate::{GenerateParams, generate_until};
 use crate::core::resample::{Resampler, cell_for};
@@ -365,7 +366,7 @@ pub fn build(
                     }
                     ErosionBuild::Rerun => {
                         let steer_mask = e.steers_by_mask().then(|| resampled(&e.mask, w, h, nw, nh, Some((0.0, 1.0))));
-                        let recipe = scaled_recipe(&e.recipe, plan.ratio);
+                        let recipe = scaled_recipe(&e.recipe, plan.ratio, (w, h), (nw, nh));
                         let result =
                             rerun(&recipe, &map, steer_mask.as_deref(), cancel, &|f| report(k + 1, f, stage.clone()))
                                 .map_err(|msg| BuildError::Layer { layer: l.name.clone(), msg })?
@@ -500,11 +501,38 @@ fn add_resampled(out: &mut [f32], grids: &[Grid], mask: Option<&[f32]>, cancel: 
     if cancel.load(Ordering::Relaxed) { Err(BuildError::Cancelled) } else { Ok(()) }
 }
 
-/// A recipe for a re-run `ratio` times finer: its steering in grid units (brush dabs, the flow
-/// threshold in nodes) scaled to the finer grid. Model parameters are in world units and convert
-/// themselves.
-fn scaled_recipe(recipe: &Recipe, ratio: f64) -> Recipe {
+/// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): its steering in grid units
+/// (brush dabs, the flow threshold in nodes) scaled to the finer grid, and the per-node inputs of
+/// its model (a pipe model's own cell size, its rain map, a stream-power uplift map) brought to
+/// the new grid. Model parameters are in world units and convert themselves.
+fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), to: (usize, usize)) -> Recipe {
     let r = ratio as f32;
+    // Per-node inputs of a model follow the grid: a pipe model's own cell size shrinks with the
+    // cells, its rain map and a stream-power uplift map are resampled without overshoot (so a
+    // dry area stays dry and a rate keeps its sign).
+    let per_node = |m: &[f32]| -> Vec<f32> {
+        let rs = Resampler::with_bounds(m, from.0, from.1, to.0, to.1, true);
+        let mut out = vec![0.0f32; to.0 * to.1];
+        out.par_chunks_mut(to.0).enumerate().for_each(|(y, row)| rs.row(y, row, None));
+        out
+    };
+    let mut model = recipe.model.clone();
+    match &mut model {
+        ModelParams::Pipe(p) => {
+            if let Some(c) = p.cell_size.as_mut() {
+                *c /= r;
+            }
+            if let Some(m) = p.rain_map.as_mut().filter(|m| m.len() == from.0 * from.1) {
+                *m = per_node(m);
+            }
+        }
+        ModelParams::StreamPower(p) => {
+            if let Some(m) = p.uplift_map.as_mut().filter(|m| m.len() == from.0 * from.1) {
+                *m = per_node(m);
+            }
+        }
+        _ => {}
+    }
     let steer = recipe.steer.as_ref().map(|s| SteerSpec {
         source: match &s.source {
             SteerSource::Flow { threshold } => SteerSource::Flow { threshold: threshold * r * r },
@@ -517,7 +545,7 @@ fn scaled_recipe(recipe: &Recipe, ratio: f64) -> Recipe {
         },
         sink: s.sink,
     });
-    Recipe { steer, ..recipe.clone() }
+    Recipe { model, steer, ..recipe.clone() }
 }
 
 /// Runs `recipe` over `input` to its end with progress (an erosion-brush stroke dab by dab, without
@@ -546,6 +574,41 @@ fn rerun(
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_rerun_brings_per_node_model_inputs_to_the_build_grid() {
+        use crate::core::erosion::pipe::PipeParams;
+        use crate::core::erosion::stream_power::StreamPowerParams;
+        let (w, h, nw, nh) = (5, 3, 9, 5);
+        // A dry left half and a wet right half: resampled without overshoot, coincident nodes exact.
+        let rain: Vec<f32> = (0..w * h).map(|i| if i % w >= 3 { 0.02 } else { 0.0 }).collect();
+        let pipe = PipeParams { cell_size: Some(2.0), rain_map: Some(rain.clone()), ..Default::default() };
+        let recipe = |model| Recipe {
+            model,
+            boundary: Default::default(),
+            seed: 1,
+            backend: Default::default(),
+            hardness: None,
+            sea_level: None,
+            steer: None,
+        };
+        let scaled = scaled_recipe(&recipe(ModelParams::Pipe(pipe)), 2.0, (w, h), (nw, nh));
+        let ModelParams::Pipe(p) = &scaled.model else { panic!("pipe") };
+        assert_eq!(p.cell_size, Some(1.0));
+        let m = p.rain_map.as_ref().unwrap();
+        assert_eq!(m.len(), nw * nh);
+        assert!(m.iter().all(|&v| (0.0..=0.02).contains(&v)), "{m:?}");
+        for y in 0..h {
+            for x in 0..w {
+                assert_eq!(m[2 * y * nw + 2 * x], rain[y * w + x]);
+            }
+        }
+        let uplift: Vec<f32> = (0..w * h).map(|i| i as f32 * 1e-4 - 5e-4).collect();
+        let sp = StreamPowerParams { uplift_map: Some(uplift), ..Default::default() };
+        let scaled = scaled_recipe(&recipe(ModelParams::StreamPower(sp)), 2.0, (w, h), (nw, nh));
+        let ModelParams::StreamPower(p) = &scaled.model else { panic!("stream power") };
+        assert_eq!(p.uplift_map.as_ref().map(Vec::len), Some(nw * nh));
+    }
 
     #[test]
     fn sides_and_heights() {

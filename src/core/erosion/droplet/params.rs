@@ -48,7 +48,7 @@ crate::params! {
         /// Fraction of the free capacity eroded per step (erosionRate).
         pub erosion: f32 = 0.7, range [0.0, 1.0];
         /// Gravity in the speed update (gravity).
-        pub gravity: f32 = 9.81, range [0.0, 1e6];
+        pub gravity: f32 = 9.81, unit "m/s²", range [0.0, 1e6];
         /// Fraction of water evaporating per step (evaporationRate).
         pub evaporation: f32 = 0.02, range [0.0, 1.0];
         /// Erosion brush radius (erosionRadius); in the job at least 1 and at most 64 nodes.

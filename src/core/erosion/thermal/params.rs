@@ -15,7 +15,7 @@ crate::params! {
         pub talus_angle: f32 = 30.0, unit "°", range [0.0, 89.9];
         /// The talus slope given directly as a tangent (metres of drop per metre), overriding `talus_angle`
         /// when set.
-        pub talus_tan: Option<f32> = None, range [0.0, 1.0e4];
+        pub talus_tan: Option<f32> = None, unit "m/m", range [0.0, 1.0e4];
         /// Fraction of a node's largest excess `M` removed per iteration: the node sheds `rate·M/2` of
         /// material, which lowers the difference to a lone steep neighbour by `rate·M` (so `rate = 1`
         /// removes it in one iteration). Dimensionless (seed 003's thermal rate).
