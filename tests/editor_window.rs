@@ -467,3 +467,45 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     assert!(log.contains("does not exist") && log.contains("no-such-folder"), "the failure does not say why:\n{log}");
     assert!(!missing.exists());
 }
+
+/// `TALUS_OFFSCREEN=1` (for GPUs whose driver cannot present to the display, see
+/// `src/app/offscreen.rs`): the window gets no surface, the editor renders into an image, and a
+/// script's screenshot is a real frame of the terrain and the panel at the window's size.
+#[test]
+fn off_screen_rendering_makes_real_frames_without_a_window_surface() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let shot = d.join("offscreen.png");
+    let script_path = d.join("offscreen.ron");
+    // Off screen, frames are not paced by a display: leave time for the pipelines to compile.
+    let script = format!(
+        "[\n    Look((sky: (shadows: (enabled: false), camera: (msaa: Off)), water: (sea_plane: false))),\n    {island},\n    WaitGeneration,\n    WaitFrames(100),\n    Screenshot(\"{shot}\"),\n    Quit,\n]",
+        island = common::xvfb::SMALL_ISLAND,
+        shot = shot.display(),
+    );
+    std::fs::write(&script_path, script).unwrap();
+    let x = common::xvfb::display(800, 600, 40);
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .args(["editor", "--window-size", "320x200", "--script"])
+        .arg(&script_path)
+        .env("DISPLAY", &x.1)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("TALUS_OFFSCREEN", "1")
+        .env("TALUS_CONFIG_DIR", d.join("config"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned();
+    assert!(out.status.success(), "({:?})\n{log}", out.status);
+    assert!(log.contains("off-screen rendering"), "{log}");
+    let img = image::open(&shot).expect("screenshot").to_rgb8();
+    assert_eq!(img.dimensions(), (320, 200));
+    // The panel (dark grey, on the left) and the lit terrain or sky (on the right) both drawn.
+    let luma = |x: u32, y: u32| {
+        let p = img.get_pixel(x, y);
+        (p[0] as u32 + p[1] as u32 + p[2] as u32) / 3
+    };
+    let distinct: std::collections::BTreeSet<u32> =
+        (0..200).step_by(10).flat_map(|y| (0..320).step_by(10).map(move |x| (x, y))).map(|(x, y)| luma(x, y)).collect();
+    assert!(distinct.len() > 20, "a uniform frame: {distinct:?}");
+    assert!(luma(5, 100) > 0 && luma(300, 100) > 0, "black where the panel and the view should be");
+}

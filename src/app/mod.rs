@@ -31,6 +31,7 @@ pub mod files;
 pub mod generation;
 pub mod layers;
 pub mod material;
+pub mod offscreen;
 pub mod overlay;
 pub mod param_editor;
 pub mod qa;
@@ -229,6 +230,7 @@ impl PluginGroup for EditorPlugins {
             .add(build_dialog::BuildDialogPlugin)
             .add(ui::UiPlugin)
             .add(script::ScriptPlugin)
+            .add(offscreen::OffscreenPlugin)
     }
 }
 
@@ -273,6 +275,9 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
         primary_window: Some(Window {
             title: doc.title(),
             resolution: WindowResolution::new(w as u32, h as u32),
+            // Off screen the window is never mapped: with no visible window the runner updates
+            // without waiting for redraws, which never come to a window without a surface.
+            visible: !offscreen::enabled(),
             ..default()
         }),
         close_when_requested: false,

@@ -312,6 +312,7 @@ struct View<'w, 's> {
     hotspots: Res<'w, UiHotspots>,
     pointer: Res<'w, Pointer>,
     tool: Res<'w, BrushTool>,
+    offscreen: Option<Res<'w, super::offscreen::OffscreenTarget>>,
 }
 
 fn run_script(
@@ -554,7 +555,11 @@ fn run_script(
         }
         Action::Screenshot(path) => {
             let _ = std::fs::remove_file(&path);
-            commands.spawn(Screenshot::primary_window()).observe(save_to_disk(path.clone()));
+            let shot = match &view.offscreen {
+                Some(t) => Screenshot::image(t.0.clone()),
+                None => Screenshot::primary_window(),
+            };
+            commands.spawn(shot).observe(save_to_disk(path.clone()));
             Some(Step::Shot { path, frames: 0 })
         }
         Action::WaitFrames(n) => Some(Step::Frames(n.max(1))),
