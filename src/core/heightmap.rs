@@ -21,8 +21,9 @@ use thiserror::Error;
 
 /// Largest side accepted (nodes). 65 536 covers every tool we exchange files with.
 pub const MAX_SIDE: usize = 65_536;
-/// Largest node count accepted: 2^28 nodes = 1 GiB of `f32`. Anything larger is refused up front.
-pub const MAX_NODES: usize = 1 << 28;
+/// Largest node count accepted: a 16385² build (the largest size `talus build` makes), about
+/// 1 GiB of `f32`. Anything larger is refused up front.
+pub const MAX_NODES: usize = 16_385 * 16_385;
 
 /// Why a heightmap could not be built.
 #[derive(Debug, Error, Clone, PartialEq)]
@@ -343,6 +344,9 @@ mod tests {
         assert!(matches!(Heightmap::new(0, 5, 1.0), Err(HeightmapError::Empty { .. })));
         assert!(matches!(Heightmap::new(MAX_SIDE + 1, 1, 1.0), Err(HeightmapError::TooLarge { .. })));
         assert!(matches!(Heightmap::new(60_000, 60_000, 1.0), Err(HeightmapError::TooLarge { .. })));
+        // The largest build fits; one more row does not.
+        assert!(check_size(16_385, 16_385).is_ok());
+        assert!(matches!(check_size(16_385, 16_386), Err(HeightmapError::TooLarge { .. })));
         assert!(matches!(Heightmap::new(4, 4, 0.0), Err(HeightmapError::BadCellSize(_))));
         assert!(matches!(Heightmap::new(4, 4, f32::NAN), Err(HeightmapError::BadCellSize(_))));
         assert!(matches!(Heightmap::from_data(2, 2, 1.0, vec![0.0; 3]), Err(HeightmapError::DataLength { .. })));
