@@ -358,7 +358,7 @@ fn bad_sizes_and_a_full_folder_are_clear_errors_that_leave_nothing() {
     let out =
         talus(&["build", "ref.talus", "--engine", "unreal", "--size", "257", "--tiles", "2", "--out", "set"], d.path());
     let err = String::from_utf8_lossy(&out.stderr);
-    assert!(!out.status.success() && err.contains("not a unreal size") && err.contains("--size 253"), "{err}");
+    assert!(!out.status.success() && err.contains("not an Unreal tile size") && err.contains("--size 253"), "{err}");
     // No engine.
     let out = talus(&["build", "ref.talus", "--size", "257", "--tiles", "2", "--out", "set"], d.path());
     assert!(!out.status.success() && String::from_utf8_lossy(&out.stderr).contains("--engine"));

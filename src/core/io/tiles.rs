@@ -359,8 +359,11 @@ pub fn resolve_layout(
         };
     if !sizes.contains(&s) {
         return Err(err(format!(
-            "tiles of {s} nodes are not a {} size ({}); with {kx} tiles across: {}",
-            engine.name(),
+            "tiles of {s} nodes are not {} tile size ({}); with {kx} tiles across: {}",
+            match engine {
+                Engine::Unreal => "an Unreal",
+                Engine::Unity => "a Unity",
+            },
             sizes.iter().map(|s| s.to_string()).collect::<Vec<_>>().join(", "),
             choices(kx)
         )));
