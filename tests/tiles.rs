@@ -11,7 +11,7 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::sync::OnceLock;
-use std::sync::atomic::AtomicBool;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use serde_json::Value;
 use talus::core::Heightmap;
@@ -277,9 +277,29 @@ fn decode_rgba(path: &Path) -> (usize, Vec<u8>, usize) {
 fn maps_have_their_documented_ranges_and_share_edges() {
     let d = work();
     ok(&talus(
-        &["build", "ref.talus", "--engine", "unity", "--size", "257", "--tiles", "2", "--maps", "all", "--out", "set"],
+        &[
+            "build",
+            "ref.talus",
+            "--engine",
+            "unity",
+            "--size",
+            "257",
+            "--tiles",
+            "2",
+            "--maps",
+            "all",
+            "--out",
+            "set",
+            "--report",
+            "rep.json",
+        ],
         d.path(),
     ));
+    // The report's plan counts the flow computation and the erosion change.
+    let rep: Value = serde_json::from_str(&std::fs::read_to_string(d.path().join("rep.json")).unwrap()).unwrap();
+    let steps = rep["plan"]["steps"].to_string();
+    assert!(steps.contains("flow map") && steps.contains("summed change"), "{steps}");
+    assert!(rep["peak_rss_bytes"].as_u64().is_some_and(|b| b > 0), "{rep}");
     let set = d.path().join("set");
     assert_valid(&set.join("manifest.json"));
     let m = read_manifest(&set.join("manifest.json")).unwrap();
@@ -411,6 +431,11 @@ fn a_cancel_or_a_failed_write_leaves_nothing() {
     let d = tempfile::tempdir().unwrap();
     let inp = small_input(&map);
     let e = write_tile_set(&d.path().join("set"), &inp, false, &AtomicBool::new(true), &|_| {}).unwrap_err();
+    assert!(matches!(e, TileError::Cancelled), "{e}");
+    assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
+    // Cancelled part-way (Ctrl+C after the first tile): the tiles already written go too.
+    let c = AtomicBool::new(false);
+    let e = write_tile_set(&d.path().join("set"), &inp, false, &c, &|_| c.store(true, Ordering::SeqCst)).unwrap_err();
     assert!(matches!(e, TileError::Cancelled), "{e}");
     assert_eq!(std::fs::read_dir(d.path()).unwrap().count(), 0);
     // A folder that cannot be created (its parent is a file): an error naming it, nothing left.

@@ -84,6 +84,7 @@ pub(super) fn run(
     let mut plan = build::plan(stack, &opts)?;
     let (extra, lines) = tiles::plan_bytes(&l, &req.maps);
     plan.bytes += extra;
+    plan.steps.extend(lines.iter().cloned());
     build::check_memory(&plan, build::available_memory())?;
     eprintln!(
         "tile set for {}: {}×{} tiles of {} nodes, about {:.2} GiB with the build",
@@ -177,7 +178,7 @@ pub(super) fn run(
         );
     }
     if let Some(path) = &a.report {
-        write_report(path, a, &built.plan, &m, secs)?;
+        write_report(path, a, &plan, &m, secs)?;
     }
     Ok(ExitCode::SUCCESS)
 }
@@ -191,6 +192,7 @@ fn write_report(
 ) -> Result<(), CliError> {
     let report = serde_json::json!({
         "project": a.project.display().to_string(),
+        // The build's plan with the tile set's parts (flow, tile buffers) added to its steps and bytes.
         "plan": serde_json::to_value(plan).unwrap_or_default(),
         "tiles": [m.tiles[0], m.tiles[1]],
         "tile_size": m.tile_size,
