@@ -654,9 +654,13 @@ where
     Ok(buf.into_inner())
 }
 
-/// Quantises `v ∈ [lo, hi]` to 16 bits.
+/// Quantises `v ∈ [lo, hi]` to 16 bits, as [`quantise`] does one value (without its buffer).
+#[inline]
 fn q16(v: f32, [lo, hi]: [f32; 2]) -> u16 {
-    quantise(&[v], [lo, hi], 65535).0[0] as u16
+    let (lo, hi) = (lo as f64, hi as f64);
+    let span = hi - lo;
+    let t = if span > 0.0 { (v as f64 - lo) / span } else { 0.0 };
+    (t.clamp(0.0, 1.0) * 65535.0).round() as u16
 }
 
 /// The files of tile `(tx, ty)`: name and bytes.
@@ -1129,5 +1133,14 @@ mod tests {
         assert_eq!(MapKind::parse_list("all").unwrap().len(), 6);
         assert_eq!(MapKind::parse_list("splat,flow,flow").unwrap(), vec![MapKind::Flow, MapKind::Splat]);
         assert!(MapKind::parse_list("flow,rain").is_err());
+    }
+
+    #[test]
+    fn q16_is_quantise() {
+        for (v, r) in
+            [(0.3f32, [0.0f32, 1.0]), (-5.0, [0.0, 1.0]), (7.0, [0.0, 1.0]), (12.345, [-3.0, 90.0]), (1.0, [1.0, 1.0])]
+        {
+            assert_eq!(q16(v, r) as u32, quantise(&[v], r, 65535).0[0], "{v} {r:?}");
+        }
     }
 }
