@@ -33,7 +33,7 @@ fn peak_rss() -> u64 {
 /// One build in this process: prints `seconds build_seconds peak_bytes estimate_bytes`.
 fn child(size: usize, erosion: ErosionBuild) {
     let stack = reference_stack(513, &[(registry::default_model().editor_default)()]).expect("reference project");
-    let opts = BuildOptions { width: size, erosion, keep_input: false };
+    let opts = BuildOptions { width: size, erosion, keep_input: false, erosion_change: false };
     let estimate = plan(&stack, &opts).expect("plan").bytes;
     let t = Instant::now();
     let built = build(&stack, &opts, &AtomicBool::new(false), &|_| {}).expect("build");

@@ -22,6 +22,7 @@ mod params;
 mod project;
 pub mod qa;
 mod snapshots;
+mod tiles;
 
 use crate::core::io::{bhef, preview};
 

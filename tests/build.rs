@@ -30,7 +30,7 @@ fn editor_default(cli: &str) -> ModelParams {
 }
 
 fn opts(width: usize) -> BuildOptions {
-    BuildOptions { width, erosion: ErosionBuild::Upsample, keep_input: true }
+    BuildOptions { width, erosion: ErosionBuild::Upsample, keep_input: true, erosion_change: false }
 }
 
 /// Builds `stack` at `n` and checks the parity goals and #13's bounds; returns the figures

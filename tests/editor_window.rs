@@ -448,7 +448,7 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     let project = talus::editor::project::load(&d.join("island.talus")).expect("the project reads back");
     assert_eq!(project.stack.width(), 257);
     assert!(project.stack.layers().iter().any(|l| l.erosion().is_some()), "the Simulate made an erosion layer");
-    let opts = BuildOptions { width: 1025, erosion: ErosionBuild::Upsample, keep_input: false };
+    let opts = BuildOptions { width: 1025, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
     let want = build(&project.stack, &opts, &AtomicBool::new(false), &|_| {}).expect("the project builds").map;
     let got = load(&d.join("built.bhef"));
     assert_eq!((got.width, got.height), (1025, 1025));

@@ -7,12 +7,12 @@ use clap::Args;
 
 use super::CliError;
 use super::params::parse_range;
-use crate::core::io::{interop, normal_map, sidecar};
+use crate::core::io::{interop, normal_map, sidecar, tiles};
 
 /// Arguments of `talus convert`.
 #[derive(Args, Debug)]
 pub struct ConvertArgs {
-    /// The file to read.
+    /// The file to read; a tile set's `manifest.json` reassembles its tiles into one map.
     pub input: PathBuf,
     /// The file to write.
     pub output: PathBuf,
@@ -77,13 +77,9 @@ fn parse_resize(s: &str, w: usize, h: usize) -> Result<(usize, usize), CliError>
     Ok((a, b))
 }
 
-pub(super) fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
-    let range = match &a.range {
-        Some(r) => parse_range(r)?,
-        None => None,
-    };
+/// Reads a single-file input.
+fn load(a: &ConvertArgs, range: Option<[f32; 2]>) -> Result<(crate::core::Heightmap, Vec<String>), CliError> {
     let in_fmt = interop::Format::from_path(&a.input)?;
-    let out_fmt = interop::Format::from_path(&a.output)?;
     if in_fmt.is_integer() && range.is_none() && !sidecar::path_for(&a.input).exists() {
         eprintln!(
             "note: {} has no sidecar and no --range was given: heights are the normalised 0…1 values",
@@ -96,7 +92,22 @@ pub(super) fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
         cell_size: a.cell_size,
         keep_grid: a.keep_grid,
     };
-    let (mut hm, notes) = interop::load_with_notes(&a.input, &opts)?;
+    Ok(interop::load_with_notes(&a.input, &opts)?)
+}
+
+pub(super) fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
+    let range = match &a.range {
+        Some(r) => parse_range(r)?,
+        None => None,
+    };
+    let out_fmt = interop::Format::from_path(&a.output)?;
+    let is_manifest = a.input.extension().is_some_and(|e| e.eq_ignore_ascii_case("json"));
+    let (mut hm, notes) = if is_manifest {
+        let hm = tiles::read_tile_set(&a.input)?;
+        (hm, vec![format!("reassembled from the tile set {}", a.input.display())])
+    } else {
+        load(&a, range)?
+    };
     for n in &notes {
         eprintln!("note: {}: {n}", a.input.display());
     }

@@ -27,7 +27,8 @@ use crate::editor::project;
 pub struct BuildArgs {
     /// The project (`.talus`).
     pub project: PathBuf,
-    /// The flattened terrain, in the format of its extension (.bhef .png .r16 .exr .tif .obj .glb).
+    /// The flattened terrain, in the format of its extension (.bhef .png .r16 .exr .tif .obj .glb);
+    /// with --tiles, the folder of the tile set (written atomically: DIR.tmp-… renamed at the end).
     #[arg(long)]
     pub out: PathBuf,
     /// Change a value of the base generator first, `PATH=VALUE` as in `talus generate --set`
@@ -57,6 +58,31 @@ pub struct BuildArgs {
     /// Also write a hill-shaded PNG of the result, averaged down to at most 2048 pixels a side.
     #[arg(long)]
     pub preview: Option<PathBuf>,
+    /// Cut the build into an engine tile set: K or KxL tiles (with --size N or --tile-size S);
+    /// neighbours share one row and column, so N = K·(S − 1) + 1. Needs --engine.
+    #[arg(long, value_name = "K|KxL")]
+    pub tiles: Option<String>,
+    /// Nodes a side of one tile (Unreal: 127, 253, 505, 1009, 1017, 2017, 2033, 4033, 8129;
+    /// Unity: 2^k + 1 from 33 to 4097).
+    #[arg(long)]
+    pub tile_size: Option<usize>,
+    /// The engine of the tile set: `unreal` (PNG16 by default, 32768 = 0 m) or `unity` (R16 by
+    /// default, rows south first, the map's own range).
+    #[arg(long, value_parser = ["unreal", "unity"])]
+    pub engine: Option<String>,
+    /// Format of the height tiles: `png` (16-bit grey) or `r16` (little-endian RAW).
+    #[arg(long, value_parser = ["png", "r16"])]
+    pub tile_format: Option<String>,
+    /// Texture maps tiled like the heights: a comma-separated list of flow, erosion, deposition,
+    /// slope, normal, splat, or `all`.
+    #[arg(long, value_name = "LIST")]
+    pub maps: Option<String>,
+    /// File-name prefix of the tiles (default: the project's file name without extension).
+    #[arg(long)]
+    pub tile_name: Option<String>,
+    /// Replace a non-empty --out folder (only once the new tile set is complete).
+    #[arg(long)]
+    pub force: bool,
 }
 
 /// Arguments of `talus layers`.
@@ -101,11 +127,18 @@ fn set_base(stack: &mut LayerStack, sets: &[String]) -> Result<(), CliError> {
 }
 
 pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
-    let out_fmt = interop::Format::from_path(&a.out)?;
+    let tiled = super::tiles::wanted(&a);
+    if !tiled && (a.maps.is_some() || a.tile_format.is_some() || a.tile_name.is_some() || a.force) {
+        return Err(CliError(
+            "--maps, --tile-format, --tile-name and --force apply to a tile set: give --tiles".into(),
+        ));
+    }
+    let out_fmt = if tiled { interop::Format::Bhef } else { interop::Format::from_path(&a.out)? };
     let mut p = read(&a.project)?;
     p.stack.verify_stale();
     set_base(&mut p.stack, &a.sets)?;
-    if a.size.is_none() && (a.parity || a.erosion != "upsample") {
+    let tile_req = if tiled { Some(super::tiles::prepare(&a, &p.stack)?) } else { None };
+    if a.size.is_none() && !tiled && (a.parity || a.erosion != "upsample") {
         return Err(CliError("--parity and --erosion apply to a build at another size: give --size".into()));
     }
     let cancel = Arc::new(AtomicBool::new(false));
@@ -124,12 +157,15 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
         eprintln!("cancelled: {} left untouched", a.out.display());
         return Ok(ExitCode::from(130));
     }
+    if let Some(req) = &tile_req {
+        return super::tiles::run(&a, req, &p, &cancel, t);
+    }
     let mut report = serde_json::json!({ "project": a.project.display().to_string(), "rerun_at_preview": ran });
     let hm = match a.size {
         None => p.stack.compose(),
         Some(n) => {
             let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
-            let opts = BuildOptions { width: n, erosion, keep_input: a.parity };
+            let opts = BuildOptions { width: n, erosion, keep_input: a.parity, erosion_change: false };
             let built = match build_at(&p.stack, &opts, &cancel)? {
                 Some(b) => b,
                 None => {
@@ -191,7 +227,11 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
 }
 
 /// Runs a build with a progress bar; `None` when cancelled.
-fn build_at(stack: &LayerStack, opts: &BuildOptions, cancel: &AtomicBool) -> Result<Option<Built>, CliError> {
+pub(super) fn build_at(
+    stack: &LayerStack,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+) -> Result<Option<Built>, CliError> {
     let plan = build::plan(stack, opts)?;
     build::check_memory(&plan, build::available_memory())?;
     eprintln!(

@@ -12,6 +12,7 @@ pub mod params;
 pub mod raycast;
 pub mod resample;
 pub mod rng;
+pub mod splat;
 pub mod undo;
 pub mod units;
 

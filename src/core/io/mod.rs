@@ -3,7 +3,7 @@
 //! Native: [`bhef`]. Exchange with other tools (issue #6; [`interop`] holds the registry, the
 //! shared options and the integer value mapping): [`png16`], [`r16`] (+ [`sidecar`]),
 //! [`openexr`], [`geotiff`], [`hgt`] (import), [`obj`] and [`glb`] meshes (export, over
-//! [`mesh`]), [`normal_map`]. Parameter presets: [`presets`]. Quick looks: [`preview`].
+//! [`mesh`]), [`normal_map`], engine tile sets ([`tiles`]). Parameter presets: [`presets`]. Quick looks: [`preview`].
 pub mod atomic;
 pub mod bhef;
 pub mod geodesy;
@@ -20,3 +20,4 @@ pub mod presets;
 pub mod preview;
 pub mod r16;
 pub mod sidecar;
+pub mod tiles;

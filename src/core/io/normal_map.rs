@@ -15,13 +15,17 @@ use super::interop::InteropError;
 use super::preview::save_png;
 use crate::core::heightmap::Heightmap;
 
+/// The normal map's pixel of node `(x, y)` of `hm` (its neighbours in `hm` enter the
+/// differences, so a tile cut from a larger map gets the same pixels as the whole map).
+pub fn pixel(hm: &Heightmap, x: usize, y: usize) -> [u8; 3] {
+    let n = hm.normal(x, y);
+    let t = [n[0], -n[2], n[1]];
+    t.map(|v| ((v.clamp(-1.0, 1.0) + 1.0) * 0.5 * 255.0).round() as u8)
+}
+
 /// The tangent-space normal map of `hm`.
 pub fn render(hm: &Heightmap) -> RgbImage {
-    ImageBuffer::from_fn(hm.width as u32, hm.height as u32, |x, y| {
-        let n = hm.normal(x as usize, y as usize);
-        let t = [n[0], -n[2], n[1]];
-        Rgb(t.map(|v| ((v.clamp(-1.0, 1.0) + 1.0) * 0.5 * 255.0).round() as u8))
-    })
+    ImageBuffer::from_fn(hm.width as u32, hm.height as u32, |x, y| Rgb(pixel(hm, x as usize, y as usize)))
 }
 
 /// Writes the normal map of `hm` as PNG, atomically.

@@ -227,7 +227,7 @@ impl DialogSettings {
 
     /// The build options these settings ask for.
     pub fn options(&self) -> BuildOptions {
-        BuildOptions { width: self.size, erosion: self.erosion, keep_input: false }
+        BuildOptions { width: self.size, erosion: self.erosion, keep_input: false, erosion_change: false }
     }
 
     /// The output path (trimmed).
@@ -389,7 +389,8 @@ mod tests {
     fn run_writes_the_build_bit_for_bit() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("b.bhef");
-        let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false };
+        let opts =
+            BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
         let stages = std::sync::Mutex::new(Vec::new());
         let progress = |p: BuildProgress| stages.lock().unwrap().push(p.stage);
         let mut stack = small_stack();
@@ -408,7 +409,8 @@ mod tests {
     fn a_cancelled_or_failed_run_writes_nothing() {
         let dir = tempfile::tempdir().unwrap();
         let out = dir.path().join("b.png");
-        let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false };
+        let opts =
+            BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
         let r = run(&mut small_stack(), &opts, &out, &ExportOptions::default(), &AtomicBool::new(true), &|_| {});
         assert_eq!(r, Ok(None));
         assert!(!out.exists());

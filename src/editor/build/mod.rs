@@ -91,6 +91,9 @@ pub struct BuildOptions {
     /// Also keep the fold without the erosion layers (what the erosion ran on), for the QA of the
     /// build (one more map in memory).
     pub keep_input: bool,
+    /// Also keep the erosion layers' summed change (`Built::erosion_change`, one more `f32` grid
+    /// in memory): the erosion and deposition maps of an engine tile set.
+    pub erosion_change: bool,
 }
 
 /// Why a build could not run.
@@ -169,6 +172,11 @@ pub struct Built {
     pub map: Heightmap,
     /// The fold below the first erosion layer at the build's size, when asked for.
     pub input: Option<Heightmap>,
+    /// The visible erosion layers' summed change at the build's size (metres, negative where
+    /// they took material away, positive where they laid it down), row-major like `map`, when
+    /// asked for ([`BuildOptions::erosion_change`]): each layer adds `after − before` of its own
+    /// step, so sculpt layers above or below do not enter it.
+    pub erosion_change: Option<Vec<f32>>,
     /// The plan it followed.
     pub plan: BuildPlan,
 }
@@ -286,6 +294,10 @@ pub fn plan(stack: &LayerStack, opts: &BuildOptions) -> Result<BuildPlan, BuildE
     if opts.keep_input {
         bytes += nodes * 4;
     }
+    if opts.erosion_change {
+        bytes += nodes * 4;
+        steps.push("the erosion layers' summed change kept (one more f32 grid)".into());
+    }
     Ok(BuildPlan { width: opts.width, height, cell_size: cell, ratio, bytes, steps })
 }
 
@@ -343,6 +355,7 @@ pub fn build(
     };
     stop()?;
     let mut input = None;
+    let mut change: Option<Vec<f32>> = opts.erosion_change.then(|| vec![0.0f32; nw * nh]);
 
     for (k, &(_, l)) in visible.iter().enumerate() {
         let stage = plan.steps.get(k + 1).cloned().unwrap_or_default();
@@ -355,6 +368,10 @@ pub fn build(
             LayerKind::Erosion(e) => {
                 if opts.keep_input && input.is_none() {
                     input = Some(map.clone());
+                }
+                // The layer's own change: `change += after − before`, without a copy of the map.
+                if let Some(c) = change.as_mut() {
+                    c.par_iter_mut().zip(&map.data).for_each(|(c, m)| *c -= m);
                 }
                 let painted = e.mask.stored() > 0 || e.mask.fill() != 1.0;
                 let blend = painted && !e.steers_by_mask();
@@ -382,6 +399,9 @@ pub fn build(
                         );
                     }
                 }
+                if let Some(c) = change.as_mut() {
+                    c.par_iter_mut().zip(&map.data).for_each(|(c, m)| *c += m);
+                }
             }
         }
         stop()?;
@@ -393,7 +413,7 @@ pub fn build(
             msg: "the build holds a height that is not finite".into(),
         });
     }
-    Ok(Built { map, input, plan })
+    Ok(Built { map, input, erosion_change: change, plan })
 }
 
 /// One grid to resample and add: its dense values, and the factor it is added with.
@@ -627,8 +647,11 @@ mod tests {
     fn a_plan_over_the_available_memory_is_refused_with_both_figures() {
         let map = Heightmap::new(129, 129, 8.0).unwrap();
         let stack = LayerStack::new(&map, BaseSource::Heights);
-        let p =
-            plan(&stack, &BuildOptions { width: 16385, erosion: ErosionBuild::Upsample, keep_input: false }).unwrap();
+        let p = plan(
+            &stack,
+            &BuildOptions { width: 16385, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false },
+        )
+        .unwrap();
         assert_eq!((p.width, p.height, p.cell_size), (16385, 16385, 0.0625));
         assert!(p.bytes > 2 << 30, "{}", p.bytes);
         let e = check_memory(&p, Some(1 << 30)).unwrap_err();
@@ -637,7 +660,15 @@ mod tests {
         assert!(check_memory(&p, Some(64 << 30)).is_ok());
         assert!(check_memory(&p, None).is_ok());
         assert!(matches!(
-            plan(&stack, &BuildOptions { width: 1000, erosion: ErosionBuild::Upsample, keep_input: false }),
+            plan(
+                &stack,
+                &BuildOptions {
+                    width: 1000,
+                    erosion: ErosionBuild::Upsample,
+                    keep_input: false,
+                    erosion_change: false
+                }
+            ),
             Err(BuildError::Size(_))
         ));
     }

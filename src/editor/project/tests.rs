@@ -251,7 +251,7 @@ fn a_version_1_project_reads_in_world_units_and_builds_at_another_size() {
     assert!(bits(&back.stack.compose()) == bits(&s.compose()));
     assert_eq!(u32::from_le_bytes(encode(&back.stack, &back.view).unwrap()[8..12].try_into().unwrap()), VERSION);
     // And it builds at twice its resolution with the generator run again.
-    let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false };
+    let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
     let b = build(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap();
     assert_eq!((b.map.width, b.map.height, b.map.cell_size), (257, 257, 4.0));
     // A version-1 value that has no world equivalent is a clear error when the base is made.
