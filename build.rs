@@ -20,14 +20,18 @@ fn main() {
         .or_else(|| git(&["rev-parse", "--short=10", "HEAD"]))
         .unwrap_or_else(|| "unknown".into());
     println!("cargo:rustc-env=TALUS_COMMIT={commit}");
-    if let Some(dir) = git(&["rev-parse", "--git-dir"]) {
-        let dir = PathBuf::from(dir);
-        println!("cargo:rerun-if-changed={}", dir.join("HEAD").display());
-        if let Some(head_ref) = git(&["symbolic-ref", "-q", "HEAD"]) {
-            println!("cargo:rerun-if-changed={}", dir.join(head_ref).display());
-        }
-        if let Some(common) = git(&["rev-parse", "--git-common-dir"]) {
-            println!("cargo:rerun-if-changed={}", PathBuf::from(common).join("packed-refs").display());
+    // `--git-path` knows where each file lives, in a worktree too (its HEAD is its own; branches
+    // and packed-refs are the main repository's). A path that does not exist would make cargo
+    // run this script, and rebuild the crate, on every build: a branch whose ref is only in
+    // packed-refs is watched through its folder, where a commit writes the loose ref.
+    let branch = git(&["symbolic-ref", "-q", "HEAD"]);
+    for name in ["HEAD", "packed-refs"].into_iter().chain(branch.as_deref()) {
+        let Some(path) = git(&["rev-parse", "--git-path", name]).map(PathBuf::from) else { continue };
+        let is_branch = Some(name) == branch.as_deref();
+        let watched =
+            if path.exists() { Some(path.as_path()) } else { path.parent().filter(|p| is_branch && p.exists()) };
+        if let Some(w) = watched {
+            println!("cargo:rerun-if-changed={}", w.display());
         }
     }
 }

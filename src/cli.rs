@@ -1,6 +1,8 @@
 //! The `talus` command line: `generate`, `info`, `erode`, `preview`, `demo`, `convert`, `analyze`, `fix`,
 //! `build`, `layers`; with no subcommand it
 //! opens the editor when a display is present, and runs the headless demo job otherwise.
+//! `talus FILE` opens a project or heightmap in the editor (the desktop entry's `talus --gui %f`;
+//! with `--gui` a problem that stops the start is also shown in a message box, see [`alert`]).
 //!
 //! Every parameter of a generator or erosion model is reachable: the common ones as flags, all of
 //! them from a RON preset (`--preset`, `--params`) and from `--set path=value`, where `path` walks
@@ -13,6 +15,7 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
+pub mod alert;
 mod convert;
 mod demo;
 mod erode;
@@ -48,9 +51,19 @@ pub struct Cli {
     /// The subcommand; `None` opens the editor (or runs the headless demo without a display).
     #[command(subcommand)]
     pub command: Option<Command>,
+    /// A project (.talus) or heightmap (.bhef) to open in the editor: `talus FILE` is
+    /// `talus editor FILE`.
+    #[arg(value_name = "FILE")]
+    pub file: Option<PathBuf>,
     /// With no subcommand: open the editor and run this script of actions (RON; see the README).
     #[arg(long)]
     pub script: Option<PathBuf>,
+    /// Started from the desktop menu or a file manager (the desktop entry runs `talus --gui %f`):
+    /// always open the editor, never the headless demo, and show a problem that stops the start
+    /// (no display, no Vulkan driver, a file that does not open) in a message box too, besides
+    /// stderr and ~/.local/state/talus/last-error.txt.
+    #[arg(long)]
+    pub gui: bool,
 }
 
 /// Arguments of `talus editor`.
@@ -163,16 +176,30 @@ pub fn run() -> ExitCode {
             return if e.use_stderr() { ExitCode::from(2) } else { ExitCode::SUCCESS };
         }
     };
+    let gui = cli.gui;
     match dispatch(cli) {
         Ok(code) => code,
         Err(CliError(msg)) => {
             eprintln!("error: {msg}");
+            if gui {
+                // No terminal to read stderr in: a message box and the log file (the editor's
+                // preflight has already shown its own problems; `show` shows one per process).
+                if let Some(note) = alert::show("Talus cannot start", &msg).and_then(|s| s.log_note()) {
+                    eprintln!("{note}");
+                }
+            }
             ExitCode::from(1)
         }
     }
 }
 
 fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
+    if let (Some(file), Some(_)) = (&cli.file, &cli.command) {
+        return Err(CliError(format!(
+            "{}: give a file to open or a subcommand, not both (`talus editor FILE` opens one)",
+            file.display()
+        )));
+    }
     match cli.command {
         Some(Command::Generate(a)) => cmd_generate(a),
         Some(Command::Info { file, json }) => cmd_info(&file, json),
@@ -191,8 +218,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Build(a)) => project::cmd_build(a),
         Some(Command::Layers(a)) => project::cmd_layers(a),
         None => {
-            if cli.script.is_some() || has_display() {
-                open_editor(EditorArgs { file: None, script: cli.script, window_size: None })
+            if cli.file.is_some() || cli.script.is_some() || cli.gui || has_display() {
+                open_editor(EditorArgs { file: cli.file, script: cli.script, window_size: None })
             } else {
                 eprintln!(
                     "No display found: running the headless main job (`talus demo`). Use `talus --help` for all commands."
@@ -208,15 +235,31 @@ fn has_display() -> bool {
         || std::env::var_os("WAYLAND_DISPLAY").is_some_and(|v| !v.is_empty())
 }
 
+/// A file to open must be there before anything else is checked (the editor's preflight, the
+/// start terrain): a missing file is the clearest error.
+fn check_file_to_open(file: Option<&Path>) -> Result<(), CliError> {
+    let Some(f) = file else { return Ok(()) };
+    match std::fs::metadata(f) {
+        Ok(m) if m.is_dir() => {
+            Err(CliError(format!("{}: is a folder, not a project (.talus) or heightmap (.bhef)", f.display())))
+        }
+        Ok(_) => Ok(()),
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => Err(CliError(format!("{}: no such file", f.display()))),
+        Err(e) => Err(CliError(format!("{}: {e}", f.display()))),
+    }
+}
+
 #[cfg(feature = "editor")]
 fn open_editor(a: EditorArgs) -> Result<ExitCode, CliError> {
+    check_file_to_open(a.file.as_deref())?;
     crate::app::run_editor(crate::app::EditorOptions { script: a.script, open: a.file, window_size: a.window_size })
         .map_err(CliError)?;
     Ok(ExitCode::SUCCESS)
 }
 
 #[cfg(not(feature = "editor"))]
-fn open_editor(_: EditorArgs) -> Result<ExitCode, CliError> {
+fn open_editor(a: EditorArgs) -> Result<ExitCode, CliError> {
+    check_file_to_open(a.file.as_deref())?;
     Err(CliError(
         "this build has no editor (built without the `editor` feature); use the subcommands, see `talus --help`".into(),
     ))

@@ -239,6 +239,45 @@ fn no_display_runs_the_headless_demo() {
     }
 }
 
+/// `talus FILE` (the desktop entry's `%f`) opens FILE in the editor: a file that is not there, a
+/// folder, or FILE with a subcommand is a clear error before anything else runs; and with
+/// `--gui` and no display Talus explains that it needs a desktop session (stderr and the log
+/// file) instead of running the headless demo.
+#[test]
+fn a_file_to_open_is_checked_and_gui_without_display_explains() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    std::fs::create_dir(p.join("folder.talus")).unwrap();
+    for (args, says) in [
+        (vec!["missing.talus"], "missing.talus: no such file"),
+        (vec!["missing.bhef"], "missing.bhef: no such file"),
+        (vec!["folder.talus"], "is a folder"),
+        (vec!["x.talus", "info", "y.bhef"], "not both"),
+    ] {
+        let out = talus(&args, p);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert_eq!(out.status.code(), Some(1), "{args:?}: {err}");
+        assert!(err.starts_with("error: ") && err.contains(says), "{args:?}: {err}");
+        assert!(!err.contains("panicked"), "{args:?}: {err}");
+    }
+    let state = p.join("state");
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .arg("--gui")
+        .current_dir(p)
+        .env_remove("DISPLAY")
+        .env_remove("WAYLAND_DISPLAY")
+        .env("XDG_STATE_HOME", &state)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{err}");
+    assert!(err.contains("Talus needs a desktop session") && err.contains("talus demo"), "{err}");
+    let log = std::fs::read_to_string(state.join("talus/last-error.txt")).unwrap();
+    assert!(log.contains("Talus needs a desktop session"), "{log}");
+    assert!(err.contains("last-error.txt"), "stderr names the log: {err}");
+    assert!(!p.join("talus-out").exists(), "--gui never falls back to the headless demo");
+}
+
 #[test]
 fn convert_round_trips_resizes_and_explains_errors() {
     let d = tempfile::tempdir().unwrap();

@@ -34,6 +34,7 @@ pub mod material;
 pub mod offscreen;
 pub mod overlay;
 pub mod param_editor;
+pub mod preflight;
 pub mod qa;
 pub mod script;
 pub mod shaders;
@@ -239,6 +240,19 @@ impl PluginGroup for EditorPlugins {
 /// Environment: `TALUS_SCREENSHOT=path.png` saves a frame after 60 frames and quits (a one-line
 /// script); `TALUS_CONFIG_DIR` moves settings and autosave (see [`crate::editor::persist`]).
 pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
+    // Before anything slow, and before Bevy could panic without a display or a Vulkan driver.
+    match preflight::check() {
+        Ok(ready) if ready.software_only => eprintln!(
+            "note: only a software Vulkan driver found ({}): the editor runs, slowly; install your GPU's Vulkan driver for full speed",
+            ready.adapters.join("; ")
+        ),
+        Ok(_) => {}
+        Err(problem) => {
+            let text = problem.to_string();
+            let note = crate::cli::alert::show(preflight::TITLE, &text).and_then(|s| s.log_note());
+            return Err(note.map_or(text.clone(), |n| format!("{text}\n{n}")));
+        }
+    }
     let script = match &opts.script {
         Some(p) => Some(crate::editor::script::load(p)?),
         None => script::screenshot_script_from_env(),

@@ -650,11 +650,19 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
     });
 }
 
-/// The folder of shipped presets: `assets/presets` next to the working directory, else the one
-/// in the source tree the binary was built from.
+/// The folder of shipped presets, the first that exists of: `assets/presets` in the working
+/// directory (a checkout); `assets/presets` beside the binary (the release tarball, unpacked);
+/// `share/talus/presets` beside the binary's `bin/` (the .deb's `/usr`, the tarball's
+/// `install.sh` in `~/.local`); the source tree the binary was built from.
 pub fn presets_dir() -> PathBuf {
-    let local = PathBuf::from("assets/presets");
-    if local.is_dir() { local } else { PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/presets") }
+    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/presets");
+    let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(PathBuf::from));
+    let mut candidates = vec![PathBuf::from("assets/presets")];
+    if let Some(d) = exe_dir {
+        candidates.push(d.join("assets/presets"));
+        candidates.push(d.join("../share/talus/presets"));
+    }
+    candidates.into_iter().find(|c| c.is_dir()).unwrap_or(built)
 }
 
 /// A row to load a shipped preset of kind `sub` (`generate`, `erode`, `brush`) whose file name

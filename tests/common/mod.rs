@@ -2,9 +2,11 @@
 //! only part of it, hence `dead_code` is allowed here.
 //!
 //! - [`xvfb`]: a private X server for the window tests (`editor_window`, `editor_input`);
-//! - [`grid`]: bit patterns of height fields, a rayon pool of a chosen size, test terrains.
+//! - [`grid`]: bit patterns of height fields, a rayon pool of a chosen size, test terrains;
+//! - [`xwd`]: a PNG of a whole X screen (`xwd -root`), for windows that are not Talus's own.
 
 #![allow(dead_code)]
 
 pub mod grid;
 pub mod xvfb;
+pub mod xwd;
