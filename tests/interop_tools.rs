@@ -260,3 +260,51 @@ fn obj_is_read_by_assimp() {
     let j = stdout(&run("assimp", &["info", s(&p), "-jiv"]));
     assert!(j.contains("Vertices:           108"), "{j}");
 }
+
+/// Issue #27: every file of an engine tile set, the height tiles and every texture map, is read
+/// by pngcheck, Pillow and GDAL at the tile's size and in the documented pixel format.
+#[test]
+fn tile_sets_and_their_maps_are_read_by_pngcheck_pillow_and_gdal() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let talus = |args: &[&str]| {
+        let out = Command::new(env!("CARGO_BIN_EXE_talus")).args(args).current_dir(d).output().unwrap();
+        assert!(out.status.success(), "talus {args:?}: {}", String::from_utf8_lossy(&out.stderr));
+    };
+    talus(&["demo", "--project", "p.talus", "--size", "129", "--layers", "stream-power"]);
+    let build = "build p.talus --engine unity --size 257 --tiles 2x2 --tile-format png --maps all --out set";
+    talus(&build.split(' ').collect::<Vec<_>>());
+    let set = d.join("set");
+    let mut pngs: Vec<PathBuf> = std::fs::read_dir(&set)
+        .unwrap()
+        .map(|e| e.unwrap().path())
+        .filter(|p| p.extension().is_some_and(|e| e == "png"))
+        .collect();
+    pngs.sort();
+    // 4 height tiles and 4 tiles of each of the 6 maps.
+    assert_eq!(pngs.len(), 4 * 7, "{pngs:?}");
+    for p in &pngs {
+        run("pngcheck", &["-q", s(p)]);
+    }
+    let script = "import json,sys\nfrom PIL import Image\nprint(json.dumps([[p, *Image.open(p).size, Image.open(p).mode] for p in sys.argv[1:]]))";
+    let mut args = vec!["-c", script];
+    args.extend(pngs.iter().map(|p| s(p)));
+    let seen: Value = serde_json::from_str(&stdout(&run("python3", &args))).unwrap();
+    for row in seen.as_array().unwrap() {
+        let name = row[0].as_str().unwrap();
+        assert_eq!((row[1].as_u64(), row[2].as_u64()), (Some(129), Some(129)), "{name}");
+        let mode = row[3].as_str().unwrap();
+        let want: &[&str] = if name.contains("_normal_") {
+            &["RGB"]
+        } else if name.contains("_splat_") {
+            &["RGBA"]
+        } else {
+            &["I;16", "I;16B", "I"]
+        };
+        assert!(want.contains(&mode), "{name}: Pillow mode {mode}, expected one of {want:?}");
+    }
+    for p in &pngs {
+        let info: Value = serde_json::from_str(&stdout(&run("gdalinfo", &["-json", s(p)]))).unwrap();
+        assert_eq!(info["size"], serde_json::json!([129, 129]), "gdalinfo {}", p.display());
+    }
+}
