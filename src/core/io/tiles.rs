@@ -94,9 +94,10 @@ pub const UNREAL_TILE_SIZES: [usize; 9] = [127, 253, 505, 1009, 1017, 2017, 2033
 /// Unity's heightmap resolutions a tile may have (`2^k + 1`, nodes a side).
 pub const UNITY_TILE_SIZES: [usize; 8] = [33, 65, 129, 257, 513, 1025, 2049, 4097];
 
-/// Peak bytes per node of computing the flow map (the priority flood's filled heights, flags,
-/// parents, order and heap; receivers, slopes, lengths and `f64` areas; the kept `f32` grid).
-pub const FLOW_BYTES_PER_NODE: u64 = 56;
+/// Peak bytes per node of computing the flow map: [`crate::core::analysis::drainage_area`]'s
+/// (the flood's filled heights, flags, parents and order, the `f64` areas), the kept `f32` grid,
+/// and 4 for the flood's heap, which holds only its front.
+pub const FLOW_BYTES_PER_NODE: u64 = crate::core::analysis::DRAINAGE_AREA_BYTES_PER_NODE + 8;
 
 /// Why a tile set could not be written or read.
 #[derive(Debug, thiserror::Error)]
@@ -395,7 +396,7 @@ pub fn resolve_layout(
 /// The log10 of each node's D8 drainage area in m² (module doc, `flow`), as a map of the same
 /// size.
 pub fn flow_log_area(map: &Heightmap, sea_level: f32) -> Heightmap {
-    let area = crate::core::analysis::drainage(map, sea_level).area;
+    let area = crate::core::analysis::drainage_area(map, sea_level);
     let data = area.par_iter().map(|&a| a.max(f64::MIN_POSITIVE).log10() as f32).collect();
     Heightmap { width: map.width, height: map.height, cell_size: map.cell_size, data }
 }
