@@ -107,19 +107,7 @@ pub(super) fn run(
         eprintln!("flow: D8 drainage of {}×{} nodes", built.map.width, built.map.height);
         tiles::flow_log_area(&built.map, sea)
     });
-    let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| {
-        let b = &look.material.bands;
-        SplatBands {
-            beach_top: b.beach_top,
-            dirt_height: b.dirt_height,
-            snow_line: b.snow_line,
-            height_blend: b.height_blend,
-            dirt_slope: b.dirt_slope,
-            rock_slope: b.rock_slope,
-            snow_max_slope: b.snow_max_slope,
-            slope_blend: b.slope_blend,
-        }
-    });
+    let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());
     let source = a.project.display().to_string();
     let inp = TileSetInput {
         map: &built.map,

@@ -65,8 +65,8 @@ impl Default for SplatBands {
 }
 
 /// Hermite smoothstep, 0 below `a`, 1 above `b` (a step at `a` when `b <= a`), as the shader's
-/// `sstep`.
-fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
+/// `sstep` (the editor's material uses this one too).
+pub fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
     if b <= a {
         return if x < a { 0.0 } else { 1.0 };
     }
@@ -75,8 +75,10 @@ fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
 }
 
 /// The five layer weights (sand, grass, dirt, rock, snow; sum 1) at height fraction `f`, slope
-/// `slope` (degrees) and edge noise `noise ∈ [−edge_noise, edge_noise]` (module doc).
-pub fn layer_weights(b: &SplatBands, f: f32, slope: f32, noise: f32) -> [f32; 5] {
+/// `slope` (degrees) and edge noise `noise ∈ [−edge_noise, edge_noise]` (module doc); `exposed`
+/// (0 … 1) is dirt a fresh cut bares, painted with the slope's dirt (the editor's sediment rule;
+/// 0 for an exported map). The editor's `layer_weights` is this plus its sediment layer.
+pub fn layer_weights(b: &SplatBands, f: f32, slope: f32, noise: f32, exposed: f32) -> [f32; 5] {
     let w = b.height_blend.max(1e-4);
     let v = b.slope_blend.max(1e-3);
     let fh = f + noise * w;
@@ -95,7 +97,7 @@ pub fn layer_weights(b: &SplatBands, f: f32, slope: f32, noise: f32) -> [f32; 5]
         }
         wts[k] += a;
     };
-    over(2, slope_dirt * (1.0 - sand));
+    over(2, slope_dirt.max(exposed) * (1.0 - sand));
     over(3, rock);
     over(4, snow);
     wts
@@ -104,7 +106,7 @@ pub fn layer_weights(b: &SplatBands, f: f32, slope: f32, noise: f32) -> [f32; 5]
 /// The splat map's four weights (sand, soil = grass + dirt, rock, snow; sum 1) with no edge
 /// noise.
 pub fn weights(b: &SplatBands, f: f32, slope: f32) -> [f32; 4] {
-    let l = layer_weights(b, f, slope, 0.0);
+    let l = layer_weights(b, f, slope, 0.0, 0.0);
     [l[0], l[1] + l[2], l[3], l[4]]
 }
 

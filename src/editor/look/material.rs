@@ -242,14 +242,7 @@ crate::params! {
 // ---------------------------------------------------------------------------------------------
 // The math the shader mirrors (keep `shaders/terrain.wgsl` in step).
 
-/// Hermite smoothstep, 0 below `a`, 1 above `b` (a step at `a` when `b <= a`).
-pub fn smoothstep(a: f32, b: f32, x: f32) -> f32 {
-    if b <= a {
-        return if x < a { 0.0 } else { 1.0 };
-    }
-    let t = ((x - a) / (b - a)).clamp(0.0, 1.0);
-    t * t * (3.0 - 2.0 * t)
-}
+pub use crate::core::splat::smoothstep;
 
 /// Index of the sand layer in [`layer_weights`].
 pub const SAND: usize = 0;
@@ -268,17 +261,6 @@ pub const SEDIMENT: usize = 5;
 /// `slope` (degrees), net deposit `deposit` (m) and edge noise `noise ∈ [−1, 1]` (module docs).
 pub fn layer_weights(p: &MaterialParams, f: f32, slope: f32, deposit: f32, noise: f32) -> [f32; 6] {
     let b = &p.bands;
-    let w = b.height_blend.max(1e-4);
-    let v = b.slope_blend.max(1e-3);
-    let e = noise.clamp(-1.0, 1.0) * b.edge_noise;
-    let fh = f + e * w;
-    let th = slope + e * v;
-    let sand = 1.0 - smoothstep(b.beach_top - w, b.beach_top + w, fh);
-    let dirt_h = smoothstep(b.dirt_height - w, b.dirt_height + w, fh);
-    let slope_dirt = smoothstep(b.dirt_slope - v, b.dirt_slope + v, th);
-    let rock = smoothstep(b.rock_slope - v, b.rock_slope + v, th);
-    let snow = smoothstep(b.snow_line - w, b.snow_line + w, fh)
-        * (1.0 - smoothstep(b.snow_max_slope - v, b.snow_max_slope + v, slope));
     let s = &p.sediment;
     let (sed, exposed) = if s.enabled {
         (
@@ -288,24 +270,33 @@ pub fn layer_weights(p: &MaterialParams, f: f32, slope: f32, deposit: f32, noise
     } else {
         (0.0, 0.0)
     };
-    // Ground by height.
-    let mut wts = [0.0f32; 6];
-    wts[SAND] = sand;
-    wts[GRASS] = (1.0 - sand) * (1.0 - dirt_h);
-    wts[DIRT] = (1.0 - sand) * dirt_h;
-    // Each later layer is painted over everything below it.
-    let mut over = |k: usize, a: f32| {
-        let a = a.clamp(0.0, 1.0);
-        for x in wts.iter_mut() {
-            *x *= 1.0 - a;
-        }
-        wts[k] += a;
-    };
-    over(DIRT, slope_dirt.max(exposed) * (1.0 - sand));
-    over(ROCK, rock);
-    over(SNOW, snow);
-    over(SEDIMENT, sed);
+    // The bands (ground by height, dirt, rock and snow over it) are the exported splat maps' rule.
+    let e = noise.clamp(-1.0, 1.0) * b.edge_noise;
+    let g = crate::core::splat::layer_weights(&b.splat_bands(), f, slope, e, exposed);
+    let mut wts = [g[SAND], g[GRASS], g[DIRT], g[ROCK], g[SNOW], 0.0];
+    // Fresh sediment is painted over everything below it.
+    let a = sed.clamp(0.0, 1.0);
+    for x in wts.iter_mut() {
+        *x *= 1.0 - a;
+    }
+    wts[SEDIMENT] += a;
     wts
+}
+
+impl LayerBands {
+    /// The bands as the core's splat rule takes them (all but the edge noise's width).
+    pub fn splat_bands(&self) -> crate::core::splat::SplatBands {
+        crate::core::splat::SplatBands {
+            beach_top: self.beach_top,
+            dirt_height: self.dirt_height,
+            snow_line: self.snow_line,
+            height_blend: self.height_blend,
+            dirt_slope: self.dirt_slope,
+            rock_slope: self.rock_slope,
+            snow_max_slope: self.snow_max_slope,
+            slope_blend: self.slope_blend,
+        }
+    }
 }
 
 /// Temperature in °C at `latitude` (degrees) and height fraction `f` (module docs).
