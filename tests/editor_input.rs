@@ -669,3 +669,104 @@ fn real_pointer_paints_under_itself_at_scale_factor_2() {
     assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());
     eprintln!("real input, scale 2: ring {ring:.2} px, stroke {off:.2} px");
 }
+
+/// The centre of panel or dialog widget `name` in report `r` (window logical pixels), checked to
+/// lie inside the window.
+fn widget(r: &Value, name: &str) -> (f32, f32) {
+    let b = &r["buttons"][name];
+    assert!(!b.is_null(), "no {name:?} widget in {}", r["buttons"]);
+    let c = ((f(&b[0]) + f(&b[2])) * 0.5, (f(&b[1]) + f(&b[3])) * 0.5);
+    let (w, h) = pair(&r["window"]["logical"]);
+    assert!(c.0 > 0.0 && c.0 < w && c.1 > 0.0 && c.1 < h, "{name:?} at {c:?} lies outside the {w}×{h} window");
+    c
+}
+
+/// File ▸ Build… as an engine tile set, every step a real click (#27): Build… on the panel, "Engine
+/// tile set" (Unity, 2 tiles across, at 4× the preview's side, every map, a folder beside the
+/// project), Unreal (its closest tiling, the folder renamed), Unity again (the same size back),
+/// and Build. The folder then holds, byte for byte, what `talus build --tiles` writes from the
+/// saved project.
+#[test]
+fn real_clicks_build_an_engine_tile_set_from_the_build_dialog() {
+    let (_dir, d) = session_dir();
+    let d = d.as_path();
+    let x = common::xvfb::display(1280, 720, 3);
+    let project = d.join("island.talus");
+    // Phases: 1 Build… clicked, 2 Engine tile set, 3 Unreal, 4 Unity, 5 Build (and the build
+    // ended); 120 and up: the frame syncs before each click.
+    let mut script = format!(
+        "[{}WaitGeneration, WaitFrames(10), Save(\"{}\"), WaitFrames(4), ViewReport(path: \"{}\", since: None),\n",
+        light_start(),
+        project.display(),
+        d.join("r0.json").display(),
+    );
+    for k in 1..=4 {
+        script += &syncs(d, 119 + k..120 + k);
+        script += &phase(d, k, PHASE_FRAMES, None, "");
+    }
+    script += &syncs(d, 124..125);
+    script += &phase(d, 5, PHASE_FRAMES, None, &format!("WaitBuild, WaitFrames(4), {}", shot(d, "tile-set.png")));
+    script += "Quit]";
+    let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
+    let r0 = s.report(0);
+    let side = f(&r0["map"]["width"]) as usize;
+    assert_eq!(r0["build"]["open"], false);
+
+    s.click_synced(widget(&r0, "Build…"), 120);
+    let r1 = s.step(1);
+    assert_eq!(r1["build"]["open"], true, "clicking Build… opened no dialog: {}", r1["status"]);
+    assert_eq!(r1["build"]["target"], "File");
+
+    s.click_synced(widget(&r1, "Build: tile set"), 121);
+    let r2 = s.step(2);
+    let b2 = &r2["build"];
+    assert_eq!(b2["target"], "TileSet", "clicking Engine tile set did not choose it: {b2}");
+    let size = 4 * (side - 1) + 1;
+    assert_eq!(
+        (b2["engine"].as_str(), b2["tiles_x"].as_u64(), b2["size"].as_u64()),
+        (Some("unity"), Some(2), Some(size as u64))
+    );
+    let folder = d.join(format!("island-unity-{size}"));
+    assert_eq!(b2["destination"].as_str(), Some(folder.to_str().unwrap()), "the folder is not beside the project");
+
+    s.click_synced(widget(&r2, "Build: Unreal"), 122);
+    let r3 = s.step(3);
+    let b3 = &r3["build"];
+    assert_eq!(b3["engine"], "unreal", "clicking Unreal did not choose it: {b3}");
+    let ue = b3["size"].as_u64().unwrap();
+    assert!(talus::editor::build::UNREAL_SIZES.contains(&(ue as usize)), "Unreal's tiling is {ue} nodes across");
+    assert!(b3["destination"].as_str().unwrap().ends_with(&format!("island-unreal-{ue}")), "{b3}");
+    assert_eq!(b3["tiles_x"].as_u64(), Some(2), "Unreal's tiling does not keep two tiles across: {b3}");
+
+    s.click_synced(widget(&r3, "Build: Unity"), 123);
+    let r4 = s.step(4);
+    let b4 = &r4["build"];
+    assert_eq!(
+        (b4["engine"].as_str(), b4["size"].as_u64(), b4["tiles_x"].as_u64()),
+        (Some("unity"), Some(size as u64), Some(2)),
+        "Unity again is not the first tiling: {b4}"
+    );
+
+    s.click_synced(widget(&r4, "Build: Build"), 124);
+    let r5 = s.step(5);
+    let b5 = &r5["build"];
+    assert_eq!(
+        b5["started"].as_u64(),
+        r4["build"]["started"].as_u64().map(|n| n + 1),
+        "clicking Build started nothing: {b5}"
+    );
+    assert_eq!(b5["finished"], b5["started"], "the build did not end: {b5}");
+    assert!(b5["last_error"].is_null(), "the build failed: {b5}");
+    assert!(r5["status"].as_str().unwrap_or("").starts_with("Built the tile set"), "status: {}", r5["status"]);
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());
+
+    let tiles = 2usize;
+    let args = ["--size", &size.to_string(), "--engine", "unity", "--tiles", "2", "--maps", "all"].map(String::from);
+    let args: Vec<&str> = args.iter().map(String::as_str).collect();
+    let n = common::sets::assert_same_as_cli(&project, &folder, &d.join("cli-set"), &args);
+    assert_eq!(n, tiles * tiles * 7 + 1, "4 height tiles, 6 maps of each, the manifest");
+    if let Ok(out) = std::env::var("TALUS_INPUT_SHOTS") {
+        let _ = std::fs::copy(d.join("tile-set.png"), Path::new(&out).join("build-tile-set.png"));
+    }
+}

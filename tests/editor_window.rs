@@ -409,7 +409,9 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
 /// File ▸ Build… through the real window (#26): the 257² island, a painted ridge, the default
 /// Simulate, the project saved, then Build at 1025² (Upsample) to a BHEF file from a script, as the
 /// dialog's Build button does. The file is 1025² and is, bit for bit, what
-/// `editor::build::build` makes of the saved project (built here on another thread count). A second
+/// `editor::build::build` makes of the saved project (built here on another thread count). Then
+/// Build as an engine tile set (#27): Unity, 2×2 tiles of 513, every map; the folder holds, byte
+/// for byte, the files `talus build --tiles` writes from the saved project. A second
 /// session presses Build with an output in a folder that does not exist: the script fails, and the
 /// log says why. The dialog's screenshot goes to `TALUS_SHOT_DIR` when it is set.
 #[test]
@@ -430,6 +432,8 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     Save("{project}"),
     Build(size: 1025, out: "{built}", erosion: Upsample),
     WaitBuild,
+    Build(size: 1025, out: "{set}", tiles: Some((engine: unity, tiles: 2, maps: [flow, erosion, deposition, slope, normal, splat]))),
+    WaitBuild,
     WaitFrames(4),
     Screenshot("{shot}"),
     Quit,
@@ -438,6 +442,7 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
         island = common::xvfb::SMALL_ISLAND,
         project = d.join("island.talus").display(),
         built = d.join("built.bhef").display(),
+        set = d.join("unity-set").display(),
         shot = d.join("build-dialog.png").display(),
     );
     run_script(d, "build.ron", &script);
@@ -454,6 +459,11 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     assert_eq!((got.width, got.height), (1025, 1025));
     let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
     assert!(bits(&got) == bits(&want), "the dialog's build differs from editor::build::build of the saved project");
+
+    // The tile set: the same files as the CLI's, 4 tiles + 4 × 6 maps + the manifest.
+    let args = ["--size", "1025", "--engine", "unity", "--tiles", "2", "--maps", "all"];
+    let n = common::sets::assert_same_as_cli(&d.join("island.talus"), &d.join("unity-set"), &d.join("cli-set"), &args);
+    assert_eq!(n, 4 + 4 * 6 + 1);
 
     // An output in a folder that does not exist: refused, the script fails and says why.
     let missing = d.join("no-such-folder").join("b.bhef");

@@ -5,9 +5,13 @@
 //! ([`crate::editor::build::dialog`]): the size (the allowed sides, starting at 4× the preview's
 //! resolution, with what it means in nodes and metres), how erosion layers are rebuilt (Upsample
 //! or Re-run), the output file (a path, Browse… for the system's save dialog, and a format combo
-//! that sets the extension). Under them it shows the build's plan (one line per part of the stack)
-//! and its memory estimate against the memory available; a build that would be refused says why in
-//! red and its Build button is disabled.
+//! that sets the extension). "Engine tile set" instead writes the build as Unreal or Unity tiles
+//! with texture maps and a manifest ([`crate::editor::build::tileset`], as `talus build --tiles`
+//! writes them): the engine, a tiling from its tile sizes (choosing one sets the size), the height
+//! tiles' format, the maps, the folder (Browse… picks one), the tiles' name and Replace. Under them
+//! it shows the build's plan (one line per part of the stack, the tile set's parts included) and
+//! its memory estimate against the memory available; a build that would be refused says why in red
+//! and its Build button is disabled.
 //!
 //! Build sends [`EditorCommand::Build`] with the dialog's settings (a script's `Build` sends the
 //! same, see [`super::script`]). This plugin checks the request again, clones the document's layer
@@ -18,8 +22,8 @@
 //! Every frame reads the build's progress (stage and fraction) from a shared slot: the frame never
 //! waits on the build. Cancel sets the flag the build reads between rows; a cancelled build writes
 //! nothing (the file is written atomically, after the last row; once writing has begun, Cancel is
-//! disabled). At the end the status line says
-//! "Built PATH (N×N) in S s", or the error.
+//! disabled; a tile set is written into a temporary folder renamed at the end, so Cancel works
+//! until its last tile). At the end the status line says "Built PATH (N×N) in S s", or the error.
 //!
 //! Closing the window while a build runs keeps it running: the status line then shows its progress
 //! twice a second, and File ▸ Build… brings the window back with its progress bar and Cancel.
@@ -40,9 +44,13 @@ use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::erosion::ModelEntry;
 use crate::core::io::interop::ExportOptions;
+use crate::core::io::tiles::{Engine, MapKind, TileFormat};
+use crate::core::splat::SplatBands;
 use crate::editor::build::dialog::{
-    self, DialogSettings, OutputFormat, Written, allowed_sizes, check_output, metres, size_line,
+    self, DialogSettings, OutputFormat, Target, TileChoice, Written, allowed_sizes, check_output, check_tile_dir,
+    layout_line, metres, size_line,
 };
+use crate::editor::build::tileset;
 use crate::editor::build::{self as core_build, BuildPlan, BuildProgress, ErosionBuild, UNREAL_SIZES, parity_table};
 use crate::editor::job::simulation_threads;
 
@@ -93,11 +101,14 @@ impl Running {
     }
 }
 
-/// A save dialog's answer: `None` until it closes, then the file chosen (if any).
+/// A save or folder dialog's answer: `None` until it closes, then the path chosen (if any).
 type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
 
-/// The plan of the settings shown, and what it was made for (document revision, size, erosion).
-type PlanCache = ((u64, usize, ErosionBuild), Result<BuildPlan, String>);
+/// What a plan was made for: document revision, size, erosion, the tile set asked for.
+type PlanKey = (u64, usize, ErosionBuild, Option<TileChoice>);
+
+/// The plan of the settings shown, and what it was made for.
+type PlanCache = (PlanKey, Result<BuildPlan, String>);
 
 /// The Build… dialog: whether it is open, its settings, and the build in flight.
 #[derive(Resource, Default)]
@@ -107,7 +118,8 @@ pub struct BuildDialog {
     /// What Build builds with; made from the project when the dialog first opens.
     settings: Option<DialogSettings>,
     running: Option<Running>,
-    browse: Option<Answer>,
+    /// An open file (or, for a tile set, folder) dialog and what its answer is for.
+    browse: Option<(Target, Answer)>,
     plan: Option<PlanCache>,
     memory: Option<(Instant, Option<u64>)>,
     status_at: Option<Instant>,
@@ -125,6 +137,24 @@ impl BuildDialog {
         self.running.is_some()
     }
 
+    /// What a script's view report says of the dialog: open, its choices, builds started and
+    /// ended, the last error.
+    pub fn report(&self) -> serde_json::Value {
+        let s = self.settings.as_ref();
+        serde_json::json!({
+            "open": self.open,
+            "running": self.running(),
+            "started": self.started,
+            "finished": self.finished,
+            "last_error": self.last_error,
+            "target": s.map(|s| format!("{:?}", s.target)),
+            "size": s.map(|s| s.size),
+            "engine": s.map(|s| s.tiles.engine.name()),
+            "tiles_x": s.map(|s| s.tiles.tiles_x),
+            "destination": s.map(|s| s.destination().display().to_string()),
+        })
+    }
+
     /// The settings for the document in `terrain`: kept while the project keeps its side, made
     /// afresh for another.
     fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
@@ -136,12 +166,22 @@ impl BuildDialog {
     }
 }
 
-/// Checks a build request and starts it on the background pool.
+/// What a build's worker runs.
+enum Job {
+    /// One file.
+    File { opts: core_build::BuildOptions, export: ExportOptions },
+    /// A tile set, with the material's splat bands and the source the manifest records.
+    Tiles { req: tileset::TileSetRequest, bands: SplatBands, source: String },
+}
+
+/// Checks a build request and starts it on the background pool; `bands` are the material's splat
+/// bands (for a tile set's splat map).
 fn start(
     dialog: &mut BuildDialog,
     terrain: &EditorTerrain,
     sim: &SimState,
     settings: &DialogSettings,
+    bands: SplatBands,
 ) -> Result<(usize, usize), String> {
     if dialog.running.is_some() {
         return Err("a build is already running; cancel it or wait for it to end".into());
@@ -149,13 +189,26 @@ fn start(
     if sim.running() {
         return Err("a simulation is running; wait for it to end or cancel it".into());
     }
-    let out = settings.out_path();
-    check_output(&out)?;
+    let out = settings.destination();
     let mut stack = terrain.doc.stack().clone();
-    let opts = settings.options();
-    let plan = core_build::plan(&stack, &opts).map_err(|e| e.to_string())?;
+    let (job, plan) = match settings.target {
+        Target::File => {
+            check_output(&out)?;
+            let opts = settings.options();
+            let plan = core_build::plan(&stack, &opts).map_err(|e| e.to_string())?;
+            let export = ExportOptions { unreal: settings.unreal, source: terrain.doc.title(), ..Default::default() };
+            (Job::File { opts, export }, plan)
+        }
+        Target::TileSet => {
+            let req = settings.tile_request(stack.width(), stack.height())?;
+            check_tile_dir(&out, req.force)?;
+            let plan = tileset::plan(&stack, &req).map_err(|e| e.to_string())?;
+            // The manifest records the project's file, as `talus build` records the one it read.
+            let source = terrain.doc.path().map_or_else(|| terrain.doc.title(), |p| p.display().to_string());
+            (Job::Tiles { req, bands, source }, plan)
+        }
+    };
     core_build::check_memory(&plan, core_build::available_memory()).map_err(|e| e.to_string())?;
-    let export = ExportOptions { unreal: settings.unreal, source: terrain.doc.title(), ..Default::default() };
     let shared = Arc::new(Shared {
         progress: Mutex::new(BuildProgress { stage: "starting".into(), fraction: 0.0 }),
         cancel: AtomicBool::new(false),
@@ -167,7 +220,12 @@ fn start(
         .spawn(async move {
             let w = &worker;
             let progress = |p: BuildProgress| *w.progress.lock().unwrap_or_else(PoisonError::into_inner) = p;
-            let mut go = || dialog::run(&mut stack, &opts, &path, &export, &w.cancel, &progress);
+            let mut go = || match &job {
+                Job::File { opts, export } => dialog::run(&mut stack, opts, &path, export, &w.cancel, &progress),
+                Job::Tiles { req, bands, source } => {
+                    dialog::run_tiles(&mut stack, req, &path, *bands, source, &w.cancel, &progress)
+                }
+            };
             let pool = rayon::ThreadPoolBuilder::new()
                 .num_threads(simulation_threads())
                 .thread_name(|i| format!("build-{i}"))
@@ -191,6 +249,7 @@ fn handle_build_commands(
     mut dialog: ResMut<BuildDialog>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
+    look: Option<Res<super::Look>>,
     mut status: ResMut<StatusLine>,
 ) {
     for cmd in cmds.read() {
@@ -199,14 +258,13 @@ fn handle_build_commands(
                 dialog.settings_for(&terrain);
                 dialog.open = true;
             }
-            EditorCommand::Build { size, out, erosion } => {
+            EditorCommand::Build { size, out, erosion, tiles } => {
                 let s = dialog.settings_for(&terrain);
-                s.size = *size;
-                s.out = out.display().to_string();
-                s.erosion = *erosion;
+                s.apply(*size, out, *erosion, tiles.as_ref());
                 let settings = s.clone();
                 dialog.open = true;
-                match start(&mut dialog, &terrain, &sim, &settings) {
+                let bands = look.as_ref().map_or_else(SplatBands::default, |l| l.0.material.bands.splat_bands());
+                match start(&mut dialog, &terrain, &sim, &settings, bands) {
                     Ok((w, h)) => status.info(format!("Building {w}×{h} to {}…", out.display())),
                     Err(e) => {
                         status.error(format!("Build: {e}"));
@@ -233,16 +291,29 @@ fn handle_build_commands(
 /// its window is closed, and takes the save dialog's answer.
 fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, terrain: Res<EditorTerrain>) {
     let d = &mut *dialog;
-    if let Some(answer) = &d.browse {
+    if let Some((target, answer)) = &d.browse {
+        let target = *target;
         let picked = answer.lock().unwrap_or_else(PoisonError::into_inner).take();
         if let Some(picked) = picked {
             d.browse = None;
             if let Some(mut p) = picked {
                 let s = d.settings_for(&terrain);
-                if OutputFormat::of_path(&p).is_none() {
-                    p.set_extension(s.format().unwrap_or(OutputFormat::Png16).extension());
+                match target {
+                    Target::File => {
+                        if OutputFormat::of_path(&p).is_none() {
+                            p.set_extension(s.format().unwrap_or(OutputFormat::Png16).extension());
+                        }
+                        s.out = p.display().to_string();
+                    }
+                    // A folder with files in it takes the set in a new folder of the name shown.
+                    Target::TileSet => {
+                        let holds = std::fs::read_dir(&p).is_ok_and(|mut it| it.next().is_some());
+                        if holds && let Some(name) = s.tile_dir().file_name() {
+                            p = p.join(name);
+                        }
+                        s.tiles.dir = p.display().to_string();
+                    }
                 }
-                s.out = p.display().to_string();
             }
         }
     }
@@ -274,7 +345,21 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
             } else {
                 format!("; re-ran {} at the preview size first", w.rerun.join(", "))
             };
-            status.info(format!("Built {} ({}×{}) in {secs:.1} s{rerun}", r.out.display(), w.size.0, w.size.1));
+            match w.tiles {
+                None => {
+                    status.info(format!("Built {} ({}×{}) in {secs:.1} s{rerun}", r.out.display(), w.size.0, w.size.1))
+                }
+                Some((l, files)) => status.info(format!(
+                    "Built the tile set {} ({}×{} tiles of {}, {}×{} nodes, {files} files with the manifest) in \
+                     {secs:.1} s{rerun}",
+                    r.out.display(),
+                    l.tiles_x,
+                    l.tiles_y,
+                    l.tile_size,
+                    w.size.0,
+                    w.size.1
+                )),
+            }
         }
         Ok(None) => status.info(format!("Build cancelled after {secs:.1} s; nothing was written")),
         Err(e) => {
@@ -282,6 +367,25 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
             d.last_error = Some(e);
         }
     }
+}
+
+/// Opens the system's folder dialog for a tile set on its own thread.
+fn browse_folder(settings: &DialogSettings) -> Option<Answer> {
+    let answer: Answer = Arc::new(Mutex::new(None));
+    let out = answer.clone();
+    let current = settings.tile_dir();
+    std::thread::Builder::new()
+        .name("build-dialog".into())
+        .spawn(move || {
+            let mut d = rfd::FileDialog::new().set_title("Folder for the tile set");
+            if let Some(dir) = current.parent().filter(|p| p.is_dir()) {
+                d = d.set_directory(dir);
+            }
+            let picked = d.pick_folder();
+            *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(picked);
+        })
+        .ok()
+        .map(|_| answer)
 }
 
 /// Opens the system's save dialog on its own thread (the frame never waits for it).
@@ -326,9 +430,16 @@ fn draw_build_dialog(
     let BuildDialog { settings, running, browse: browsing, plan, memory, last_error, open, .. } = &mut *dialog;
     let Some(settings) = settings.as_mut() else { return Ok(()) };
     let stack = terrain.doc.stack();
-    let key = (terrain.doc.revision(), settings.size, settings.erosion);
+    let (pw, ph) = (stack.width(), stack.height());
+    let key = (terrain.doc.revision(), settings.size, settings.erosion, settings.choice());
     if plan.as_ref().is_none_or(|p| p.0 != key) {
-        *plan = Some((key, core_build::plan(stack, &settings.options()).map_err(|e| e.to_string())));
+        let made = match settings.target {
+            Target::File => core_build::plan(stack, &settings.options()).map_err(|e| e.to_string()),
+            Target::TileSet => {
+                settings.tile_request(pw, ph).and_then(|req| tileset::plan(stack, &req).map_err(|e| e.to_string()))
+            }
+        };
+        *plan = Some((key, made));
     }
     if memory.is_none_or(|m| m.0.elapsed() >= MEMORY_EVERY) {
         *memory = Some((Instant::now(), core_build::available_memory()));
@@ -359,20 +470,72 @@ fn draw_build_dialog(
             ui.add_space(4.0);
             ui.add_enabled_ui(!busy, |ui| {
                 egui::Grid::new("talus_build_grid").num_columns(2).spacing([10.0, 6.0]).show(ui, |ui| {
-                    ui.label("Size");
-                    let mut size = settings.size;
-                    egui::ComboBox::from_id_salt("talus_build_size")
-                        .selected_text(format!("{0} × {0}", settings.size))
-                        .show_ui(ui, |ui| {
-                            for n in allowed_sizes() {
-                                let unreal = if UNREAL_SIZES.contains(&n) { "  (Unreal)" } else { "" };
-                                ui.selectable_value(&mut size, n, format!("{n} × {n}{unreal}"));
+                    ui.label("Write");
+                    ui.horizontal(|ui| {
+                        let mut target = settings.target;
+                        ui.radio_value(&mut target, Target::File, "One heightmap file");
+                        let r = ui.radio_value(&mut target, Target::TileSet, "Engine tile set").on_hover_text(
+                            "Unreal or Unity tiles cut from one build (their shared edges agree bit for bit), \
+                             with texture maps and a manifest of the import numbers",
+                        );
+                        super::ui::hotspot(ui, "Build: tile set", &r);
+                        if target != settings.target {
+                            settings.set_target(target, pw, ph);
+                        }
+                    });
+                    ui.end_row();
+                    if settings.target == Target::TileSet {
+                        ui.label("Engine");
+                        ui.horizontal(|ui| {
+                            let mut engine = settings.tiles.engine;
+                            let r = ui.radio_value(&mut engine, Engine::Unreal, "Unreal").on_hover_text(
+                                "Landscape / World Partition: its tile sizes (505, 1009, 2017 …), PNG16 with \
+                                 32768 = 0 m, name_x{X}_y{Y}",
+                            );
+                            super::ui::hotspot(ui, "Build: Unreal", &r);
+                            let r = ui
+                                .radio_value(&mut engine, Engine::Unity, "Unity")
+                                .on_hover_text("Terrain: 2^k + 1 tiles, R16 little-endian, rows south first");
+                            super::ui::hotspot(ui, "Build: Unity", &r);
+                            if engine != settings.tiles.engine {
+                                settings.set_engine(engine, pw, ph);
                             }
                         });
-                    if size != settings.size {
-                        settings.set_size(size);
+                        ui.end_row();
+                        ui.label("Tiles");
+                        let layouts = tileset::layouts(settings.tiles.engine, pw, ph);
+                        let current = settings.layout(pw, ph).ok();
+                        let mut picked = None;
+                        egui::ComboBox::from_id_salt("talus_build_tiles")
+                            .selected_text(current.as_ref().map_or("(choose a tiling)".into(), layout_line))
+                            .height(360.0)
+                            .show_ui(ui, |ui| {
+                                for l in &layouts {
+                                    if ui.selectable_label(current == Some(*l), layout_line(l)).clicked() {
+                                        picked = Some(*l);
+                                    }
+                                }
+                            });
+                        if let Some(l) = picked {
+                            settings.set_layout(l);
+                        }
+                        ui.end_row();
+                    } else {
+                        ui.label("Size");
+                        let mut size = settings.size;
+                        egui::ComboBox::from_id_salt("talus_build_size")
+                            .selected_text(format!("{0} × {0}", settings.size))
+                            .show_ui(ui, |ui| {
+                                for n in allowed_sizes() {
+                                    let unreal = if UNREAL_SIZES.contains(&n) { "  (Unreal)" } else { "" };
+                                    ui.selectable_value(&mut size, n, format!("{n} × {n}{unreal}"));
+                                }
+                            });
+                        if size != settings.size {
+                            settings.set_size(size);
+                        }
+                        ui.end_row();
                     }
-                    ui.end_row();
                     ui.label("");
                     match plan {
                         Some(Ok(p)) => ui.label(format!(
@@ -423,36 +586,86 @@ fn draw_build_dialog(
                         ui.end_row();
                     }
 
-                    ui.label("Output");
-                    ui.horizontal(|ui| {
-                        ui.add(egui::TextEdit::singleline(&mut settings.out).desired_width(250.0))
-                            .on_hover_text("The file to write; its extension picks the format");
-                        let b = ui.add_enabled(browsing.is_none(), egui::Button::new("Browse…"));
-                        if b.clicked() {
-                            *browsing = browse(settings);
-                            if browsing.is_none() {
-                                status.error("cannot open a file dialog; type the path instead");
-                            }
-                        }
-                    });
-                    ui.end_row();
-                    ui.label("Format");
-                    ui.horizontal(|ui| {
-                        let current = settings.format();
-                        egui::ComboBox::from_id_salt("talus_build_format")
-                            .selected_text(current.map_or("(by extension)", OutputFormat::label))
-                            .show_ui(ui, |ui| {
-                                for f in OutputFormat::ALL {
-                                    if ui.selectable_label(current == Some(f), f.label()).clicked() {
-                                        settings.set_format(f);
+                    if settings.target == Target::TileSet {
+                        ui.label("Height tiles");
+                        ui.horizontal(|ui| {
+                            ui.radio_value(&mut settings.tiles.format, TileFormat::Png16, "PNG 16-bit");
+                            ui.radio_value(&mut settings.tiles.format, TileFormat::R16, "R16 (raw)");
+                            ui.small(match settings.tiles.engine {
+                                Engine::Unreal => "32768 = 0 m",
+                                Engine::Unity => "the set's own range, south row first",
+                            });
+                        });
+                        ui.end_row();
+                        ui.label("Maps");
+                        ui.horizontal_wrapped(|ui| {
+                            for k in MapKind::ALL {
+                                let mut on = settings.tiles.maps.contains(&k);
+                                if ui.checkbox(&mut on, k.name()).on_hover_text(map_tip(k)).changed() {
+                                    settings.tiles.maps.retain(|m| *m != k);
+                                    if on {
+                                        settings.tiles.maps.push(k);
+                                        settings.tiles.maps.sort();
                                     }
                                 }
-                            });
-                        let integer = matches!(current, Some(OutputFormat::Png16 | OutputFormat::R16));
-                        ui.add_enabled(integer, egui::Checkbox::new(&mut settings.unreal, "Unreal range"))
-                            .on_hover_text("PNG/R16: 32768 = 0 m, as Unreal's landscape importer reads them");
-                    });
-                    ui.end_row();
+                            }
+                        });
+                        ui.end_row();
+                        ui.label("Folder");
+                        ui.horizontal(|ui| {
+                            ui.add(egui::TextEdit::singleline(&mut settings.tiles.dir).desired_width(250.0))
+                                .on_hover_text("The folder the tiles, maps and manifest.json go into");
+                            let b = ui.add_enabled(browsing.is_none(), egui::Button::new("Browse…"));
+                            if b.clicked() {
+                                *browsing = browse_folder(settings).map(|a| (Target::TileSet, a));
+                                if browsing.is_none() {
+                                    status.error("cannot open a folder dialog; type the path instead");
+                                }
+                            }
+                        });
+                        ui.end_row();
+                        ui.label("Tile name");
+                        ui.horizontal(|ui| {
+                            ui.add(egui::TextEdit::singleline(&mut settings.tiles.name).desired_width(140.0))
+                                .on_hover_text(
+                                    "The tiles' file names start with it: NAME_x0_y0.png (Unreal), NAME_0_0.r16",
+                                );
+                            ui.checkbox(&mut settings.tiles.force, "Replace")
+                                .on_hover_text("Replace a folder that holds files, once the new set is complete");
+                        });
+                        ui.end_row();
+                    } else {
+                        ui.label("Output");
+                        ui.horizontal(|ui| {
+                            ui.add(egui::TextEdit::singleline(&mut settings.out).desired_width(250.0))
+                                .on_hover_text("The file to write; its extension picks the format");
+                            let b = ui.add_enabled(browsing.is_none(), egui::Button::new("Browse…"));
+                            if b.clicked() {
+                                *browsing = browse(settings).map(|a| (Target::File, a));
+                                if browsing.is_none() {
+                                    status.error("cannot open a file dialog; type the path instead");
+                                }
+                            }
+                        });
+                        ui.end_row();
+                        ui.label("Format");
+                        ui.horizontal(|ui| {
+                            let current = settings.format();
+                            egui::ComboBox::from_id_salt("talus_build_format")
+                                .selected_text(current.map_or("(by extension)", OutputFormat::label))
+                                .show_ui(ui, |ui| {
+                                    for f in OutputFormat::ALL {
+                                        if ui.selectable_label(current == Some(f), f.label()).clicked() {
+                                            settings.set_format(f);
+                                        }
+                                    }
+                                });
+                            let integer = matches!(current, Some(OutputFormat::Png16 | OutputFormat::R16));
+                            ui.add_enabled(integer, egui::Checkbox::new(&mut settings.unreal, "Unreal range"))
+                                .on_hover_text("PNG/R16: 32768 = 0 m, as Unreal's landscape importer reads them");
+                        });
+                        ui.end_row();
+                    }
                 });
             });
 
@@ -478,7 +691,12 @@ fn draw_build_dialog(
                 Some(Err(e)) => refusals.push(e.clone()),
                 None => {}
             }
-            if let Err(e) = check_output(&settings.out_path()) {
+            let checked = match settings.target {
+                Target::File => check_output(&settings.out_path()).map(|_| ()),
+                Target::TileSet => check_tile_dir(&settings.tile_dir(), settings.tiles.force)
+                    .and_then(|()| tileset::check_name(&settings.tiles.name)),
+            };
+            if let Err(e) = checked {
                 refusals.push(e);
             }
             if sim.running() {
@@ -533,11 +751,17 @@ fn draw_build_dialog(
                 None => {
                     ui.horizontal(|ui| {
                         let b = ui.add_enabled(refusals.is_empty(), egui::Button::new("Build"));
-                        if b.on_hover_text("Build in the background and write the file").clicked() {
+                        super::ui::hotspot(ui, "Build: Build", &b);
+                        let tip = match settings.target {
+                            Target::File => "Build in the background and write the file",
+                            Target::TileSet => "Build in the background and write the tile set",
+                        };
+                        if b.on_hover_text(tip).clicked() {
                             out.write(EditorCommand::Build {
                                 size: settings.size,
-                                out: settings.out_path(),
+                                out: settings.destination(),
                                 erosion: settings.erosion,
+                                tiles: settings.choice(),
                             });
                         }
                         if ui.button("Close").clicked() {
@@ -551,4 +775,16 @@ fn draw_build_dialog(
         *open = false;
     }
     Ok(())
+}
+
+/// What a map of a tile set holds, for its checkbox.
+fn map_tip(k: MapKind) -> &'static str {
+    match k {
+        MapKind::Flow => "Accumulated water: log10 of the drainage area in m², 16-bit",
+        MapKind::Erosion => "Depth the erosion layers removed, metres, 16-bit",
+        MapKind::Deposition => "Thickness the erosion layers deposited, metres, 16-bit",
+        MapKind::Slope => "Slope in degrees, 16-bit",
+        MapKind::Normal => "Tangent-space normals, RGB 8-bit",
+        MapKind::Splat => "The material's sand, grass, rock and snow weights, RGBA 8-bit",
+    }
 }

@@ -161,15 +161,18 @@ pub enum EditorCommand {
     /// Open the Build… dialog (File ▸ Build…, [`super::build_dialog`]).
     OpenBuildDialog,
     /// The Build… dialog's Build button: build the project at `size` nodes across in the
-    /// background and write it to `out` (its extension picks the format); the dialog shows these
-    /// settings.
+    /// background and write it to `out` (its extension picks the format), or, with `tiles`, write
+    /// an engine tile set into the folder `out`; the dialog shows these settings.
     Build {
         /// Nodes along x of the build (an allowed side, see `crate::editor::build::check_side`).
         size: usize,
-        /// Where to write (BHEF, PNG 16-bit, R16, EXR or GeoTIFF, by the extension).
+        /// Where to write: a file (BHEF, PNG 16-bit, R16, EXR or GeoTIFF, by the extension), or
+        /// the tile set's folder.
         out: PathBuf,
         /// How erosion layers are rebuilt.
         erosion: crate::editor::build::ErosionBuild,
+        /// An engine tile set instead of one file.
+        tiles: Option<crate::editor::build::dialog::TileChoice>,
     },
     /// Cancel the running build (nothing is written).
     CancelBuild,

@@ -651,9 +651,9 @@ fn run_script(
             out.write(EditorCommand::OpenBuildDialog);
             Some(Step::Frames(2))
         }
-        Action::Build { size, out: path, erosion } => {
+        Action::Build { size, out: path, erosion, tiles } => {
             // The dialog's Build button sends the same command with the dialog's settings.
-            out.write(EditorCommand::Build { size, out: path, erosion });
+            out.write(EditorCommand::Build { size, out: path, erosion, tiles });
             Some(Step::BuildStarting(ed.build.started, 0))
         }
         Action::WaitBuild => Some(Step::Building),
@@ -737,6 +737,7 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         "generations": ed.gen_state.finished,
         "simulations_started": ed.sim.started,
         "simulating": ed.sim.running(),
+        "build": ed.build.report(),
         "status": ed.status.text,
         "changed": changed,
     }))

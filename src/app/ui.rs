@@ -43,18 +43,22 @@ impl Plugin for UiPlugin {
 pub struct PanelWidth(pub f32);
 
 /// Where the panel's main buttons were last drawn, window logical pixels `[x0, y0, x1, y1]`, by
-/// name ("Generate", "Simulate", "Cancel", "panel"): for the view report a test drives real input
-/// from (it clicks where a person would).
+/// name ([`HOTSPOTS`] and "panel"): for the view report a test drives real input from (it clicks
+/// where a person would).
 #[derive(Resource, Clone, Debug, Default, PartialEq)]
 pub struct UiHotspots(pub std::collections::BTreeMap<String, [f32; 4]>);
 
-/// Records where a widget was drawn, for [`UiHotspots`].
-fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
+/// Records where a widget was drawn, for [`UiHotspots`] (read at the panel's next frame; a name
+/// must be in [`HOTSPOTS`]).
+pub(super) fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
     let id = egui::Id::new(("talus_hotspot", name.to_owned()));
     ui.ctx().data_mut(|d| d.insert_temp(id, Some(r.rect)));
 }
 
-const HOTSPOTS: [&str; 3] = ["Generate", "Simulate", "Cancel"];
+/// The widgets [`UiHotspots`] reports: the panel's, and the Build… dialog's
+/// ([`super::build_dialog`]).
+const HOTSPOTS: [&str; 8] =
+    ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Unreal", "Build: Unity", "Build: Build"];
 
 /// Seconds without further edits before a live regeneration starts.
 pub const LIVE_DELAY: f64 = 0.25;
@@ -384,11 +388,12 @@ fn file_section(
             }
         });
         ui.horizontal(|ui| {
-            if ui
-                .button("Build…")
-                .on_hover_text("Build the project at another resolution (129² to 16385²) and write it to a file")
-                .clicked()
-            {
+            let b = ui.button("Build…").on_hover_text(
+                "Build the project at another resolution (129² to 16385²) and write it to a file or as an \
+                 Unreal or Unity tile set",
+            );
+            hotspot(ui, "Build…", &b);
+            if b.clicked() {
                 out.write(EditorCommand::OpenBuildDialog);
             }
             ui.small("the same land at another resolution");

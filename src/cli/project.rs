@@ -206,7 +206,7 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     );
     if let Some(png) = &a.preview {
         let shown = averaged_to(&hm, 2048);
-        preview::save_png(png, &preview::render(&shown, sea_level_of(&p.stack)))
+        preview::save_png(png, &preview::render(&shown, crate::editor::build::sea_level(&p.stack)))
             .map_err(|e| CliError(format!("{}: {e}", png.display())))?;
         eprintln!("wrote {} ({}×{})", png.display(), shown.width, shown.height);
     }
@@ -268,7 +268,7 @@ pub(super) fn build_at(
 fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value, CliError> {
     use crate::core::analysis::{self, AnalysisParams, parity};
     let preview = stack.compose();
-    let sea = sea_level_of(stack);
+    let sea = crate::editor::build::sea_level(stack);
     let n = preview.width - 1;
     let nn = built.map.width - 1;
     let mut out = serde_json::json!({ "sea_level": sea });
@@ -312,20 +312,6 @@ fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value,
         out["qa"] = serde_json::to_value(&rep).unwrap_or_default();
     }
     Ok(out)
-}
-
-/// The sea level a stack's terrain is judged with: its first erosion layer's, else its generator's,
-/// else 0 m.
-pub(crate) fn sea_level_of(stack: &LayerStack) -> f32 {
-    stack
-        .layers()
-        .iter()
-        .find_map(|l| l.erosion().and_then(|e| e.recipe.sea_level))
-        .or(match &stack.base.source {
-            BaseSource::Generator(p) => p.sea_level.as_ref().map(|s| s.level),
-            _ => None,
-        })
-        .unwrap_or(0.0)
 }
 
 /// `hm` averaged over blocks of `k × k` nodes, with `k` the smallest whole factor that brings the

@@ -8,10 +8,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::CliError;
-use super::project::{BuildArgs, build_at, peak_rss, sea_level_of};
-use crate::core::io::tiles::{self, Engine, MapKind, TileFormat, TileLayout, TileSetInput};
+use super::project::{BuildArgs, peak_rss};
+use crate::core::io::tiles::{self, Engine, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
-use crate::editor::build::{self, BuildOptions, ErosionBuild};
+use crate::editor::build::tileset::{self, TileSetRequest};
+use crate::editor::build::{self, BuildProgress, ErosionBuild};
 use crate::editor::layers::LayerStack;
 use crate::editor::project::Project;
 
@@ -20,17 +21,9 @@ pub(super) fn wanted(a: &BuildArgs) -> bool {
     a.tiles.is_some() || a.tile_size.is_some() || a.engine.is_some()
 }
 
-/// What the command line asked for, checked before anything is built.
-pub(super) struct TileRequest {
-    engine: Engine,
-    format: TileFormat,
-    layout: TileLayout,
-    maps: Vec<MapKind>,
-    name: String,
-}
-
-/// Checks the tile flags against the project (sizes, the engine's tile sizes, the output folder).
-pub(super) fn prepare(a: &BuildArgs, stack: &LayerStack) -> Result<TileRequest, CliError> {
+/// Checks the tile flags against the project (sizes, the engine's tile sizes, the name, the
+/// output folder) before anything is built.
+pub(super) fn prepare(a: &BuildArgs, stack: &LayerStack) -> Result<TileSetRequest, CliError> {
     let engine = match &a.engine {
         Some(e) => Engine::parse(e).ok_or_else(|| CliError(format!("--engine {e:?}: expected unreal or unity")))?,
         None => return Err(CliError("a tile set needs --engine unreal or --engine unity".into())),
@@ -57,82 +50,60 @@ pub(super) fn prepare(a: &BuildArgs, stack: &LayerStack) -> Result<TileRequest, 
         Some(n) => n.clone(),
         None => a.project.file_stem().and_then(|s| s.to_str()).unwrap_or("terrain").to_string(),
     };
-    if name.is_empty() || name.contains(['/', '\\']) || name.starts_with('.') {
-        return Err(CliError(format!("--tile-name {name:?}: a file-name prefix without folders")));
-    }
+    tileset::check_name(&name).map_err(|e| CliError(format!("--tile-name: {e}")))?;
     tiles::check_out_dir(&a.out, a.force)?;
-    Ok(TileRequest { engine, format, layout, maps, name })
+    let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
+    Ok(TileSetRequest { engine, format, layout, maps, name, erosion, force: a.force })
 }
 
-/// Builds the project at the tile set's size and writes the set.
+/// Builds the project at the tile set's size and writes the set ([`tileset::run`]), with the plan,
+/// a progress bar and the engines' import numbers on standard error.
 pub(super) fn run(
     a: &BuildArgs,
-    req: &TileRequest,
+    req: &TileSetRequest,
     p: &Project,
     cancel: &AtomicBool,
     t: Instant,
 ) -> Result<ExitCode, CliError> {
     let stack = &p.stack;
     let l = req.layout;
-    let needs_change = req.maps.iter().any(|m| matches!(m, MapKind::Erosion | MapKind::Deposition));
-    let opts = BuildOptions {
-        width: l.width(),
-        erosion: ErosionBuild::parse(&a.erosion).unwrap_or_default(),
-        keep_input: false,
-        erosion_change: needs_change,
-    };
-    let mut plan = build::plan(stack, &opts)?;
-    let (extra, lines) = tiles::plan_bytes(&l, &req.maps);
-    plan.bytes += extra;
-    plan.steps.extend(lines.iter().cloned());
+    let plan = tileset::plan(stack, req)?;
     build::check_memory(&plan, build::available_memory())?;
     eprintln!(
-        "tile set for {}: {}×{} tiles of {} nodes, about {:.2} GiB with the build",
+        "tile set for {}: {}×{} tiles of {} nodes, a {}×{} build (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
         req.engine.name(),
         l.tiles_x,
         l.tiles_y,
         l.tile_size,
+        plan.width,
+        plan.height,
+        plan.cell_size,
+        plan.ratio,
         plan.bytes as f64 / (1u64 << 30) as f64
     );
-    for s in &lines {
+    for s in &plan.steps {
         eprintln!("  {s}");
     }
-    let cancelled = || {
-        eprintln!("cancelled: nothing written to {}", a.out.display());
-        Ok(ExitCode::from(130))
-    };
-    let Some(built) = build_at(stack, &opts, cancel)? else { return cancelled() };
-    let sea = sea_level_of(stack);
-    let flow = req.maps.contains(&MapKind::Flow).then(|| {
-        eprintln!("flow: D8 drainage of {}×{} nodes", built.map.width, built.map.height);
-        tiles::flow_log_area(&built.map, sea)
-    });
     let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());
     let source = a.project.display().to_string();
-    let inp = TileSetInput {
-        map: &built.map,
-        name: &req.name,
-        engine: req.engine,
-        format: req.format,
-        layout: l,
-        maps: &req.maps,
-        sea_level: sea,
-        flow: flow.as_ref(),
-        erosion_change: built.erosion_change.as_deref(),
-        bands,
-        source: &source,
-    };
     let bar = indicatif::ProgressBar::new(1000);
     bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% writing tiles")
+        indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
-    let r = tiles::write_tile_set(&a.out, &inp, a.force, cancel, &|f| bar.set_position((f * 1000.0) as u64));
+    let progress = |p: BuildProgress| {
+        bar.set_position((p.fraction * 1000.0) as u64);
+        bar.set_message(p.stage);
+    };
+    let r = tileset::run(stack, req, &a.out, bands, &source, cancel, &progress);
     bar.finish_and_clear();
     let m = match r {
-        Ok(m) => m,
-        Err(tiles::TileError::Cancelled) => return cancelled(),
-        Err(e) => return Err(e.into()),
+        Ok(Some(m)) => m,
+        Ok(None) => {
+            eprintln!("cancelled: nothing written to {}", a.out.display());
+            return Ok(ExitCode::from(130));
+        }
+        Err(e) => return Err(CliError(e.to_string())),
     };
     let secs = t.elapsed().as_secs_f64();
     eprintln!(

@@ -101,7 +101,8 @@ pub enum Action {
     OpenBuildDialog,
     /// Press Build in the Build… dialog with these settings (the dialog opens showing them): build
     /// the project at `size` nodes across in the background and write it to `out` (its extension
-    /// picks the format). Waits for the build to start; a refused build fails the script.
+    /// picks the format), or a tile set into the folder `out`. Waits for the build to start; a
+    /// refused build fails the script.
     Build {
         /// Nodes along x of the build (`2^k + 1` from 129 to 16385, or one of Unreal's sizes).
         size: usize,
@@ -110,6 +111,11 @@ pub enum Action {
         /// How erosion layers are rebuilt: `Upsample` (the default) or `Rerun`.
         #[serde(default)]
         erosion: crate::editor::build::ErosionBuild,
+        /// An engine tile set into the folder `out` instead of one file, as the dialog's "Engine
+        /// tile set" writes it: `tiles: Some((engine: unity, tiles: 2, maps: [flow, splat]))`
+        /// (also `format: Some(r16)`, `name: Some("island")`, `force: true`).
+        #[serde(default)]
+        tiles: Option<crate::editor::build::dialog::TileChoice>,
     },
     /// Wait until the running build ends; the script fails if the build failed.
     WaitBuild,
@@ -357,13 +363,33 @@ mod tests {
 
     #[test]
     fn build_actions_parse() {
+        use crate::core::io::tiles::{Engine, MapKind, TileFormat};
         use crate::editor::build::ErosionBuild;
-        let a = parse(r#"[OpenBuildDialog, Build(size: 1025, out: "b.bhef", erosion: Upsample), Build(size: 2049, out: "c.exr"), Build(size: 513, out: "d.png", erosion: Rerun), WaitBuild]"#).unwrap();
-        assert_eq!(a.len(), 5);
-        assert_eq!(a[1], Action::Build { size: 1025, out: "b.bhef".into(), erosion: ErosionBuild::Upsample });
-        assert_eq!(a[2], Action::Build { size: 2049, out: "c.exr".into(), erosion: ErosionBuild::Upsample });
-        assert_eq!(a[3], Action::Build { size: 513, out: "d.png".into(), erosion: ErosionBuild::Rerun });
+        use crate::editor::build::dialog::TileChoice;
+        let a = parse(r#"[OpenBuildDialog, Build(size: 1025, out: "b.bhef", erosion: Upsample), Build(size: 2049, out: "c.exr"), Build(size: 513, out: "d.png", erosion: Rerun), WaitBuild, Build(size: 1025, out: "set", tiles: Some((engine: unity, tiles: 2, maps: [splat, flow]))), Build(size: 2017, out: "ue", tiles: Some((engine: unreal, tiles: 4, format: Some(r16), name: Some("isle"), force: true)))]"#).unwrap();
+        assert_eq!(a.len(), 7);
+        let file = |size, out: &str, erosion| Action::Build { size, out: out.into(), erosion, tiles: None };
+        assert_eq!(a[1], file(1025, "b.bhef", ErosionBuild::Upsample));
+        assert_eq!(a[2], file(2049, "c.exr", ErosionBuild::Upsample));
+        assert_eq!(a[3], file(513, "d.png", ErosionBuild::Rerun));
         assert_eq!(a[4], Action::WaitBuild);
+        let unity = TileChoice {
+            engine: Engine::Unity,
+            tiles: 2,
+            format: None,
+            maps: vec![MapKind::Splat, MapKind::Flow],
+            name: None,
+            force: false,
+        };
+        assert_eq!(
+            a[5],
+            Action::Build { size: 1025, out: "set".into(), erosion: ErosionBuild::Upsample, tiles: Some(unity) }
+        );
+        let Action::Build { tiles: Some(ue), .. } = &a[6] else { panic!("{:?}", a[6]) };
+        assert_eq!(
+            (ue.engine, ue.tiles, ue.format, ue.name.as_deref(), ue.force),
+            (Engine::Unreal, 4, Some(TileFormat::R16), Some("isle"), true)
+        );
     }
 
     #[test]

@@ -4,14 +4,28 @@
 //! and [`run`], what the dialog's Build button does on a worker (re-run stale layers at the
 //! preview size, build, write).
 //!
+//! The dialog writes one heightmap file ([`Target::File`]) or an engine tile set
+//! ([`Target::TileSet`], [`super::tileset`]): the engine, a tiling from the engine's tile sizes
+//! ([`super::tileset::layouts`]; choosing one sets the build's size), the height tiles' format,
+//! the texture maps, the folder and the tiles' name, as `talus build --tiles` takes them. The
+//! folder starts beside the project as `island-unity-2049`; one that holds files is refused unless
+//! "Replace" is ticked, and then replaced only once the new set is complete.
+//!
 //! The default side is 4× the preview's resolution, `N = 4 (n − 1) + 1` (a 513² project builds
 //! at 2049², a 257² one at 1025²), or the next allowed side above it ([`default_size`]).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{BuildError, BuildOptions, BuildProgress, ErosionBuild, SIZE_RANGE, UNREAL_SIZES, build, check_side};
+use serde::{Deserialize, Serialize};
+
+use super::tileset::{self, TileSetRequest};
+use super::{
+    BuildError, BuildOptions, BuildProgress, ErosionBuild, SIZE_RANGE, UNREAL_SIZES, build, build_height, check_side,
+};
 use crate::core::io::interop::{self, ExportOptions};
+use crate::core::io::tiles::{self, Engine, MapKind, TileFormat, TileLayout};
+use crate::core::splat::SplatBands;
 use crate::editor::layers::LayerStack;
 
 /// How many times the preview's resolution the dialog starts at.
@@ -184,6 +198,102 @@ pub struct DialogSettings {
     pub unreal: bool,
     /// The project side these settings were made for (a new project starts them afresh).
     pub side: usize,
+    /// One file or an engine tile set.
+    pub target: Target,
+    /// The tile set's choices (used when `target` is [`Target::TileSet`]).
+    pub tiles: TileSettings,
+}
+
+/// What a build writes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Target {
+    /// One heightmap file (the format by its extension).
+    #[default]
+    File,
+    /// An engine tile set: tiles, texture maps and a manifest in a folder.
+    TileSet,
+}
+
+/// The dialog's tile-set choices.
+#[derive(Clone, Debug, PartialEq)]
+pub struct TileSettings {
+    /// The engine whose conventions the set follows.
+    pub engine: Engine,
+    /// Tiles across of the chosen tiling (its tile size follows from the build's size).
+    pub tiles_x: usize,
+    /// The height tiles' format.
+    pub format: TileFormat,
+    /// The texture maps written beside the heights.
+    pub maps: Vec<MapKind>,
+    /// The folder to write, as typed.
+    pub dir: String,
+    /// File-name prefix of the tiles.
+    pub name: String,
+    /// Replace a folder that holds files (once the new set is complete).
+    pub force: bool,
+}
+
+/// A tile set as a script's `Build` (and the dialog's Build button) asks for one; the build's
+/// `out` is then the folder.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct TileChoice {
+    /// The engine: `unreal` or `unity`.
+    pub engine: Engine,
+    /// Tiles across; with the build's size it gives the tile size.
+    pub tiles: usize,
+    /// The height tiles' format (`png16` or `r16`); the engine's usual one when absent.
+    #[serde(default)]
+    pub format: Option<TileFormat>,
+    /// The texture maps (`flow`, `erosion`, `deposition`, `slope`, `normal`, `splat`).
+    #[serde(default)]
+    pub maps: Vec<MapKind>,
+    /// File-name prefix of the tiles; the project's name when absent.
+    #[serde(default)]
+    pub name: Option<String>,
+    /// Replace a folder that holds files.
+    #[serde(default)]
+    pub force: bool,
+}
+
+/// The folder the dialog offers first for a tile set: beside the project, named after it, the
+/// engine and the side (`island.talus` → `island-unity-2049`), else `terrain-unity-2049` in the
+/// working folder.
+pub fn default_tile_dir(project: Option<&Path>, engine: Engine, size: usize) -> PathBuf {
+    let stem = project.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
+    let name = format!("{}-{}-{size}", stem.as_deref().unwrap_or("terrain"), engine.name());
+    match project.and_then(Path::parent) {
+        Some(dir) => dir.join(name),
+        None => PathBuf::from(name),
+    }
+}
+
+/// Why `dir` cannot take a tile set, if it cannot: empty, a file, in a folder that does not exist,
+/// or a folder with files in it without `force`.
+pub fn check_tile_dir(dir: &Path, force: bool) -> Result<(), String> {
+    if dir.as_os_str().is_empty() || dir.file_name().is_none() {
+        return Err("choose a folder to write the tile set to".into());
+    }
+    if dir.exists() && !dir.is_dir() {
+        return Err(format!("{} is a file; a tile set is written into a folder", dir.display()));
+    }
+    if let Some(parent) = dir.parent().filter(|p| !p.as_os_str().is_empty())
+        && !parent.is_dir()
+    {
+        return Err(format!("the folder {} does not exist", parent.display()));
+    }
+    match tiles::check_out_dir(dir, force) {
+        Err(tiles::TileError::NotEmpty(_)) => Err(format!(
+            "{} holds files; choose another folder, or tick Replace to replace it once the new set is complete",
+            dir.display()
+        )),
+        Err(e) => Err(e.to_string()),
+        Ok(()) => Ok(()),
+    }
+}
+
+/// The tiling a layout menu line shows: "2 × 2 tiles of 1025 (2049 × 2049 nodes)".
+pub fn layout_line(l: &TileLayout) -> String {
+    format!("{} × {} tiles of {} ({} × {} nodes)", l.tiles_x, l.tiles_y, l.tile_size, l.width(), l.height())
 }
 
 impl DialogSettings {
@@ -191,7 +301,155 @@ impl DialogSettings {
     pub fn new(side: usize, project: Option<&Path>) -> Self {
         let size = default_size(side);
         let out = default_output(project, size, OutputFormat::Png16).display().to_string();
-        Self { size, erosion: ErosionBuild::Upsample, out, unreal: false, side }
+        let name = project.and_then(|p| p.file_stem()).map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
+        let tiles = TileSettings {
+            engine: Engine::Unity,
+            tiles_x: 2,
+            format: TileFormat::default_for(Engine::Unity),
+            maps: MapKind::ALL.to_vec(),
+            dir: String::new(),
+            name: if tileset::check_name(&name).is_ok() { name } else { "terrain".into() },
+            force: false,
+        };
+        let mut s =
+            Self { size, erosion: ErosionBuild::Upsample, out, unreal: false, side, target: Target::File, tiles };
+        s.tiles.dir = default_tile_dir(project, Engine::Unity, size).display().to_string();
+        s
+    }
+
+    /// Switches to a tile set or back to a file. For a tile set the size moves to the engine's
+    /// nearest tiling of the project `w × h` (see [`Self::set_engine`]).
+    pub fn set_target(&mut self, target: Target, w: usize, h: usize) {
+        self.target = target;
+        if target == Target::TileSet {
+            self.fit_layout(w, h);
+        }
+    }
+
+    /// Chooses the tile set's engine: its usual format, and its tiling nearest the size chosen
+    /// (the closest width, with about as many tiles across); a folder named after the old engine
+    /// (`island-unity-2049`) follows.
+    pub fn set_engine(&mut self, engine: Engine, w: usize, h: usize) {
+        if engine != self.tiles.engine {
+            let old = format!("-{}-", self.tiles.engine.name());
+            let new = format!("-{}-", engine.name());
+            self.rename_dir(&old, &new);
+            self.tiles.engine = engine;
+            self.tiles.format = TileFormat::default_for(engine);
+        }
+        self.fit_layout(w, h);
+    }
+
+    /// Chooses tiling `l`: the build's size becomes its width (a folder or file named after the
+    /// old size follows).
+    pub fn set_layout(&mut self, l: TileLayout) {
+        self.tiles.tiles_x = l.tiles_x;
+        let (old, new) = (format!("-{}", self.size), format!("-{}", l.width()));
+        self.rename_dir(&old, &new);
+        self.set_size(l.width());
+    }
+
+    /// The tiling of the engine nearest the size chosen, chosen.
+    fn fit_layout(&mut self, w: usize, h: usize) {
+        if let Some(l) = tileset::nearest_layout(self.tiles.engine, w, h, self.size, self.tiles.tiles_x) {
+            self.set_layout(l);
+        }
+    }
+
+    /// Replaces the last `old` in the folder's name by `new` when the name ends in `old` followed
+    /// by digits only or holds `old` as an engine part (`-unity-`).
+    fn rename_dir(&mut self, old: &str, new: &str) {
+        let p = PathBuf::from(self.tiles.dir.trim());
+        let Some(name) = p.file_name().and_then(|s| s.to_str()) else { return };
+        let renamed = if old.ends_with('-') {
+            name.rfind(old).map(|i| format!("{}{new}{}", &name[..i], &name[i + old.len()..]))
+        } else {
+            name.strip_suffix(old).map(|head| format!("{head}{new}"))
+        };
+        if let Some(r) = renamed {
+            self.tiles.dir = p.with_file_name(r).display().to_string();
+        }
+    }
+
+    /// The tiling the settings ask for in a project of `w × h` nodes, or why there is none.
+    pub fn layout(&self, w: usize, h: usize) -> Result<TileLayout, String> {
+        tiles::resolve_layout(
+            self.tiles.engine,
+            Some(self.size),
+            Some((self.tiles.tiles_x, None)),
+            None,
+            &|n| build_height(w, h, n),
+            &|n| check_side(n).is_ok(),
+        )
+        .map_err(|e| e.to_string().replace("--size ", "").replace("--tiles ", ""))
+    }
+
+    /// The tile set these settings ask for in a project of `w × h` nodes (the tiles' folder is
+    /// [`Self::tile_dir`]), or why they cannot make one.
+    pub fn tile_request(&self, w: usize, h: usize) -> Result<TileSetRequest, String> {
+        tileset::check_name(&self.tiles.name)?;
+        Ok(TileSetRequest {
+            engine: self.tiles.engine,
+            format: self.tiles.format,
+            layout: self.layout(w, h)?,
+            maps: self.tiles.maps.clone(),
+            name: self.tiles.name.clone(),
+            erosion: self.erosion,
+            force: self.tiles.force,
+        })
+    }
+
+    /// The tile set's folder (trimmed).
+    pub fn tile_dir(&self) -> PathBuf {
+        PathBuf::from(self.tiles.dir.trim())
+    }
+
+    /// Takes a script's (or the Build button's) request: `size`, `out` (a file, or with `choice`
+    /// the tile set's folder) and `erosion`.
+    pub fn apply(&mut self, size: usize, out: &Path, erosion: ErosionBuild, choice: Option<&TileChoice>) {
+        self.size = size;
+        self.erosion = erosion;
+        match choice {
+            None => {
+                self.target = Target::File;
+                self.out = out.display().to_string();
+            }
+            Some(c) => {
+                self.target = Target::TileSet;
+                self.tiles.engine = c.engine;
+                self.tiles.tiles_x = c.tiles;
+                self.tiles.format = c.format.unwrap_or(TileFormat::default_for(c.engine));
+                self.tiles.maps = c.maps.clone();
+                self.tiles.maps.sort();
+                self.tiles.maps.dedup();
+                if let Some(n) = &c.name {
+                    self.tiles.name = n.clone();
+                }
+                self.tiles.force = c.force;
+                self.tiles.dir = out.display().to_string();
+            }
+        }
+    }
+
+    /// What the Build button sends for these settings: the tile set's choice when the target is
+    /// one.
+    pub fn choice(&self) -> Option<TileChoice> {
+        (self.target == Target::TileSet).then(|| TileChoice {
+            engine: self.tiles.engine,
+            tiles: self.tiles.tiles_x,
+            format: Some(self.tiles.format),
+            maps: self.tiles.maps.clone(),
+            name: Some(self.tiles.name.clone()),
+            force: self.tiles.force,
+        })
+    }
+
+    /// Where the Build button writes: the file, or the tile set's folder.
+    pub fn destination(&self) -> PathBuf {
+        match self.target {
+            Target::File => self.out_path(),
+            Target::TileSet => self.tile_dir(),
+        }
     }
 
     /// The format the output's extension names.
@@ -236,13 +494,34 @@ impl DialogSettings {
     }
 }
 
-/// What a finished [`run`] wrote.
+/// What a finished [`run`] or [`run_tiles`] wrote.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Written {
     /// Nodes along x and y.
     pub size: (usize, usize),
     /// Erosion layers that were stale and re-ran at the preview size first, by name.
     pub rerun: Vec<String>,
+    /// For a tile set: its tiles across and down, tile size, and the files written (tiles, maps
+    /// and the manifest).
+    pub tiles: Option<(TileLayout, usize)>,
+}
+
+/// Re-runs the stale erosion layers of `stack` at the preview size, bottom first (as `talus build`
+/// does), telling `progress`; the names of those re-run, or `None` when `cancel` stopped it.
+fn rerun_stale(
+    stack: &mut LayerStack,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(BuildProgress) + Sync),
+) -> Result<Option<Vec<String>>, String> {
+    let mut rerun = Vec::new();
+    let rebuilt = stack.rebuild(cancel, |l| {
+        progress(BuildProgress {
+            stage: format!("{}: re-run at the preview size (it was stale)", l.name),
+            fraction: 0.0,
+        });
+        rerun.push(l.name.clone());
+    })?;
+    Ok(rebuilt.then_some(rerun))
 }
 
 /// What the dialog's Build does: re-runs the stale erosion layers of `stack` at the preview size
@@ -257,17 +536,7 @@ pub fn run(
     progress: &(dyn Fn(BuildProgress) + Sync),
 ) -> Result<Option<Written>, String> {
     check_output(out)?;
-    let mut rerun = Vec::new();
-    let rebuilt = stack.rebuild(cancel, |l| {
-        progress(BuildProgress {
-            stage: format!("{}: re-run at the preview size (it was stale)", l.name),
-            fraction: 0.0,
-        });
-        rerun.push(l.name.clone());
-    })?;
-    if !rebuilt {
-        return Ok(None);
-    }
+    let Some(rerun) = rerun_stale(stack, cancel, progress)? else { return Ok(None) };
     let built = match build(stack, opts, cancel, progress) {
         Ok(b) => b,
         Err(BuildError::Cancelled) => return Ok(None),
@@ -278,7 +547,32 @@ pub fn run(
     }
     progress(BuildProgress { stage: format!("{WRITING} {}", out.display()), fraction: 1.0 });
     interop::save(out, &built.map, export).map_err(|e| format!("writing {}: {e}", out.display()))?;
-    Ok(Some(Written { size: (built.map.width, built.map.height), rerun }))
+    Ok(Some(Written { size: (built.map.width, built.map.height), rerun, tiles: None }))
+}
+
+/// What the dialog's Build does for a tile set: re-runs the stale erosion layers of `stack` at the
+/// preview size, then [`tileset::run`] into `dir` with the material's splat `bands`. `Ok(None)`
+/// when `cancel` stopped it, with nothing left in or beside `dir`.
+pub fn run_tiles(
+    stack: &mut LayerStack,
+    req: &TileSetRequest,
+    dir: &Path,
+    bands: SplatBands,
+    source: &str,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(BuildProgress) + Sync),
+) -> Result<Option<Written>, String> {
+    check_tile_dir(dir, req.force)?;
+    let Some(rerun) = rerun_stale(stack, cancel, progress)? else { return Ok(None) };
+    match tileset::run(stack, req, dir, bands, source, cancel, progress) {
+        Ok(Some(m)) => {
+            let l = req.layout;
+            let files = m.tile_files.len() * (1 + req.maps.len()) + 1;
+            Ok(Some(Written { size: (l.width(), l.height()), rerun, tiles: Some((l, files)) }))
+        }
+        Ok(None) => Ok(None),
+        Err(e) => Err(e.to_string()),
+    }
 }
 
 #[cfg(test)]
@@ -375,6 +669,90 @@ mod tests {
         assert_eq!(check_output(Path::new("b.exr")), Ok(OutputFormat::Exr));
     }
 
+    #[test]
+    fn tile_settings_follow_the_engine_the_tiling_and_the_folder() {
+        let mut s = DialogSettings::new(513, Some(Path::new("/maps/island.talus")));
+        assert_eq!((s.target, s.tiles.engine, s.tiles.format), (Target::File, Engine::Unity, TileFormat::R16));
+        assert_eq!(s.tiles.dir, "/maps/island-unity-2049");
+        assert_eq!(s.tiles.name, "island");
+        assert_eq!(s.tiles.maps, MapKind::ALL.to_vec(), "every map by default");
+        assert_eq!(s.choice(), None);
+        assert_eq!(s.destination(), PathBuf::from("/maps/island-2049.png"));
+
+        // Unity at 2049: two tiles of 1025 across.
+        s.set_target(Target::TileSet, 513, 513);
+        assert_eq!(s.layout(513, 513), Ok(TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 1025 }));
+        assert_eq!(s.destination(), PathBuf::from("/maps/island-unity-2049"));
+
+        // Unreal has no tiling of 2049: the closest one (2 × 1017 = 2033), its format, the
+        // folder renamed; and back to Unity, the same 2049 again.
+        s.set_engine(Engine::Unreal, 513, 513);
+        let l = s.layout(513, 513).unwrap();
+        assert_eq!(l, TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 1017 });
+        assert_eq!(s.size, 2033);
+        s.set_engine(Engine::Unity, 513, 513);
+        assert_eq!((s.size, s.tiles.dir.as_str()), (2049, "/maps/island-unity-2049"));
+        assert_eq!(s.tiles.format, TileFormat::R16);
+        s.set_engine(Engine::Unreal, 513, 513);
+        assert_eq!(s.tiles.format, TileFormat::Png16);
+        assert_eq!(s.tiles.dir, format!("/maps/island-unreal-{}", s.size));
+        assert_eq!(s.out, format!("/maps/island-{}.png", s.size), "the file name follows the size too");
+
+        // A chosen tiling sets the size; the request is what `talus build --tiles` resolves.
+        let four = TileLayout { tiles_x: 4, tiles_y: 4, tile_size: 505 };
+        s.set_layout(four);
+        assert_eq!((s.size, s.tiles.dir.as_str()), (2017, "/maps/island-unreal-2017"));
+        let req = s.tile_request(513, 513).unwrap();
+        assert_eq!((req.engine, req.layout, req.format), (Engine::Unreal, four, TileFormat::Png16));
+        let c = s.choice().unwrap();
+        assert_eq!((c.engine, c.tiles, c.format), (Engine::Unreal, 4, Some(TileFormat::Png16)));
+
+        // A size no tiling of the engine has, and a bad name, say why.
+        s.size = 2049;
+        let e = s.layout(513, 513).unwrap_err();
+        assert!(e.contains("not an Unreal tile size") && e.contains("2017 (tiles of 505)") && !e.contains("--"), "{e}");
+        s.size = 2017;
+        s.tiles.name = "a/b".into();
+        assert!(s.tile_request(513, 513).unwrap_err().contains("without folders"));
+
+        // A script's request lands in the same settings.
+        let mut t = DialogSettings::new(257, None);
+        let choice = TileChoice {
+            engine: Engine::Unity,
+            tiles: 2,
+            format: None,
+            maps: vec![MapKind::Splat, MapKind::Flow, MapKind::Flow],
+            name: Some("isle".into()),
+            force: true,
+        };
+        t.apply(1025, Path::new("out/set"), ErosionBuild::Rerun, Some(&choice));
+        assert_eq!((t.target, t.size, t.erosion), (Target::TileSet, 1025, ErosionBuild::Rerun));
+        assert_eq!(t.tiles.maps, vec![MapKind::Flow, MapKind::Splat]);
+        assert_eq!((t.tiles.name.as_str(), t.tiles.force, t.tiles.format), ("isle", true, TileFormat::R16));
+        assert_eq!(t.destination(), PathBuf::from("out/set"));
+        assert_eq!(t.tile_request(257, 257).unwrap().layout, TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 513 });
+        t.apply(1025, Path::new("b.exr"), ErosionBuild::Upsample, None);
+        assert_eq!((t.target, t.out.as_str()), (Target::File, "b.exr"));
+    }
+
+    #[test]
+    fn tile_folders_are_checked_as_the_writer_will_find_them() {
+        let dir = tempfile::tempdir().unwrap();
+        assert!(check_tile_dir(Path::new(""), false).unwrap_err().contains("choose a folder"));
+        assert_eq!(check_tile_dir(&dir.path().join("new"), false), Ok(()));
+        let e = check_tile_dir(&dir.path().join("no").join("set"), false).unwrap_err();
+        assert!(e.contains("does not exist"), "{e}");
+        std::fs::write(dir.path().join("f"), b"x").unwrap();
+        assert!(check_tile_dir(&dir.path().join("f"), false).unwrap_err().contains("is a file"));
+        let e = check_tile_dir(dir.path(), false).unwrap_err();
+        assert!(e.contains("holds files") && e.contains("Replace"), "{e}");
+        assert_eq!(check_tile_dir(dir.path(), true), Ok(()));
+        let empty = dir.path().join("empty");
+        std::fs::create_dir(&empty).unwrap();
+        assert_eq!(check_tile_dir(&empty, false), Ok(()));
+        assert_eq!(default_tile_dir(None, Engine::Unreal, 2017), PathBuf::from("terrain-unreal-2017"));
+    }
+
     fn small_stack() -> LayerStack {
         let mut map = Heightmap::new(129, 129, 8.0).unwrap();
         for y in 0..129 {
@@ -397,7 +775,7 @@ mod tests {
         let w = run(&mut stack, &opts, &out, &ExportOptions::default(), &AtomicBool::new(false), &progress)
             .unwrap()
             .unwrap();
-        assert_eq!(w, Written { size: (257, 257), rerun: vec![] });
+        assert_eq!(w, Written { size: (257, 257), rerun: vec![], tiles: None });
         let want = build(&small_stack(), &opts, &AtomicBool::new(false), &|_| {}).unwrap().map;
         let got = crate::core::io::bhef::load(&out).unwrap();
         assert_eq!((got.width, got.height), (257, 257));

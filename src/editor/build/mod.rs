@@ -31,6 +31,7 @@
 pub mod dialog;
 pub mod parity_table;
 pub mod reference;
+pub mod tileset;
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -208,6 +209,21 @@ pub fn build_height(w: usize, h: usize, width: usize) -> Result<usize, String> {
         ));
     }
     Ok(num / (w - 1) + 1)
+}
+
+/// The sea level the flow map drains to and the splat map's heights count from: the first
+/// erosion layer's, else the base generator's, else 0 m (the level `talus build`, its preview and
+/// parity report, and the editor's Build… use alike).
+pub fn sea_level(stack: &LayerStack) -> f32 {
+    stack
+        .layers()
+        .iter()
+        .find_map(|l| l.erosion().and_then(|e| e.recipe.sea_level))
+        .or(match &stack.base.source {
+            BaseSource::Generator(p) => p.sea_level.as_ref().map(|s| s.level),
+            _ => None,
+        })
+        .unwrap_or(0.0)
 }
 
 /// Memory the system has available for a build, bytes (`MemAvailable` of `/proc/meminfo`; `None`
