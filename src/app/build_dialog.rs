@@ -129,6 +129,8 @@ pub struct BuildDialog {
     pub finished: u64,
     /// Why the last build failed, until the next one starts.
     pub last_error: Option<String>,
+    /// What the last build wrote ("Built … in S s"), until the next one starts.
+    last_done: Option<String>,
 }
 
 impl BuildDialog {
@@ -241,6 +243,7 @@ fn start(
     dialog.running = Some(Running { shared, out, size: (plan.width, plan.height), started: Instant::now() });
     dialog.started += 1;
     dialog.last_error = None;
+    dialog.last_done = None;
     Ok((plan.width, plan.height))
 }
 
@@ -345,11 +348,9 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
             } else {
                 format!("; re-ran {} at the preview size first", w.rerun.join(", "))
             };
-            match w.tiles {
-                None => {
-                    status.info(format!("Built {} ({}×{}) in {secs:.1} s{rerun}", r.out.display(), w.size.0, w.size.1))
-                }
-                Some((l, files)) => status.info(format!(
+            let done = match w.tiles {
+                None => format!("Built {} ({}×{}) in {secs:.1} s{rerun}", r.out.display(), w.size.0, w.size.1),
+                Some((l, files)) => format!(
                     "Built the tile set {} ({}×{} tiles of {}, {}×{} nodes, {files} files with the manifest) in \
                      {secs:.1} s{rerun}",
                     r.out.display(),
@@ -358,8 +359,10 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
                     l.tile_size,
                     w.size.0,
                     w.size.1
-                )),
-            }
+                ),
+            };
+            status.info(done.clone());
+            d.last_done = Some(done);
         }
         Ok(None) => status.info(format!("Build cancelled after {secs:.1} s; nothing was written")),
         Err(e) => {
@@ -427,7 +430,8 @@ fn draw_build_dialog(
     }
     let ctx = contexts.ctx_mut()?.clone();
     dialog.settings_for(&terrain);
-    let BuildDialog { settings, running, browse: browsing, plan, memory, last_error, open, .. } = &mut *dialog;
+    let BuildDialog { settings, running, browse: browsing, plan, memory, last_error, last_done, open, .. } =
+        &mut *dialog;
     let Some(settings) = settings.as_mut() else { return Ok(()) };
     let stack = terrain.doc.stack();
     let (pw, ph) = (stack.width(), stack.height());
@@ -716,6 +720,9 @@ fn draw_build_dialog(
                         out.write(EditorCommand::Resimulate);
                     }
                 });
+            }
+            if let (false, Some(done)) = (running.is_some(), last_done.as_ref()) {
+                ui.colored_label(egui::Color32::from_rgb(140, 200, 140), done);
             }
             for r in &refusals {
                 ui.colored_label(red, r);

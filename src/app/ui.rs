@@ -396,7 +396,7 @@ fn file_section(
             if b.clicked() {
                 out.write(EditorCommand::OpenBuildDialog);
             }
-            ui.small("the same land at another resolution");
+            ui.small("the same land at another resolution, or engine tiles");
         });
         ui.horizontal(|ui| {
             ui.checkbox(&mut panel.export_unreal, "Unreal range")

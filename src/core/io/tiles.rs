@@ -95,8 +95,8 @@ pub const UNREAL_TILE_SIZES: [usize; 9] = [127, 253, 505, 1009, 1017, 2017, 2033
 pub const UNITY_TILE_SIZES: [usize; 8] = [33, 65, 129, 257, 513, 1025, 2049, 4097];
 
 /// Peak bytes per node of computing the flow map: [`crate::core::analysis::drainage_area`]'s
-/// (the flood's filled heights, flags, parents and order, the `f64` areas), the kept `f32` grid,
-/// and 4 for the flood's heap, which holds only its front.
+/// (the flood's filled heights, flags, parents and order, its sorted outlets, the `f64` areas),
+/// the kept `f32` grid, and 4 for the flood's heap, which holds only its land front.
 pub const FLOW_BYTES_PER_NODE: u64 = crate::core::analysis::DRAINAGE_AREA_BYTES_PER_NODE + 8;
 
 /// Why a tile set could not be written or read.
