@@ -1,15 +1,25 @@
 //! A private X server (Xvfb) for the window tests to open the editor on.
 
-use std::path::PathBuf;
 use std::process::{Child, Command, Stdio};
 use std::time::{Duration, Instant};
 
-/// An X display for a test: a private Xvfb server (killed on drop) or `TALUS_TEST_DISPLAY`.
+/// An X display for a test: a private Xvfb server (stopped on drop) or `TALUS_TEST_DISPLAY`.
 pub struct Xvfb(Option<Child>, pub String);
 
 impl Drop for Xvfb {
+    /// SIGTERM first, so the server removes its socket and lock file (a SIGKILL leaves them, and a
+    /// later server may find its display taken by a stale lock whose PID was reused); SIGKILL if it
+    /// has not gone within 2 s.
     fn drop(&mut self) {
         if let Some(c) = &mut self.0 {
+            let _ = Command::new("kill").arg(c.id().to_string()).status();
+            let t = Instant::now();
+            while t.elapsed() < Duration::from_secs(2) {
+                if let Ok(Some(_)) = c.try_wait() {
+                    return;
+                }
+                std::thread::sleep(Duration::from_millis(20));
+            }
             let _ = c.kill();
             let _ = c.wait();
         }
@@ -17,20 +27,24 @@ impl Drop for Xvfb {
 }
 
 /// A display to run on: `TALUS_TEST_DISPLAY` if set, else a private Xvfb server of `w×h` pixels.
-/// `slot` keeps the display numbers of tests running at once apart.
+///
+/// The server chooses a free display number itself (`-displayfd`: it takes the first display whose
+/// lock it can claim, so tests running at once, stale sockets and leftover locks of killed servers
+/// cannot collide) and writes it once it accepts connections. `_slot` is kept for the callers'
+/// readability (which display of a test file this is); it no longer picks the number.
 ///
 /// `-noreset`: an X server resets when its last client disconnects, and a reset puts the pointer
 /// back at the screen's centre. Without it, a pointer parked by `xdotool` (a client that exits at
 /// once) is back in the middle of the editor's window when the editor connects, and its real
 /// cursor events then mix with a script's virtual mouse.
-pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
+pub fn display(w: u32, h: u32, _slot: u32) -> Xvfb {
     if let Ok(d) = std::env::var("TALUS_TEST_DISPLAY") {
         return Xvfb(None, d);
     }
-    let n = 140 + (std::process::id() % 100) * 4 + slot;
-    let child = Command::new("Xvfb")
+    let mut child = Command::new("Xvfb")
         .args([
-            format!(":{n}"),
+            "-displayfd".into(),
+            "1".into(),
             "-screen".into(),
             "0".into(),
             format!("{w}x{h}x24"),
@@ -38,16 +52,23 @@ pub fn display(w: u32, h: u32, slot: u32) -> Xvfb {
             "tcp".into(),
             "-noreset".into(),
         ])
-        .stdout(Stdio::null())
+        .stdout(Stdio::piped())
         .stderr(Stdio::null())
         .spawn()
         .expect("Xvfb is needed for the window tests (Debian: xvfb; `.ci/deps` installs it)");
-    let socket = PathBuf::from(format!("/tmp/.X11-unix/X{n}"));
-    let t = Instant::now();
-    while !socket.exists() {
-        assert!(t.elapsed() < Duration::from_secs(20), "Xvfb :{n} did not start");
-        std::thread::sleep(Duration::from_millis(100));
-    }
+    let stdout = child.stdout.take().expect("Xvfb's standard output");
+    let (tx, rx) = std::sync::mpsc::channel();
+    std::thread::spawn(move || {
+        let mut line = String::new();
+        let _ = std::io::BufRead::read_line(&mut std::io::BufReader::new(stdout), &mut line);
+        let _ = tx.send(line);
+    });
+    let line = rx.recv_timeout(Duration::from_secs(30)).unwrap_or_default();
+    let n: u32 = line.trim().parse().unwrap_or_else(|_| {
+        let _ = child.kill();
+        let status = child.wait();
+        panic!("Xvfb did not start (it wrote {line:?} for its display; {status:?})")
+    });
     Xvfb(Some(child), format!(":{n}"))
 }
 
