@@ -86,6 +86,32 @@ fn generate_info_erode_round_trip() {
     );
 }
 
+/// `erode --out` writes the format its extension names (GeoTIFF here, equal to the BHEF bit for
+/// bit), and an extension it cannot write is refused before the run, with nothing written.
+#[test]
+fn erode_writes_the_format_its_output_names_and_refuses_others_first() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "a.bhef"], p));
+    let run = ["erode", "--model", "thermal", "--in", "a.bhef", "--steps", "3", "--out"];
+    ok(&talus(&[&run[..], &["e.bhef"]].concat(), p));
+    ok(&talus(&[&run[..], &["e.tif"]].concat(), p));
+    ok(&talus(&[&run[..], &["e-noext"]].concat(), p));
+    let tif = std::fs::read(p.join("e.tif")).unwrap();
+    assert!(tif.starts_with(b"II*\0") || tif.starts_with(b"MM\0*"), "e.tif is not a TIFF");
+    let a = talus::core::io::bhef::load(&p.join("e.bhef")).unwrap();
+    let b = talus::core::io::interop::load(&p.join("e.tif"), &Default::default()).unwrap();
+    assert!(a.data.iter().map(|v| v.to_bits()).eq(b.data.iter().map(|v| v.to_bits())), "the GeoTIFF differs");
+    assert_eq!(std::fs::read(p.join("e-noext")).unwrap(), std::fs::read(p.join("e.bhef")).unwrap());
+    for (bad, says) in [("m.obj", "convert makes meshes"), ("m.xyz", ".bhef")] {
+        let out = talus(&[&run[..], &[bad]].concat(), p);
+        assert!(!out.status.success(), "--out {bad} was taken");
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(err.contains(says), "--out {bad}: {err}");
+        assert!(!p.join(bad).exists());
+    }
+}
+
 /// Particle counts and lengths are world units: `--droplets N` is N particles on the input map at
 /// any `--cell-size`; an older parameter file in grid units is converted for the input map; the
 /// old names and absurd counts are clear errors.

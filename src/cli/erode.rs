@@ -14,7 +14,7 @@ use super::params::{apply_sets, parse_seed};
 use super::snapshots::{SnapshotFormat, Snapshots};
 use crate::backend::{Backend, BackendOptions, build_with_backend_opts};
 use crate::core::erosion::{self, Boundary, EdgeMode, JobInputs, MODELS, ModelEntry, ModelParams, RunEnd, registry};
-use crate::core::io::{atomic::write_atomic, bhef, preview};
+use crate::core::io::{atomic::write_atomic, bhef, interop, preview};
 
 /// Erosion models of `erode --model`: the entries of the model registry
 /// ([`crate::core::erosion::registry`]), spelled by their `cli` names; `{:?}` gives the registry
@@ -75,7 +75,8 @@ pub struct ErodeArgs {
     /// Input BHEF.
     #[arg(long = "in")]
     pub input: PathBuf,
-    /// Output BHEF (written atomically when the run ends).
+    /// Output file, written atomically when the run ends: BHEF (`.bhef`, or no extension), or by
+    /// its extension PNG 16-bit, R16, EXR or GeoTIFF (as `talus convert` writes them).
     #[arg(long)]
     pub out: PathBuf,
     /// A RON file of the model's parameters (either the model's own struct or `ModelParams`), in
@@ -221,6 +222,17 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     if !(a.cell_size.is_finite() && a.cell_size > 0.0) {
         return Err(CliError(format!("--cell-size {} must be a positive number of metres", a.cell_size)));
     }
+    // The output's format is checked before the run, not found wrong after it.
+    let out_fmt = match a.out.extension() {
+        None => interop::Format::Bhef,
+        Some(_) => interop::Format::from_path(&a.out)?,
+    };
+    if matches!(out_fmt, interop::Format::Hgt | interop::Format::Obj | interop::Format::Glb) {
+        return Err(CliError(format!(
+            "--out {}: erode writes a heightmap: .bhef, .png, .r16, .exr or .tif (convert makes meshes)",
+            a.out.display()
+        )));
+    }
     let mut hm = bhef::load(&a.input)?;
     hm.cell_size = a.cell_size;
     // Values of an older parameter file in grid units were made for this map.
@@ -325,7 +337,12 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         eprintln!("cancelled: {} left untouched (use --keep-partial to save the partial result)", a.out.display());
         return Ok(ExitCode::from(130));
     }
-    bhef::save_atomic(&a.out, sim.heightmap())?;
+    if out_fmt == interop::Format::Bhef {
+        bhef::save_atomic(&a.out, sim.heightmap())?;
+    } else {
+        let eo = interop::ExportOptions { source: a.input.display().to_string(), ..Default::default() };
+        interop::save(&a.out, sim.heightmap(), &eo)?;
+    }
     if let Some(s) = snaps.as_mut() {
         s.offer(sim.heightmap(), p.done, true)?;
         let clipped =
