@@ -87,7 +87,8 @@ fn generate_info_erode_round_trip() {
 }
 
 /// `erode --out` writes the format its extension names (GeoTIFF here, equal to the BHEF bit for
-/// bit), and an extension it cannot write is refused before the run, with nothing written.
+/// bit) and `--in` reads one, and an extension it cannot write is refused before the run, with
+/// nothing written.
 #[test]
 fn erode_writes_the_format_its_output_names_and_refuses_others_first() {
     let d = tempfile::tempdir().unwrap();
@@ -103,6 +104,10 @@ fn erode_writes_the_format_its_output_names_and_refuses_others_first() {
     let b = talus::core::io::interop::load(&p.join("e.tif"), &Default::default()).unwrap();
     assert!(a.data.iter().map(|v| v.to_bits()).eq(b.data.iter().map(|v| v.to_bits())), "the GeoTIFF differs");
     assert_eq!(std::fs::read(p.join("e-noext")).unwrap(), std::fs::read(p.join("e.bhef")).unwrap());
+    // The GeoTIFF back in: read by its extension, not as a BHEF header.
+    let again = ["erode", "--model", "thermal", "--in", "e.tif", "--steps", "3", "--out", "f.bhef"];
+    ok(&talus(&again, p));
+    assert_eq!(talus::core::io::bhef::load(&p.join("f.bhef")).unwrap().width, 65);
     for (bad, says) in [("m.obj", "convert makes meshes"), ("m.xyz", ".bhef")] {
         let out = talus(&[&run[..], &[bad]].concat(), p);
         assert!(!out.status.success(), "--out {bad} was taken");

@@ -72,7 +72,9 @@ pub struct ErodeArgs {
     /// (concave, dendritic valleys with the sea as base level; README, "Erosion results").
     #[arg(long, value_enum, default_value_t = Model::default())]
     pub model: Model,
-    /// Input BHEF.
+    /// Input heightmap: BHEF (`.bhef` or no extension), or by its extension PNG, R16, EXR,
+    /// GeoTIFF or SRTM `.hgt`, read as `talus convert` reads them (heights in metres; the node
+    /// spacing is always `--cell-size`).
     #[arg(long = "in")]
     pub input: PathBuf,
     /// Output file, written atomically when the run ends: BHEF (`.bhef`, or no extension), or by
@@ -233,7 +235,12 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
             a.out.display()
         )));
     }
-    let mut hm = bhef::load(&a.input)?;
+    // The input by its extension, as `talus convert` reads it: BHEF for `.bhef` or none.
+    let mut hm = match a.input.extension() {
+        None => bhef::load(&a.input)?,
+        Some(e) if e.eq_ignore_ascii_case("bhef") => bhef::load(&a.input)?,
+        Some(_) => interop::load(&a.input, &interop::ImportOptions::default())?,
+    };
     hm.cell_size = a.cell_size;
     // Values of an older parameter file in grid units were made for this map.
     let map = erosion::MapSize::of(&hm);
