@@ -226,16 +226,11 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     Ok(ExitCode::SUCCESS)
 }
 
-/// Runs a build with a progress bar; `None` when cancelled.
-pub(super) fn build_at(
-    stack: &LayerStack,
-    opts: &BuildOptions,
-    cancel: &AtomicBool,
-) -> Result<Option<Built>, CliError> {
-    let plan = build::plan(stack, opts)?;
-    build::check_memory(&plan, build::available_memory())?;
+/// Prints a build's plan on standard error: `head` (what is built), the size, cell, ratio and
+/// memory estimate, then one line per step.
+pub(super) fn print_plan(head: &str, plan: &build::BuildPlan) {
     eprintln!(
-        "building {}×{} (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
+        "{head}{}×{} (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
         plan.width,
         plan.height,
         plan.cell_size,
@@ -245,6 +240,11 @@ pub(super) fn build_at(
     for s in &plan.steps {
         eprintln!("  {s}");
     }
+}
+
+/// Runs `job` with a progress bar on standard error that shows each [`BuildProgress`] (fraction
+/// and stage) it reports, cleared when it ends.
+pub(super) fn with_build_bar<T>(job: impl FnOnce(&(dyn Fn(BuildProgress) + Sync)) -> T) -> T {
     let bar = indicatif::ProgressBar::new(1000);
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% {msg}")
@@ -254,9 +254,21 @@ pub(super) fn build_at(
         bar.set_position((p.fraction * 1000.0) as u64);
         bar.set_message(p.stage);
     };
-    let r = build::build(stack, opts, cancel, &progress);
+    let r = job(&progress);
     bar.finish_and_clear();
-    match r {
+    r
+}
+
+/// Runs a build with a progress bar; `None` when cancelled.
+pub(super) fn build_at(
+    stack: &LayerStack,
+    opts: &BuildOptions,
+    cancel: &AtomicBool,
+) -> Result<Option<Built>, CliError> {
+    let plan = build::plan(stack, opts)?;
+    build::check_memory(&plan, build::available_memory())?;
+    print_plan("building ", &plan);
+    match with_build_bar(|progress| build::build(stack, opts, cancel, progress)) {
         Ok(b) => Ok(Some(b)),
         Err(BuildError::Cancelled) => Ok(None),
         Err(e) => Err(e.into()),

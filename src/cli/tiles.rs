@@ -8,11 +8,11 @@ use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use super::CliError;
-use super::project::{BuildArgs, peak_rss};
+use super::project::{BuildArgs, peak_rss, print_plan, with_build_bar};
 use crate::core::io::tiles::{self, Engine, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
 use crate::editor::build::tileset::{self, TileSetRequest};
-use crate::editor::build::{self, BuildProgress, ErosionBuild};
+use crate::editor::build::{self, ErosionBuild};
 use crate::editor::layers::LayerStack;
 use crate::editor::project::Project;
 
@@ -69,34 +69,17 @@ pub(super) fn run(
     let l = req.layout;
     let plan = tileset::plan(stack, req)?;
     build::check_memory(&plan, build::available_memory())?;
-    eprintln!(
-        "tile set for {}: {}×{} tiles of {} nodes, a {}×{} build (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
+    let head = format!(
+        "tile set for {}: {}×{} tiles of {} nodes, a build of ",
         req.engine.name(),
         l.tiles_x,
         l.tiles_y,
-        l.tile_size,
-        plan.width,
-        plan.height,
-        plan.cell_size,
-        plan.ratio,
-        plan.bytes as f64 / (1u64 << 30) as f64
+        l.tile_size
     );
-    for s in &plan.steps {
-        eprintln!("  {s}");
-    }
+    print_plan(&head, &plan);
     let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());
     let source = a.project.display().to_string();
-    let bar = indicatif::ProgressBar::new(1000);
-    bar.set_style(
-        indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% {msg}")
-            .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
-    );
-    let progress = |p: BuildProgress| {
-        bar.set_position((p.fraction * 1000.0) as u64);
-        bar.set_message(p.stage);
-    };
-    let r = tileset::run(stack, req, &a.out, bands, &source, cancel, &progress);
-    bar.finish_and_clear();
+    let r = with_build_bar(|progress| tileset::run(stack, req, &a.out, bands, &source, cancel, progress));
     let m = match r {
         Ok(Some(m)) => m,
         Ok(None) => {
