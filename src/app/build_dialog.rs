@@ -632,7 +632,7 @@ fn draw_build_dialog(
                         ui.horizontal(|ui| {
                             ui.add(egui::TextEdit::singleline(&mut settings.tiles.name).desired_width(140.0))
                                 .on_hover_text(
-                                    "The tiles' file names start with it: NAME_x0_y0.png (Unreal), NAME_0_0.r16",
+                                    "The files' names start with it: NAME_x0_y0.png or .r16, maps NAME_flow_x0_y0.png",
                                 );
                             ui.checkbox(&mut settings.tiles.force, "Replace")
                                 .on_hover_text("Replace a folder that holds files, once the new set is complete");

@@ -21,8 +21,9 @@
 //! heap are broken by node index (deterministic). Outlets never change height, so they are not
 //! held in the heap: they are sorted once by the same key (in parallel) and merged with a heap
 //! that holds only the flood's land front. The pop order, and so every result, is the single
-//! heap's (tested); on an island, where the sea is most of the outlets, the heap stays small. On the filled surface `z` each non-outlet node
-//! sends its whole area to its steepest-descent neighbour (D8, O'Callaghan & Mark 1984; the
+//! heap's (tested); on an island, where the sea is most of the outlets, the heap stays small.
+//!
+//! On the filled surface `z` each non-outlet node sends its whole area to its steepest-descent neighbour (D8, O'Callaghan & Mark 1984; the
 //! diagonal distance is `√2·Δx`), and areas `A` (m², every node contributing `Δx²`) are summed in
 //! reverse pop order, which lists every node after its receiver (pop heights never decrease). The
 //! stream-power model's router (`erosion::stream_power::routing`) resolves lakes through a basin

@@ -174,15 +174,23 @@ pub fn check_output(path: &Path) -> Result<OutputFormat, String> {
     Ok(format)
 }
 
-/// The file the dialog offers first: beside the project, named after it and the side
-/// (`island.talus` → `island-2049.png`), else `terrain-2049.png` in the working folder.
-pub fn default_output(project: Option<&Path>, size: usize, format: OutputFormat) -> PathBuf {
-    let stem = project.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
-    let name = format!("{}-{size}.{}", stem.as_deref().unwrap_or("terrain"), format.extension());
+/// The project's file name without its extension, or `terrain` for a project never saved.
+fn project_stem(project: Option<&Path>) -> String {
+    project.and_then(|p| p.file_stem()).map_or("terrain".into(), |s| s.to_string_lossy().into_owned())
+}
+
+/// `name` beside the project, or in the working folder for a project never saved.
+fn beside_project(project: Option<&Path>, name: String) -> PathBuf {
     match project.and_then(Path::parent) {
         Some(dir) => dir.join(name),
         None => PathBuf::from(name),
     }
+}
+
+/// The file the dialog offers first: beside the project, named after it and the side
+/// (`island.talus` → `island-2049.png`), else `terrain-2049.png` in the working folder.
+pub fn default_output(project: Option<&Path>, size: usize, format: OutputFormat) -> PathBuf {
+    beside_project(project, format!("{}-{size}.{}", project_stem(project), format.extension()))
 }
 
 /// What the dialog holds: the choices its Build button builds with.
@@ -259,12 +267,7 @@ pub struct TileChoice {
 /// engine and the side (`island.talus` → `island-unity-2049`), else `terrain-unity-2049` in the
 /// working folder.
 pub fn default_tile_dir(project: Option<&Path>, engine: Engine, size: usize) -> PathBuf {
-    let stem = project.and_then(|p| p.file_stem()).map(|s| s.to_string_lossy().into_owned());
-    let name = format!("{}-{}-{size}", stem.as_deref().unwrap_or("terrain"), engine.name());
-    match project.and_then(Path::parent) {
-        Some(dir) => dir.join(name),
-        None => PathBuf::from(name),
-    }
+    beside_project(project, format!("{}-{}-{size}", project_stem(project), engine.name()))
 }
 
 /// Why `dir` cannot take a tile set, if it cannot: empty, a file, in a folder that does not exist,
@@ -301,7 +304,7 @@ impl DialogSettings {
     pub fn new(side: usize, project: Option<&Path>) -> Self {
         let size = default_size(side);
         let out = default_output(project, size, OutputFormat::Png16).display().to_string();
-        let name = project.and_then(|p| p.file_stem()).map_or("terrain".into(), |s| s.to_string_lossy().into_owned());
+        let name = project_stem(project);
         let tiles = TileSettings {
             engine: Engine::Unity,
             tiles_x: 2,

@@ -231,22 +231,19 @@ mod tests {
         assert!(!wide.is_empty());
         assert!(wide.iter().all(|l| l.tiles_x == 2 * l.tiles_y), "{wide:?}");
         // Every layout resolves as the CLI would resolve it.
-        for l in unity.iter().chain(&unreal) {
-            let engine = if tile_sizes(Engine::Unity).contains(&l.tile_size) && unity.contains(l) {
-                Engine::Unity
-            } else {
-                Engine::Unreal
-            };
-            let r = tiles::resolve_layout(
-                engine,
-                Some(l.width()),
-                Some((l.tiles_x, None)),
-                None,
-                &|n| build_height(513, 513, n),
-                &|n| check_side(n).is_ok(),
-            )
-            .unwrap();
-            assert_eq!(r, *l);
+        for (engine, list) in [(Engine::Unity, &unity), (Engine::Unreal, &unreal)] {
+            for l in list {
+                let r = tiles::resolve_layout(
+                    engine,
+                    Some(l.width()),
+                    Some((l.tiles_x, None)),
+                    None,
+                    &|n| build_height(513, 513, n),
+                    &|n| check_side(n).is_ok(),
+                )
+                .unwrap();
+                assert_eq!(r, *l);
+            }
         }
     }
 
