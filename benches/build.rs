@@ -18,7 +18,7 @@ use std::time::Instant;
 
 use talus::core::erosion::registry;
 use talus::editor::build::reference::reference_stack;
-use talus::editor::build::{BuildOptions, ErosionBuild, build, plan};
+use talus::editor::build::{BuildRequest, ErosionBuild, build_in_memory, plan};
 
 const CHILD: &str = "TALUS_BUILD_BENCH_CHILD";
 
@@ -33,10 +33,10 @@ fn peak_rss() -> u64 {
 /// One build in this process: prints `seconds build_seconds peak_bytes estimate_bytes`.
 fn child(size: usize, erosion: ErosionBuild) {
     let stack = reference_stack(513, &[(registry::default_model().editor_default)()]).expect("reference project");
-    let opts = BuildOptions { width: size, erosion, keep_input: false, erosion_change: false };
+    let opts = BuildRequest::in_memory(size, erosion);
     let estimate = plan(&stack, &opts).expect("plan").bytes;
     let t = Instant::now();
-    let built = build(&stack, &opts, &AtomicBool::new(false), &|_| {}).expect("build");
+    let built = build_in_memory(&stack, &opts, &AtomicBool::new(false), &|_| {}).expect("build");
     let build_s = t.elapsed().as_secs_f64();
     let dir = std::env::temp_dir().join(format!("talus-build-bench-{}", std::process::id()));
     std::fs::create_dir_all(&dir).expect("temp dir");

@@ -16,19 +16,21 @@ use std::process::ExitCode;
 use clap::{Args, Parser, Subcommand};
 
 pub mod alert;
+mod build;
 mod convert;
 mod demo;
 mod erode;
 mod generate;
 mod info;
+mod layers;
 mod params;
-mod project;
 pub mod qa;
 mod snapshots;
 mod tiles;
 
 use crate::core::io::{bhef, preview};
 
+pub use build::BuildArgs;
 pub use convert::ConvertArgs;
 use convert::cmd_convert;
 use demo::cmd_demo;
@@ -38,8 +40,9 @@ use generate::cmd_generate;
 pub use generate::{GenerateArgs, Interp, Kind, generate_params};
 pub use info::Info;
 use info::cmd_info;
+pub use layers::LayersArgs;
 pub use params::{apply_sets, parse_seed};
-pub use project::{BuildArgs, LayersArgs};
+pub use tiles::TileArgs;
 
 /// The version line of `talus --version`: the crate's version and the git commit it was built from.
 pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TALUS_COMMIT"), ")");
@@ -215,8 +218,8 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
         Some(Command::Convert(a)) => cmd_convert(a),
         Some(Command::Analyze(a)) => qa::cmd_analyze(a),
         Some(Command::Fix(a)) => qa::cmd_fix(a),
-        Some(Command::Build(a)) => project::cmd_build(a),
-        Some(Command::Layers(a)) => project::cmd_layers(a),
+        Some(Command::Build(a)) => build::cmd_build(a),
+        Some(Command::Layers(a)) => layers::cmd_layers(a),
         None => {
             if cli.file.is_some() || cli.script.is_some() || cli.gui || has_display() {
                 open_editor(EditorArgs { file: cli.file, script: cli.script, window_size: None })

@@ -18,7 +18,7 @@ use talus::core::analysis::parity::{ParityParams, every_kth, parity};
 use talus::core::analysis::{AnalysisParams, compare};
 use talus::core::erosion::{ModelParams, registry};
 use talus::editor::build::reference::reference_stack;
-use talus::editor::build::{BuildError, BuildOptions, ErosionBuild, build};
+use talus::editor::build::{BuildError, BuildRequest, ErosionBuild, build_in_memory};
 use talus::editor::layers::LayerStack;
 
 fn talus(args: &[&str], dir: &std::path::Path) -> std::process::Output {
@@ -29,14 +29,14 @@ fn editor_default(cli: &str) -> ModelParams {
     (registry::by_cli(cli).unwrap().editor_default)()
 }
 
-fn opts(width: usize) -> BuildOptions {
-    BuildOptions { width, erosion: ErosionBuild::Upsample, keep_input: true, erosion_change: false }
+fn opts(width: usize) -> BuildRequest {
+    BuildRequest { keep_input: true, ..BuildRequest::in_memory(width, ErosionBuild::Upsample) }
 }
 
 /// Builds `stack` at `n` and checks the parity goals and #13's bounds; returns the figures
 /// line for the log.
 fn check_parity(name: &str, stack: &LayerStack, n: usize) -> String {
-    let built = build(stack, &opts(n), &AtomicBool::new(false), &|_| {}).unwrap();
+    let built = build_in_memory(stack, &opts(n), &AtomicBool::new(false), &|_| {}).unwrap();
     let preview = stack.compose();
     let sea = 0.0;
     let k = (n - 1) / (stack.width() - 1);
@@ -86,7 +86,7 @@ fn a_thermal_layer_built_at_4x_keeps_the_previews_landforms() {
 #[test]
 fn a_build_at_the_projects_own_size_is_its_fold_bit_for_bit() {
     let stack = reference_stack(129, &[editor_default("thermal")]).unwrap();
-    let built = build(&stack, &opts(129), &AtomicBool::new(false), &|_| {}).unwrap();
+    let built = build_in_memory(&stack, &opts(129), &AtomicBool::new(false), &|_| {}).unwrap();
     assert!(common::grid::bits(&built.map.data) == common::grid::bits(&stack.compose().data));
     assert_eq!(built.map.cell_size, stack.cell_size());
 }
@@ -95,11 +95,11 @@ fn a_build_at_the_projects_own_size_is_its_fold_bit_for_bit() {
 fn a_build_reports_progress_and_a_cancel_stops_it() {
     let stack = reference_stack(129, &[editor_default("thermal")]).unwrap();
     let seen = std::sync::Mutex::new(Vec::new());
-    build(&stack, &opts(513), &AtomicBool::new(false), &|p| seen.lock().unwrap().push(p.fraction)).unwrap();
+    build_in_memory(&stack, &opts(513), &AtomicBool::new(false), &|p| seen.lock().unwrap().push(p.fraction)).unwrap();
     let seen = seen.into_inner().unwrap();
     assert!(seen.len() >= 3 && seen.windows(2).all(|w| w[0] <= w[1]) && *seen.last().unwrap() == 1.0, "{seen:?}");
     let cancel = AtomicBool::new(true);
-    assert_eq!(build(&stack, &opts(513), &cancel, &|_| {}).unwrap_err(), BuildError::Cancelled);
+    assert!(matches!(build_in_memory(&stack, &opts(513), &cancel, &|_| {}), Err(BuildError::Cancelled)));
 }
 
 #[test]

@@ -407,18 +407,17 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
 }
 
 /// File ▸ Build… through the real window (#26): the 257² island, a painted ridge, the default
-/// Simulate, the project saved, then Build at 1025² (Upsample) to a BHEF file from a script, as the
-/// dialog's Build button does. The file is 1025² and is, bit for bit, what
-/// `editor::build::build` makes of the saved project (built here on another thread count). Then
+/// Simulate, the project saved, then Build at 1025² (Upsample) to a 16-bit PNG from a script, as the
+/// dialog's Build button does. The file is 1025², and it and its sidecar are, byte for byte, what
+/// `talus build --size 1025` writes from the saved project (built there on another thread
+/// count): the dialog and the CLI build through one path (#33). Then
 /// Build as an engine tile set (#27): Unity, 2×2 tiles of 513, every map; the folder holds, byte
 /// for byte, the files `talus build --tiles` writes from the saved project. A second
 /// session presses Build with an output in a folder that does not exist: the script fails, and the
 /// log says why. The dialog's screenshot goes to `TALUS_SHOT_DIR` when it is set.
 #[test]
 fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
-    use std::sync::atomic::AtomicBool;
     use talus::core::erosion::registry;
-    use talus::editor::build::{BuildOptions, ErosionBuild, build};
 
     let dir = tempfile::tempdir().unwrap();
     let d = dir.path();
@@ -430,9 +429,9 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     Simulate(model: {model}, seed: 1),
     WaitSimulation,
     Save("{project}"),
-    Build(size: 1025, out: "{built}", erosion: Upsample),
+    Build((size: 1025, erosion: Upsample, target: File((path: "{built}")))),
     WaitBuild,
-    Build(size: 1025, out: "{set}", tiles: Some((engine: unity, tiles: 2, maps: [flow, erosion, deposition, slope, normal, splat]))),
+    Build((size: 1025, target: Tiles((engine: unity, tiles: 2, dir: "{set}", maps: [flow, erosion, deposition, slope, normal, splat])))),
     WaitBuild,
     WaitFrames(4),
     Screenshot("{shot}"),
@@ -441,7 +440,7 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
         look = common::xvfb::light_look(),
         island = common::xvfb::SMALL_ISLAND,
         project = d.join("island.talus").display(),
-        built = d.join("built.bhef").display(),
+        built = d.join("built.png").display(),
         set = d.join("unity-set").display(),
         shot = d.join("build-dialog.png").display(),
     );
@@ -453,12 +452,10 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     let project = talus::editor::project::load(&d.join("island.talus")).expect("the project reads back");
     assert_eq!(project.stack.width(), 257);
     assert!(project.stack.layers().iter().any(|l| l.erosion().is_some()), "the Simulate made an erosion layer");
-    let opts = BuildOptions { width: 1025, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
-    let want = build(&project.stack, &opts, &AtomicBool::new(false), &|_| {}).expect("the project builds").map;
-    let got = load(&d.join("built.bhef"));
+    let got = talus::core::io::interop::load(&d.join("built.png"), &Default::default()).expect("the build reads back");
     assert_eq!((got.width, got.height), (1025, 1025));
-    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
-    assert!(bits(&got) == bits(&want), "the dialog's build differs from editor::build::build of the saved project");
+    let args = ["--size", "1025"];
+    common::sets::assert_same_file_as_cli(&d.join("island.talus"), &d.join("built.png"), &d.join("cli.png"), &args);
 
     // The tile set: the same files as the CLI's, 4 tiles + 4 × 6 maps + the manifest.
     let args = ["--size", "1025", "--engine", "unity", "--tiles", "2", "--maps", "all"];
@@ -468,7 +465,7 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     // An output in a folder that does not exist: refused, the script fails and says why.
     let missing = d.join("no-such-folder").join("b.bhef");
     let bad = format!(
-        "[\n    {look}Build(size: 1025, out: \"{out}\", erosion: Upsample),\n    WaitBuild,\n    Quit,\n]",
+        "[\n    {look}Build((size: 1025, target: File((path: \"{out}\")))),\n    WaitBuild,\n    Quit,\n]",
         look = common::xvfb::light_look(),
         out = missing.display()
     );

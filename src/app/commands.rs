@@ -160,20 +160,9 @@ pub enum EditorCommand {
     ContinueRun(u64),
     /// Open the Build… dialog (File ▸ Build…, [`super::build_dialog`]).
     OpenBuildDialog,
-    /// The Build… dialog's Build button: build the project at `size` nodes across in the
-    /// background and write it to `out` (its extension picks the format), or, with `tiles`, write
-    /// an engine tile set into the folder `out`; the dialog shows these settings.
-    Build {
-        /// Nodes along x of the build (an allowed side, see `crate::editor::build::check_side`).
-        size: usize,
-        /// Where to write: a file (BHEF, PNG 16-bit, R16, EXR or GeoTIFF, by the extension), or
-        /// the tile set's folder.
-        out: PathBuf,
-        /// How erosion layers are rebuilt.
-        erosion: crate::editor::build::ErosionBuild,
-        /// An engine tile set instead of one file.
-        tiles: Option<crate::editor::build::dialog::TileChoice>,
-    },
+    /// The Build… dialog's Build button (and a script's `Build`): build this request in the
+    /// background; the dialog shows it.
+    Build(crate::editor::build::BuildRequest),
     /// Cancel the running build (nothing is written).
     CancelBuild,
 }

@@ -651,9 +651,9 @@ fn run_script(
             out.write(EditorCommand::OpenBuildDialog);
             Some(Step::Frames(2))
         }
-        Action::Build { size, out: path, erosion, tiles } => {
-            // The dialog's Build button sends the same command with the dialog's settings.
-            out.write(EditorCommand::Build { size, out: path, erosion, tiles });
+        Action::Build(req) => {
+            // The dialog's Build button sends the same command with the dialog's request.
+            out.write(EditorCommand::Build(req));
             Some(Step::BuildStarting(ed.build.started, 0))
         }
         Action::WaitBuild => Some(Step::Building),

@@ -65,6 +65,7 @@
 //! See [`fix`]: [`fill_pits`] (the priority-flood above), [`breach_pits`] (carving along the
 //! flood's path, Soille 2004), [`remove_spikes`] and [`raise_pits`] (single nodes only).
 
+pub mod detail;
 pub mod fix;
 pub mod parity;
 pub mod spectrum;

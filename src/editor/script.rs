@@ -99,24 +99,14 @@ pub enum Action {
     Continue(u64),
     /// Open the Build… dialog (File ▸ Build…), as for a screenshot of it.
     OpenBuildDialog,
-    /// Press Build in the Build… dialog with these settings (the dialog opens showing them): build
-    /// the project at `size` nodes across in the background and write it to `out` (its extension
-    /// picks the format), or a tile set into the folder `out`. Waits for the build to start; a
-    /// refused build fails the script.
-    Build {
-        /// Nodes along x of the build (`2^k + 1` from 129 to 16385, or one of Unreal's sizes).
-        size: usize,
-        /// The file to write: `.bhef`, `.png`, `.r16`, `.exr` or `.tif`.
-        out: PathBuf,
-        /// How erosion layers are rebuilt: `Upsample` (the default) or `Rerun`.
-        #[serde(default)]
-        erosion: crate::editor::build::ErosionBuild,
-        /// An engine tile set into the folder `out` instead of one file, as the dialog's "Engine
-        /// tile set" writes it: `tiles: Some((engine: unity, tiles: 2, maps: [flow, splat]))`
-        /// (also `format: Some(r16)`, `name: Some("island")`, `force: true`).
-        #[serde(default)]
-        tiles: Option<crate::editor::build::dialog::TileChoice>,
-    },
+    /// Press Build in the Build… dialog with this request (the dialog opens showing it): build
+    /// the project in the background, e.g. `Build((size: 2049, target: File((path: "big.bhef"))))`,
+    /// `Build((size: 1025, erosion: Rerun, target: File((path: "b.png", unreal_range: true))))` or
+    /// a tile set, `Build((size: 1025, target: Tiles((engine: unity, tiles: 2, dir: "set", maps:
+    /// [flow, splat]))))` (also `format: r16`, `name: "island"`, `replace: true`); the fields are
+    /// those of [`crate::editor::build::BuildRequest`]. Waits for the build to start; a refused
+    /// build fails the script.
+    Build(crate::editor::build::BuildRequest),
     /// Wait until the running build ends; the script fails if the build failed.
     WaitBuild,
     /// Save a frame of the window to a PNG.
@@ -240,7 +230,9 @@ pub fn load(path: &Path) -> Result<Vec<Action>, String> {
 
 /// Parses a script's text.
 pub fn parse(text: &str) -> Result<Vec<Action>, String> {
-    let mut actions: Vec<Action> = ron::from_str(text).map_err(|e| e.to_string())?;
+    // An option may be written without `Some` (`size: 1025`).
+    let ron = ron::Options::default().with_default_extension(ron::extensions::Extensions::IMPLICIT_SOME);
+    let mut actions: Vec<Action> = ron.from_str(text).map_err(|e| e.to_string())?;
     for a in &mut actions {
         if let Action::Generate(g) = a {
             // Version-1 values (grid units) are read with the generator's own cell size.
@@ -364,32 +356,46 @@ mod tests {
     #[test]
     fn build_actions_parse() {
         use crate::core::io::tiles::{Engine, MapKind, TileFormat};
-        use crate::editor::build::ErosionBuild;
-        use crate::editor::build::dialog::TileChoice;
-        let a = parse(r#"[OpenBuildDialog, Build(size: 1025, out: "b.bhef", erosion: Upsample), Build(size: 2049, out: "c.exr"), Build(size: 513, out: "d.png", erosion: Rerun), WaitBuild, Build(size: 1025, out: "set", tiles: Some((engine: unity, tiles: 2, maps: [splat, flow]))), Build(size: 2017, out: "ue", tiles: Some((engine: unreal, tiles: 4, format: Some(r16), name: Some("isle"), force: true)))]"#).unwrap();
-        assert_eq!(a.len(), 7);
-        let file = |size, out: &str, erosion| Action::Build { size, out: out.into(), erosion, tiles: None };
-        assert_eq!(a[1], file(1025, "b.bhef", ErosionBuild::Upsample));
-        assert_eq!(a[2], file(2049, "c.exr", ErosionBuild::Upsample));
-        assert_eq!(a[3], file(513, "d.png", ErosionBuild::Rerun));
+        use crate::editor::build::{BuildRequest, ErosionBuild, FileTarget, Target, TileTarget};
+        let a = parse(r#"[OpenBuildDialog, Build((size: 1025, erosion: Upsample, target: File((path: "b.bhef")))), Build((size: Some(2049), target: File((path: "c.exr")))), Build((size: 513, erosion: Rerun, target: File((path: "d.png", unreal_range: true)))), WaitBuild, Build((size: 1025, target: Tiles((engine: unity, tiles: 2, dir: "set", maps: [splat, flow])))), Build((size: 2017, target: Tiles((engine: unreal, tiles: 4, dir: "ue", format: r16, name: "isle", replace: true)))), Build((target: File((path: "flat.obj"))))]"#).unwrap();
+        assert_eq!(a.len(), 8);
+        let file = |size, path: &str, erosion, unreal_range| {
+            Action::Build(BuildRequest {
+                size: Some(size),
+                erosion,
+                target: Target::File(FileTarget { path: path.into(), unreal_range }),
+                keep_input: false,
+            })
+        };
+        assert_eq!(a[1], file(1025, "b.bhef", ErosionBuild::Upsample, false));
+        assert_eq!(a[2], file(2049, "c.exr", ErosionBuild::Upsample, false));
+        assert_eq!(a[3], file(513, "d.png", ErosionBuild::Rerun, true));
         assert_eq!(a[4], Action::WaitBuild);
-        let unity = TileChoice {
+        let unity = TileTarget {
             engine: Engine::Unity,
             tiles: 2,
             format: None,
             maps: vec![MapKind::Splat, MapKind::Flow],
+            dir: "set".into(),
             name: None,
-            force: false,
+            replace: false,
         };
         assert_eq!(
             a[5],
-            Action::Build { size: 1025, out: "set".into(), erosion: ErosionBuild::Upsample, tiles: Some(unity) }
+            Action::Build(BuildRequest {
+                size: Some(1025),
+                erosion: ErosionBuild::Upsample,
+                target: Target::Tiles(unity),
+                keep_input: false
+            })
         );
-        let Action::Build { tiles: Some(ue), .. } = &a[6] else { panic!("{:?}", a[6]) };
+        let Action::Build(BuildRequest { target: Target::Tiles(ue), .. }) = &a[6] else { panic!("{:?}", a[6]) };
         assert_eq!(
-            (ue.engine, ue.tiles, ue.format, ue.name.as_deref(), ue.force),
+            (ue.engine, ue.tiles, ue.format, ue.name.as_deref(), ue.replace),
             (Engine::Unreal, 4, Some(TileFormat::R16), Some("isle"), true)
         );
+        let Action::Build(flat) = &a[7] else { panic!("{:?}", a[7]) };
+        assert_eq!(flat.size, None, "no size: the project's own, folded");
     }
 
     #[test]

@@ -34,3 +34,26 @@ pub fn assert_same_as_cli(project: &Path, dialog_dir: &Path, cli_dir: &Path, arg
     }
     a.len()
 }
+
+/// Runs `talus build PROJECT ARGS --out CLI_FILE` and checks that `dialog_file` holds the same
+/// bytes, and so does its sidecar (`….json`, the integer formats' metres) when it has one.
+pub fn assert_same_file_as_cli(project: &Path, dialog_file: &Path, cli_file: &Path, args: &[&str]) {
+    let out = Command::new(env!("CARGO_BIN_EXE_talus"))
+        .arg("build")
+        .arg(project)
+        .args(args)
+        .arg("--out")
+        .arg(cli_file)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "talus build {args:?} failed: {}", String::from_utf8_lossy(&out.stderr));
+    let read = |p: &Path| std::fs::read(p).unwrap_or_else(|e| panic!("{}: {e}", p.display()));
+    let (x, y) = (read(dialog_file), read(cli_file));
+    assert!(x == y, "the dialog's {} differs from the CLI's ({} vs {} bytes)", dialog_file.display(), x.len(), y.len());
+    let sidecar = |p: &Path| p.with_extension(format!("{}.json", p.extension().unwrap().to_string_lossy()));
+    let (a, b) = (sidecar(dialog_file), sidecar(cli_file));
+    assert_eq!(a.exists(), b.exists(), "only one of the two has a sidecar");
+    if a.exists() {
+        assert_eq!(String::from_utf8_lossy(&read(&a)), String::from_utf8_lossy(&read(&b)), "the sidecars differ");
+    }
+}

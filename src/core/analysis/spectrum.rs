@@ -112,7 +112,7 @@ fn fft(re: &mut [f64], im: &mut [f64]) {
 
 /// The power spectrum `|F|²` of `data` (`w × h`, row-major) after the radial Hann window, on an
 /// `N × N` grid; returns `(N, power, R)`. `None` for maps under 8 nodes a side or without variance.
-fn power_spectrum(data: &[f32], w: usize, h: usize) -> Option<(usize, Vec<f64>, f64)> {
+pub(super) fn power_spectrum(data: &[f32], w: usize, h: usize) -> Option<(usize, Vec<f64>, f64)> {
     if w < 8 || h < 8 || data.len() != w * h {
         return None;
     }

@@ -42,8 +42,8 @@ pub enum InteropError {
         path: String,
         /// Its extension, lower-cased without the dot; empty when it has none.
         ext: String,
-        /// The extensions we know: [`KNOWN_EXTENSIONS`].
-        known: &'static str,
+        /// The extensions we know ([`extension_list`]).
+        known: String,
     },
     /// The format can be written but not read (meshes, derived maps).
     #[error("{format} files can be exported but not imported")]
@@ -132,8 +132,9 @@ pub(crate) fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Erro
     move |source| InteropError::Io { op, path, source }
 }
 
-/// The formats `talus convert` knows, chosen by extension.
-#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+/// The formats `talus convert` knows, chosen by extension (one row each of [`FORMATS`]).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+#[serde(rename_all = "lowercase")]
 pub enum Format {
     /// `.bhef`: our native float format.
     Bhef,
@@ -153,35 +154,144 @@ pub enum Format {
     Glb,
 }
 
-/// The extensions [`Format::from_path`] accepts, for messages.
-pub const KNOWN_EXTENSIONS: &str = ".bhef .png .r16 .raw .exr .tif .tiff .hgt .obj .glb";
+/// What the program knows of one file format: the one place its name, extensions and abilities
+/// are written (the CLI's messages, `talus build`, the Build… dialog's format menu and save
+/// dialog's filters all read it).
+#[derive(Debug)]
+pub struct FormatSpec {
+    /// The format.
+    pub format: Format,
+    /// Its name in menus, e.g. `"PNG 16-bit"`.
+    pub label: &'static str,
+    /// Its extensions without the dot, lower case; the first is the one written.
+    pub extensions: &'static [&'static str],
+    /// Whether a file of it can be read as a heightmap.
+    pub import: bool,
+    /// Whether a heightmap can be written as it.
+    pub export: bool,
+    /// Whether it stores integer samples (and so writes a sidecar with the metres).
+    pub integer: bool,
+    /// Whether it is a mesh (a triangulated surface rather than a grid of heights).
+    pub mesh: bool,
+}
+
+/// Every format, in the order menus list them.
+pub static FORMATS: &[FormatSpec] = &[
+    FormatSpec {
+        format: Format::Bhef,
+        label: "BHEF (32-bit float)",
+        extensions: &["bhef"],
+        import: true,
+        export: true,
+        integer: false,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::Png,
+        label: "PNG 16-bit",
+        extensions: &["png"],
+        import: true,
+        export: true,
+        integer: true,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::R16,
+        label: "R16 (raw 16-bit)",
+        extensions: &["r16", "raw"],
+        import: true,
+        export: true,
+        integer: true,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::Exr,
+        label: "EXR (32-bit float)",
+        extensions: &["exr"],
+        import: true,
+        export: true,
+        integer: false,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::GeoTiff,
+        label: "GeoTIFF (32-bit float)",
+        extensions: &["tif", "tiff"],
+        import: true,
+        export: true,
+        integer: false,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::Hgt,
+        label: "SRTM .hgt",
+        extensions: &["hgt"],
+        import: true,
+        export: false,
+        integer: true,
+        mesh: false,
+    },
+    FormatSpec {
+        format: Format::Obj,
+        label: "OBJ mesh",
+        extensions: &["obj"],
+        import: false,
+        export: true,
+        integer: false,
+        mesh: true,
+    },
+    FormatSpec {
+        format: Format::Glb,
+        label: "glTF binary mesh",
+        extensions: &["glb"],
+        import: false,
+        export: true,
+        integer: false,
+        mesh: true,
+    },
+];
+
+/// Every extension of [`FORMATS`] with its dot, space-separated (".bhef .png .r16 .raw …"), for
+/// messages; `export` keeps only the formats a heightmap can be written as, by their first
+/// extension.
+pub fn extension_list(export: bool) -> String {
+    let mut out: Vec<String> = Vec::new();
+    for f in FORMATS.iter().filter(|f| !export || f.export) {
+        let exts = if export { &f.extensions[..1] } else { f.extensions };
+        out.extend(exts.iter().map(|e| format!(".{e}")));
+    }
+    out.join(" ")
+}
 
 impl Format {
+    /// The format's row of [`FORMATS`].
+    pub fn spec(self) -> &'static FormatSpec {
+        FORMATS.iter().find(|f| f.format == self).unwrap_or(&FORMATS[0])
+    }
+
+    /// The format named by `path`'s extension (case-insensitive), if any.
+    pub fn of_path(path: &Path) -> Option<Format> {
+        let ext = path.extension()?.to_str()?.to_ascii_lowercase();
+        FORMATS.iter().find(|f| f.extensions.contains(&ext.as_str())).map(|f| f.format)
+    }
+
     /// The format named by `path`'s extension (case-insensitive).
     pub fn from_path(path: &Path) -> Result<Format, InteropError> {
-        let ext = path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase();
-        Ok(match ext.as_str() {
-            "bhef" => Format::Bhef,
-            "png" => Format::Png,
-            "r16" | "raw" => Format::R16,
-            "exr" => Format::Exr,
-            "tif" | "tiff" => Format::GeoTiff,
-            "hgt" => Format::Hgt,
-            "obj" => Format::Obj,
-            "glb" => Format::Glb,
-            _ => {
-                return Err(InteropError::UnknownFormat {
-                    path: path.display().to_string(),
-                    ext,
-                    known: KNOWN_EXTENSIONS,
-                });
-            }
+        Format::of_path(path).ok_or_else(|| InteropError::UnknownFormat {
+            path: path.display().to_string(),
+            ext: path.extension().and_then(|e| e.to_str()).unwrap_or("").to_ascii_lowercase(),
+            known: extension_list(false),
         })
+    }
+
+    /// The extension the format is written with, without the dot.
+    pub fn extension(self) -> &'static str {
+        self.spec().extensions[0]
     }
 
     /// Whether the format stores integers (and so writes a sidecar).
     pub fn is_integer(self) -> bool {
-        matches!(self, Format::Png | Format::R16)
+        self.spec().integer
     }
 }
 

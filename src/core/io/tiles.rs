@@ -401,29 +401,24 @@ pub fn flow_log_area(map: &Heightmap, sea_level: f32) -> Heightmap {
     Heightmap { width: map.width, height: map.height, cell_size: map.cell_size, data }
 }
 
-/// Bytes a tile set adds to its build's memory (the flow computation's peak, per-band tile
-/// buffers), with a line for each part, for the build's plan.
-pub fn plan_bytes(layout: &TileLayout, maps: &[MapKind]) -> (u64, Vec<String>) {
+/// What a tile set adds to its build's memory: the per-band tile buffers, and the flow
+/// computation's peak when the flow map is asked for.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileSetCost {
+    /// Bytes of one band's tile buffers (a tile's heights, samples, one map's pixels and its PNG).
+    pub band_bytes: u64,
+    /// Bytes of the flow map's computation, when it is asked for.
+    pub flow_bytes: Option<u64>,
+}
+
+/// What a tile set of `layout` with `maps` adds to its build's memory.
+pub fn plan_bytes(layout: &TileLayout, maps: &[MapKind]) -> TileSetCost {
     let nodes = (layout.width() * layout.height()) as u64;
     let s2 = (layout.tile_size * layout.tile_size) as u64;
     // A tile's heights (f32), samples (u32, u16), one map's pixels (≤ 4 bytes) and its PNG.
-    let band = layout.tiles_x as u64 * s2 * 16;
-    let mut lines = vec![format!(
-        "tiles: {}×{} of {} nodes, written band by band ({:.1} MiB of tile buffers)",
-        layout.tiles_x,
-        layout.tiles_y,
-        layout.tile_size,
-        band as f64 / 1048576.0
-    )];
-    let mut bytes = band;
-    if maps.contains(&MapKind::Flow) {
-        bytes += nodes * FLOW_BYTES_PER_NODE;
-        lines.push(format!(
-            "flow map: D8 drainage of the whole map, {:.0} MiB while computing, one f32 grid kept",
-            (nodes * FLOW_BYTES_PER_NODE) as f64 / 1048576.0
-        ));
-    }
-    (bytes, lines)
+    let band_bytes = layout.tiles_x as u64 * s2 * 16;
+    let flow_bytes = maps.contains(&MapKind::Flow).then_some(nodes * FLOW_BYTES_PER_NODE);
+    TileSetCost { band_bytes, flow_bytes }
 }
 
 /// What a tile set is written from.

@@ -1,62 +1,24 @@
-//! A build written as an engine tile set (issue #27): what `talus build --tiles` and the Build…
-//! dialog's "Engine tile set" both run, so the two write the same files from the same project.
+//! A build written as an engine tile set (issue #27), the last part of a build whose target is
+//! [`super::Target::Tiles`]: the project is built once at the set's whole size
+//! `W = Kx·(S − 1) + 1`, the flow map's drainage is computed on that global build when it is asked
+//! for, and [`crate::core::io::tiles::write_tile_set`] cuts the tiles and maps band by band into a
+//! temporary folder renamed at the end (formats, the shared height range and the manifest are
+//! documented there). Cut from one build, neighbouring tiles share their edge rows bit for bit.
 //!
-//! The project is built once at the set's whole size `W = Kx·(S − 1) + 1` ([`super::build`]), the
-//! flow map's drainage is computed on that global build when it is asked for, and
-//! [`crate::core::io::tiles::write_tile_set`] cuts the tiles and maps band by band into a temporary
-//! folder renamed at the end (formats, the shared height range and the manifest are documented
-//! there). Cut from one build, neighbouring tiles share their edge rows bit for bit.
-//!
-//! [`layouts`] lists the tilings an engine allows for a project (the dialog's Tiles menu);
-//! [`plan`] adds the tile set's parts to the build's plan and memory estimate; [`run`] does it.
+//! [`layouts`] lists the tilings an engine allows for a project (the dialog's Tiles menu),
+//! [`layout_for`] resolves a request's tiling, [`write_set`] writes the set.
 
-use std::path::Path;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::{
-    BuildError, BuildOptions, BuildPlan, BuildProgress, ErosionBuild, build, build_height, check_side, sea_level,
-};
-use crate::core::io::tiles::{
-    self, Engine, Manifest, MapKind, TileError, TileFormat, TileLayout, TileSetInput, tile_sizes,
-};
-use crate::core::splat::SplatBands;
-use crate::editor::layers::LayerStack;
+use super::error::BuildError;
+use super::progress::Phase;
+use super::request::{BuildContext, TileTarget};
+use super::sizes::{build_height, check_side};
+use super::stack::Built;
+use crate::core::io::tiles::{self, Engine, Manifest, MapKind, TileLayout, TileSetInput, tile_sizes};
 
 /// Most tiles across a layout [`layouts`] offers.
 pub const MAX_TILES_ACROSS: usize = 32;
-
-/// What a tile set is made of: the engine, the height tiles' format, the tiling, the maps, the
-/// tiles' file-name prefix, and how erosion layers are rebuilt.
-#[derive(Clone, Debug, PartialEq)]
-pub struct TileSetRequest {
-    /// The engine whose conventions the set follows.
-    pub engine: Engine,
-    /// The height tiles' file format.
-    pub format: TileFormat,
-    /// The tiling; its width and height are the build's.
-    pub layout: TileLayout,
-    /// The texture maps to write beside the heights.
-    pub maps: Vec<MapKind>,
-    /// File-name prefix of the tiles.
-    pub name: String,
-    /// How erosion layers are rebuilt at the set's size.
-    pub erosion: ErosionBuild,
-    /// Replace a folder that is not empty (only once the new set is complete).
-    pub force: bool,
-}
-
-impl TileSetRequest {
-    /// The options of the global build the tiles are cut from (with the erosion change when the
-    /// erosion or deposition map is asked for).
-    pub fn options(&self) -> BuildOptions {
-        BuildOptions {
-            width: self.layout.width(),
-            erosion: self.erosion,
-            keep_input: false,
-            erosion_change: self.maps.iter().any(|m| matches!(m, MapKind::Erosion | MapKind::Deposition)),
-        }
-    }
-}
 
 /// Why `name` cannot prefix the tiles' file names, if it cannot.
 pub fn check_name(name: &str) -> Result<(), String> {
@@ -107,111 +69,78 @@ pub fn nearest_layout(engine: Engine, w: usize, h: usize, width: usize, tiles_x:
     all.into_iter().filter(|l| l.width() == target).min_by_key(|l| l.tiles_x.abs_diff(tiles_x))
 }
 
-/// The build's plan for `req`, with the tile set's parts (tile buffers, the flow computation)
-/// added to its lines and its memory estimate.
-pub fn plan(stack: &LayerStack, req: &TileSetRequest) -> Result<BuildPlan, BuildError> {
-    let mut plan = super::plan(stack, &req.options())?;
-    let (extra, lines) = tiles::plan_bytes(&req.layout, &req.maps);
-    plan.bytes += extra;
-    plan.steps.extend(lines);
-    Ok(plan)
+/// The tiling of `tiles_x` tiles across a build `size` nodes across of a project `w × h` for
+/// `engine`, or why there is none (in words, naming the valid sizes).
+pub fn layout_for(engine: Engine, w: usize, h: usize, size: usize, tiles_x: usize) -> Result<TileLayout, String> {
+    tiles::resolve_layout(
+        engine,
+        Some(size),
+        Some((tiles_x, None)),
+        None,
+        &|n| build_height(w, h, n).map_err(|e| e.to_string()),
+        &|n| check_side(n).is_ok(),
+    )
+    .map_err(|e| e.to_string())
 }
 
-/// Why a tile set cannot be made.
-#[derive(Debug, thiserror::Error)]
-pub enum TileSetError {
-    /// The build refused or failed.
-    #[error(transparent)]
-    Build(#[from] BuildError),
-    /// Writing the set failed (nothing was left behind).
-    #[error(transparent)]
-    Write(#[from] TileError),
-    /// The request itself is wrong (a name with folders in it).
-    #[error("{0}")]
-    Request(String),
+/// What [`write_set`] writes a set from.
+pub(super) struct SetInput<'a> {
+    /// The build.
+    pub built: &'a Built,
+    /// The request's tile set.
+    pub target: &'a TileTarget,
+    /// Its tiling.
+    pub layout: TileLayout,
+    /// The tiles' name.
+    pub name: &'a str,
+    /// The sea level the flow map drains to.
+    pub sea_level: f32,
+    /// The project's context (source, splat bands).
+    pub ctx: &'a BuildContext,
 }
 
-/// Builds `stack` for `req` and writes the tile set into `dir`: the build (its stages and
-/// fractions reported as [`super::build`] reports them), the flow map's drainage if asked for,
-/// then the tiles ("tiles: …", the fraction of tiles written). `bands` are the material's splat
-/// bands; `source` is recorded in the manifest. `Ok(None)` when `cancel` stopped it: nothing is
-/// left in or beside `dir`. The memory is checked against what is available before anything is
-/// allocated.
-pub fn run(
-    stack: &LayerStack,
-    req: &TileSetRequest,
-    dir: &Path,
-    bands: SplatBands,
-    source: &str,
+/// Writes the tile set of `inp` into its folder: the flow map's drainage if asked for, then the
+/// tiles band by band; `report(phase, within)` hears of both. A cancel leaves nothing in or beside
+/// the folder ([`BuildError::Cancelled`]).
+pub(super) fn write_set(
+    inp: &SetInput,
     cancel: &AtomicBool,
-    progress: &(dyn Fn(BuildProgress) + Sync),
-) -> Result<Option<Manifest>, TileSetError> {
-    check_name(&req.name).map_err(TileSetError::Request)?;
-    tiles::check_out_dir(dir, req.force)?;
-    let plan = plan(stack, req)?;
-    super::check_memory(&plan, super::available_memory())?;
-    let opts = req.options();
-    let built = match build(stack, &opts, cancel, progress) {
-        Ok(b) => b,
-        Err(BuildError::Cancelled) => return Ok(None),
-        Err(e) => return Err(e.into()),
-    };
-    if cancel.load(Ordering::Relaxed) {
-        return Ok(None);
-    }
-    let sea = sea_level(stack);
-    let flow = if req.maps.contains(&MapKind::Flow) {
-        progress(BuildProgress {
-            stage: format!("flow: D8 drainage of {}×{} nodes", built.map.width, built.map.height),
-            fraction: 0.0,
-        });
-        let f = tiles::flow_log_area(&built.map, sea);
+    report: &(dyn Fn(Phase, f64) + Sync),
+) -> Result<Manifest, BuildError> {
+    let map = &inp.built.map;
+    let maps = inp.target.sorted_maps();
+    let flow = if maps.contains(&MapKind::Flow) {
+        report(Phase::Flow { width: map.width, height: map.height }, 0.0);
+        let f = tiles::flow_log_area(map, inp.sea_level);
         if cancel.load(Ordering::Relaxed) {
-            return Ok(None);
+            return Err(BuildError::Cancelled);
         }
         Some(f)
     } else {
         None
     };
-    let l = req.layout;
-    let inp = TileSetInput {
-        map: &built.map,
-        name: &req.name,
-        engine: req.engine,
-        format: req.format,
-        layout: l,
-        maps: &req.maps,
-        sea_level: sea,
+    let set = TileSetInput {
+        map,
+        name: inp.name,
+        engine: inp.target.engine,
+        format: inp.target.tile_format(),
+        layout: inp.layout,
+        maps: &maps,
+        sea_level: inp.sea_level,
         flow: flow.as_ref(),
-        erosion_change: built.erosion_change.as_deref(),
-        bands,
-        source,
+        erosion_change: inp.built.erosion_change.as_deref(),
+        bands: inp.ctx.bands,
+        source: &inp.ctx.source,
     };
-    let stage = format!("tiles: {}×{} of {} nodes into {}", l.tiles_x, l.tiles_y, l.tile_size, dir.display());
-    progress(BuildProgress { stage: stage.clone(), fraction: 0.0 });
-    let on_tiles = |f: f64| progress(BuildProgress { stage: stage.clone(), fraction: f });
-    match tiles::write_tile_set(dir, &inp, req.force, cancel, &on_tiles) {
-        Ok(m) => Ok(Some(m)),
-        Err(TileError::Cancelled) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
+    let phase = Phase::Tiles { layout: inp.layout, dir: inp.target.dir.clone() };
+    report(phase.clone(), 0.0);
+    let on_tiles = |f: f64| report(phase.clone(), f);
+    Ok(tiles::write_tile_set(&inp.target.dir, &set, inp.target.replace, cancel, &on_tiles)?)
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::Heightmap;
-    use crate::editor::layers::BaseSource;
-
-    fn stack(w: usize, h: usize) -> LayerStack {
-        let mut map = Heightmap::new(w, h, 8.0).unwrap();
-        for y in 0..h {
-            for x in 0..w {
-                map.set(x, y, ((x as f32) * 0.1).sin() * 20.0 + y as f32 * 0.3);
-            }
-        }
-        LayerStack::new(&map, BaseSource::Heights)
-    }
 
     #[test]
     fn layouts_are_the_engines_tilings_of_build_sizes() {
@@ -238,7 +167,7 @@ mod tests {
                     Some(l.width()),
                     Some((l.tiles_x, None)),
                     None,
-                    &|n| build_height(513, 513, n),
+                    &|n| build_height(513, 513, n).map_err(|e| e.to_string()),
                     &|n| check_side(n).is_ok(),
                 )
                 .unwrap();
@@ -279,56 +208,5 @@ mod tests {
         for bad in ["", "a/b", "a\\b", ".hidden", "a\nb"] {
             assert!(check_name(bad).is_err(), "{bad:?}");
         }
-    }
-
-    #[test]
-    fn run_writes_a_set_that_reassembles_to_the_build_and_a_cancel_leaves_nothing() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = stack(129, 129);
-        let req = TileSetRequest {
-            engine: Engine::Unity,
-            format: TileFormat::R16,
-            layout: TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 129 },
-            maps: vec![MapKind::Slope, MapKind::Splat],
-            name: "t".into(),
-            erosion: ErosionBuild::Upsample,
-            force: false,
-        };
-        let p = plan(&s, &req).unwrap();
-        assert_eq!((p.width, p.height), (257, 257));
-        assert!(p.steps.iter().any(|l| l.starts_with("tiles: 2×2")), "{:?}", p.steps);
-        let stages = std::sync::Mutex::new(Vec::new());
-        let out = dir.path().join("set");
-        let m = run(&s, &req, &out, SplatBands::default(), "test", &AtomicBool::new(false), &|p: BuildProgress| {
-            stages.lock().unwrap().push(p.stage)
-        })
-        .unwrap()
-        .unwrap();
-        assert_eq!(m.tile_files.len(), 4);
-        assert!(stages.lock().unwrap().last().unwrap().starts_with("tiles: 2×2 of 129"));
-        let whole = tiles::read_tile_set(&out.join("manifest.json")).unwrap();
-        let built = build(&s, &req.options(), &AtomicBool::new(false), &|_| {}).unwrap().map;
-        let (lo, hi) = (m.height_range.min_m, m.height_range.max_m);
-        let step = (hi - lo) / 65535.0;
-        assert_eq!((whole.width, whole.height), (257, 257));
-        for (a, b) in whole.data.iter().zip(&built.data) {
-            assert!(((a - b) as f64).abs() <= step * 0.51 + 1e-6, "{a} vs {b}");
-        }
-        // A second run into the same (now full) folder is refused; with force it replaces it.
-        let e = run(&s, &req, &out, SplatBands::default(), "test", &AtomicBool::new(false), &|_| {}).unwrap_err();
-        assert!(e.to_string().contains("not empty"), "{e}");
-        let forced = TileSetRequest { force: true, ..req.clone() };
-        assert!(run(&s, &forced, &out, SplatBands::default(), "test", &AtomicBool::new(false), &|_| {}).is_ok());
-        // Cancelled: nothing new beside the set.
-        let other = dir.path().join("other");
-        let r = run(&s, &req, &other, SplatBands::default(), "test", &AtomicBool::new(true), &|_| {}).unwrap();
-        assert!(r.is_none());
-        assert!(!other.exists());
-        let names: Vec<_> = std::fs::read_dir(dir.path()).unwrap().map(|e| e.unwrap().file_name()).collect();
-        assert_eq!(names, vec![std::ffi::OsString::from("set")], "only the finished set is left");
-        // A bad name is refused before anything is built.
-        let bad = TileSetRequest { name: "a/b".into(), ..req };
-        let e = run(&s, &bad, &other, SplatBands::default(), "test", &AtomicBool::new(false), &|_| {}).unwrap_err();
-        assert!(e.to_string().contains("without folders"), "{e}");
     }
 }

@@ -206,7 +206,7 @@ fn as_version_1(bytes: &[u8], renames: &[(&str, &str, &dyn Fn(f64) -> String)]) 
 #[test]
 fn a_version_1_project_reads_in_world_units_and_builds_at_another_size() {
     use crate::core::generate::{demo_params, generate};
-    use crate::editor::build::{BuildOptions, ErosionBuild, build};
+    use crate::editor::build::{BuildRequest, ErosionBuild, build_in_memory};
     // A 129² island (8 m cells) with a droplet layer, saved, then rewritten as version 1 saved it:
     // the fBm's wavelength as cycles per node, the droplets as a count on the map.
     let p = demo_params(129, 3);
@@ -251,12 +251,12 @@ fn a_version_1_project_reads_in_world_units_and_builds_at_another_size() {
     assert!(bits(&back.stack.compose()) == bits(&s.compose()));
     assert_eq!(u32::from_le_bytes(encode(&back.stack, &back.view).unwrap()[8..12].try_into().unwrap()), VERSION);
     // And it builds at twice its resolution with the generator run again.
-    let opts = BuildOptions { width: 257, erosion: ErosionBuild::Upsample, keep_input: false, erosion_change: false };
-    let b = build(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap();
+    let opts = BuildRequest::in_memory(257, ErosionBuild::Upsample);
+    let b = build_in_memory(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap();
     assert_eq!((b.map.width, b.map.height, b.map.cell_size), (257, 257, 4.0));
     // A version-1 value that has no world equivalent is a clear error when the base is made.
     let bad = as_version_1(&bytes, &[("wavelength_m", "frequency", &|_| "0.0".into())]);
     let back = decode(&bad).unwrap();
-    let err = build(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap_err().to_string();
+    let err = build_in_memory(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap_err().to_string();
     assert!(err.contains("wavelength_m"), "{err}");
 }

@@ -1,11 +1,12 @@
-//! `talus build` and `talus layers`: project files (`.talus`, see `editor::project`) from the
-//! command line. `build` flattens a project into any export format, re-running the erosion layers
-//! whose input changed; with `--set` it first changes a value of the base generator, so a batch
-//! job can rebuild a whole stack from a new seed or size of feature; with `--size N` it builds the
-//! same world at another resolution (`editor::build`), with `--parity` it measures the build
-//! against the preview.
+//! `talus build`: a project file (`.talus`, see `editor::project`) flattened into any export
+//! format, or built at another resolution (`--size N`, `editor::build`), or cut into an engine
+//! tile set (`--tiles`, [`super::tiles`]). The flags become one [`BuildRequest`], built as the
+//! editor's Build… dialog builds it ([`build::prepare`], then [`PreparedBuild::run`]); stale
+//! erosion layers re-run at the preview size first. With `--set` the base generator changes
+//! first, so a batch job can rebuild a whole stack from a new seed or size of feature; with
+//! `--parity` the build is measured against the preview.
 
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
@@ -16,10 +17,15 @@ use clap::Args;
 use super::CliError;
 use super::generate::generate_defaults;
 use super::params::apply_sets;
+use super::tiles::TileArgs;
 use crate::core::generate::generate;
-use crate::core::io::{interop, preview};
-use crate::editor::build::{self, BuildError, BuildOptions, BuildProgress, Built, ErosionBuild};
-use crate::editor::layers::{BaseSource, LayerKind, LayerStack};
+use crate::core::io::preview;
+use crate::core::splat::SplatBands;
+use crate::editor::build::{
+    self, BuildContext, BuildError, BuildPlan, BuildProgress, BuildRequest, Built, ErosionBuild, FileTarget, Finished,
+    OutputError, Phase, PreparedBuild, Target, Written,
+};
+use crate::editor::layers::{BaseSource, LayerStack};
 use crate::editor::project;
 
 /// Arguments of `talus build`.
@@ -58,44 +64,12 @@ pub struct BuildArgs {
     /// Also write a hill-shaded PNG of the result, averaged down to at most 2048 pixels a side.
     #[arg(long)]
     pub preview: Option<PathBuf>,
-    /// Cut the build into an engine tile set: K or KxL tiles (with --size N or --tile-size S);
-    /// neighbours share one row and column, so N = K·(S − 1) + 1. Needs --engine.
-    #[arg(long, value_name = "K|KxL")]
-    pub tiles: Option<String>,
-    /// Nodes a side of one tile (Unreal: 127, 253, 505, 1009, 1017, 2017, 2033, 4033, 8129;
-    /// Unity: 2^k + 1 from 33 to 4097).
-    #[arg(long)]
-    pub tile_size: Option<usize>,
-    /// The engine of the tile set: `unreal` (PNG16 by default, 32768 = 0 m) or `unity` (R16 by
-    /// default, rows south first, the map's own range).
-    #[arg(long, value_parser = ["unreal", "unity"])]
-    pub engine: Option<String>,
-    /// Format of the height tiles: `png` (16-bit grey) or `r16` (little-endian RAW).
-    #[arg(long, value_parser = ["png", "r16"])]
-    pub tile_format: Option<String>,
-    /// Texture maps tiled like the heights: a comma-separated list of flow, erosion, deposition,
-    /// slope, normal, splat, or `all`.
-    #[arg(long, value_name = "LIST")]
-    pub maps: Option<String>,
-    /// File-name prefix of the tiles (default: the project's file name without extension).
-    #[arg(long)]
-    pub tile_name: Option<String>,
-    /// Replace a non-empty --out folder (only once the new tile set is complete).
-    #[arg(long)]
-    pub force: bool,
+    /// The engine tile set flags.
+    #[command(flatten)]
+    pub tiles: TileArgs,
 }
 
-/// Arguments of `talus layers`.
-#[derive(Args, Debug)]
-pub struct LayersArgs {
-    /// The project (`.talus`).
-    pub project: PathBuf,
-    /// Print a JSON object instead of text.
-    #[arg(long)]
-    pub json: bool,
-}
-
-fn read(path: &std::path::Path) -> Result<project::Project, CliError> {
+fn read(path: &Path) -> Result<project::Project, CliError> {
     project::load(path).map_err(|e| CliError(format!("{}: {e}", path.display())))
 }
 
@@ -126,20 +100,67 @@ fn set_base(stack: &mut LayerStack, sets: &[String]) -> Result<(), CliError> {
     Ok(())
 }
 
+/// The message of a build error, in the CLI's words (its flags) where the editor's differ.
+fn cli_error(e: BuildError) -> CliError {
+    match e {
+        BuildError::Output(OutputError::NotEmpty(dir)) => CliError(format!(
+            "{} exists and is not empty; choose another folder or pass --force to replace it",
+            dir.display()
+        )),
+        BuildError::Tiles(msg) if msg.starts_with("tile name") => CliError(format!("--tile-name: {msg}")),
+        e => CliError(e.to_string()),
+    }
+}
+
 pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
-    let tiled = super::tiles::wanted(&a);
-    if !tiled && (a.maps.is_some() || a.tile_format.is_some() || a.tile_name.is_some() || a.force) {
+    let tiled = a.tiles.wanted();
+    if !tiled && a.tiles.set_only() {
         return Err(CliError(
             "--maps, --tile-format, --tile-name and --force apply to a tile set: give --tiles".into(),
         ));
     }
-    let out_fmt = if tiled { interop::Format::Bhef } else { interop::Format::from_path(&a.out)? };
+    if tiled && (a.parity || a.save_project.is_some() || a.preview.is_some()) {
+        return Err(CliError(
+            "--parity, --save-project and --preview apply to a single-file build, not to --tiles".into(),
+        ));
+    }
+    if a.size.is_none() && !tiled && (a.parity || a.erosion != "upsample") {
+        return Err(CliError("--parity and --erosion apply to a build at another size: give --size".into()));
+    }
     let mut p = read(&a.project)?;
     p.stack.verify_stale();
     set_base(&mut p.stack, &a.sets)?;
-    let tile_req = if tiled { Some(super::tiles::prepare(&a, &p.stack)?) } else { None };
-    if a.size.is_none() && !tiled && (a.parity || a.erosion != "upsample") {
-        return Err(CliError("--parity and --erosion apply to a build at another size: give --size".into()));
+    let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
+    let (size, target) = if tiled {
+        let (w, h) = (p.stack.width(), p.stack.height());
+        let (size, t) = a.tiles.target(a.size, &a.out, w, h)?;
+        (Some(size), Target::Tiles(t))
+    } else {
+        (a.size, Target::File(FileTarget { path: a.out.clone(), unreal_range: false }))
+    };
+    let req = BuildRequest { size, erosion, target, keep_input: a.parity };
+    let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());
+    let ctx = BuildContext::of_project(Some(&a.project), "", bands);
+    let prepared = build::prepare(&p.stack, &req, &ctx).map_err(cli_error)?;
+    let plan = prepared.plan();
+    if let Target::Tiles(t) = &req.target
+        && let Some(l) = plan.layout
+    {
+        let head = format!(
+            "tile set for {}: {}×{} tiles of {} nodes, a build of ",
+            t.engine.name(),
+            l.tiles_x,
+            l.tiles_y,
+            l.tile_size
+        );
+        print_plan(&head, plan);
+    } else if req.size.is_some() {
+        print_plan("building ", plan);
+    }
+    if let Target::File(f) = &req.target
+        && f.format().is_some_and(|f| f.is_integer())
+    {
+        eprintln!("note: integer formats quantise the heights (the sidecar holds their metres)");
     }
     let cancel = Arc::new(AtomicBool::new(false));
     {
@@ -148,65 +169,48 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
         let _ = ctrlc::set_handler(move || c.store(true, Ordering::SeqCst));
     }
     let t = Instant::now();
-    let mut ran = Vec::new();
-    let rebuilt = p.stack.rebuild(&cancel, |l| {
-        eprintln!("re-running {:?} (its input changed)", l.name);
-        ran.push(l.name.clone());
-    })?;
-    if !rebuilt {
-        eprintln!("cancelled: {} left untouched", a.out.display());
-        return Ok(ExitCode::from(130));
-    }
-    if let Some(req) = &tile_req {
-        return super::tiles::run(&a, req, &p, &cancel, t);
-    }
-    let mut report = serde_json::json!({ "project": a.project.display().to_string(), "rerun_at_preview": ran });
-    let hm = match a.size {
-        None => p.stack.compose(),
-        Some(n) => {
-            let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
-            let opts = BuildOptions { width: n, erosion, keep_input: a.parity, erosion_change: false };
-            let built = match build_at(&p.stack, &opts, &cancel)? {
-                Some(b) => b,
-                None => {
-                    eprintln!("cancelled: {} left untouched", a.out.display());
-                    return Ok(ExitCode::from(130));
-                }
-            };
-            report["plan"] = serde_json::to_value(&built.plan).unwrap_or_default();
-            report["erosion"] = a.erosion.clone().into();
-            report["build_seconds"] = t.elapsed().as_secs_f64().into();
-            if a.parity {
-                report["parity"] = parity_report(&p.stack, &built)?;
+    let finished = match with_build_bar(&prepared, |progress| prepared.run(&mut p.stack, &cancel, progress)) {
+        Ok(f) => f,
+        Err(BuildError::Cancelled) => {
+            match &req.target {
+                Target::Tiles(_) => eprintln!("cancelled: nothing written to {}", a.out.display()),
+                _ => eprintln!("cancelled: {} left untouched", a.out.display()),
             }
-            built.map
+            return Ok(ExitCode::from(130));
         }
+        Err(e) => return Err(cli_error(e)),
     };
-    let eo = interop::ExportOptions { source: a.project.display().to_string(), ..Default::default() };
-    if out_fmt.is_integer() {
-        eprintln!("note: integer formats quantise the heights (the sidecar holds their metres)");
-    }
-    if cancel.load(Ordering::SeqCst) {
-        eprintln!("cancelled: {} left untouched", a.out.display());
-        return Ok(ExitCode::from(130));
-    }
-    interop::save(&a.out, &hm, &eo)?;
-    let s = hm.stats();
     let secs = t.elapsed().as_secs_f64();
-    eprintln!(
-        "wrote {} ({}×{}, cell {} m, heights {:.3} … {:.3} m; {} layer(s) re-run at the preview size; {:.1} s)",
-        a.out.display(),
-        hm.width,
-        hm.height,
-        hm.cell_size,
-        s.min,
-        s.max,
-        ran.len(),
-        secs
-    );
+    let Finished { built, rerun, written } = &finished;
+    let mut report = serde_json::json!({
+        "project": a.project.display().to_string(),
+        "rerun_at_preview": rerun,
+        "erosion": a.erosion,
+        "plan": serde_json::to_value(plan).unwrap_or_default(),
+    });
+    match written {
+        Written::Tiles { layout, manifest, .. } => super::tiles::print_written(&a.out, layout, manifest, &req, secs),
+        _ => {
+            let s = built.map.stats();
+            eprintln!(
+                "wrote {} ({}×{}, cell {} m, heights {:.3} … {:.3} m; {} layer(s) re-run at the preview size; {:.1} s)",
+                a.out.display(),
+                built.map.width,
+                built.map.height,
+                built.map.cell_size,
+                s.min,
+                s.max,
+                rerun.len(),
+                secs
+            );
+        }
+    }
+    if a.parity {
+        report["parity"] = parity_report(&p.stack, built)?;
+    }
     if let Some(png) = &a.preview {
-        let shown = averaged_to(&hm, 2048);
-        preview::save_png(png, &preview::render(&shown, crate::editor::build::sea_level(&p.stack)))
+        let shown = averaged_to(&built.map, 2048);
+        preview::save_png(png, &preview::render(&shown, build::sea_level(&p.stack)))
             .map_err(|e| CliError(format!("{}: {e}", png.display())))?;
         eprintln!("wrote {} ({}×{})", png.display(), shown.width, shown.height);
     }
@@ -216,10 +220,15 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     }
     if let Some(path) = &a.report {
         report["seconds"] = secs.into();
+        report["build_seconds"] = secs.into();
         report["peak_rss_bytes"] = peak_rss().map_or(serde_json::Value::Null, Into::into);
-        report["width"] = hm.width.into();
-        report["height"] = hm.height.into();
-        report["cell_size"] = hm.cell_size.into();
+        report["width"] = built.map.width.into();
+        report["height"] = built.map.height.into();
+        report["cell_size"] = built.map.cell_size.into();
+        if let Written::Tiles { manifest, layout, .. } = written {
+            report["tiles"] = serde_json::json!([layout.tiles_x, layout.tiles_y]);
+            report["tile_size"] = manifest.tile_size.into();
+        }
         let text = serde_json::to_string_pretty(&report).unwrap_or_default();
         std::fs::write(path, text).map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     }
@@ -228,7 +237,7 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
 
 /// Prints a build's plan on standard error: `head` (what is built), the size, cell, ratio and
 /// memory estimate, then one line per step.
-pub(super) fn print_plan(head: &str, plan: &build::BuildPlan) {
+fn print_plan(head: &str, plan: &BuildPlan) {
     eprintln!(
         "{head}{}×{} (cell {} m, {:.2}× the preview's resolution), about {:.2} GiB:",
         plan.width,
@@ -243,36 +252,27 @@ pub(super) fn print_plan(head: &str, plan: &build::BuildPlan) {
 }
 
 /// Runs `job` with a progress bar on standard error that shows each [`BuildProgress`] (fraction
-/// and stage) it reports, cleared when it ends.
-pub(super) fn with_build_bar<T>(job: impl FnOnce(&(dyn Fn(BuildProgress) + Sync)) -> T) -> T {
-    let bar = indicatif::ProgressBar::new(1000);
+/// and phase) it reports, cleared when it ends; a stale layer's re-run is printed on its own line.
+fn with_build_bar<T>(prepared: &PreparedBuild, job: impl FnOnce(&(dyn Fn(BuildProgress) + Sync)) -> T) -> T {
+    let bar = if prepared.request().size.is_some() {
+        indicatif::ProgressBar::new(1000)
+    } else {
+        indicatif::ProgressBar::hidden()
+    };
     bar.set_style(
         indicatif::ProgressStyle::with_template("{spinner} {elapsed_precise} [{bar:40}] {percent}% {msg}")
             .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
     );
     let progress = |p: BuildProgress| {
+        if let Phase::Stale { layer } = &p.phase {
+            bar.suspend(|| eprintln!("re-running {layer:?} (its input changed)"));
+        }
         bar.set_position((p.fraction * 1000.0) as u64);
-        bar.set_message(p.stage);
+        bar.set_message(p.phase.to_string());
     };
     let r = job(&progress);
     bar.finish_and_clear();
     r
-}
-
-/// Runs a build with a progress bar; `None` when cancelled.
-pub(super) fn build_at(
-    stack: &LayerStack,
-    opts: &BuildOptions,
-    cancel: &AtomicBool,
-) -> Result<Option<Built>, CliError> {
-    let plan = build::plan(stack, opts)?;
-    build::check_memory(&plan, build::available_memory())?;
-    print_plan("building ", &plan);
-    match with_build_bar(|progress| build::build(stack, opts, cancel, progress)) {
-        Ok(b) => Ok(Some(b)),
-        Err(BuildError::Cancelled) => Ok(None),
-        Err(e) => Err(e.into()),
-    }
 }
 
 /// The build's parity with its preview, and its own QA (see `core::analysis::parity`), printed
@@ -280,7 +280,7 @@ pub(super) fn build_at(
 fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value, CliError> {
     use crate::core::analysis::{self, AnalysisParams, parity};
     let preview = stack.compose();
-    let sea = crate::editor::build::sea_level(stack);
+    let sea = build::sea_level(stack);
     let n = preview.width - 1;
     let nn = built.map.width - 1;
     let mut out = serde_json::json!({ "sea_level": sea });
@@ -356,71 +356,4 @@ pub(crate) fn peak_rss() -> Option<u64> {
     let line = text.lines().find(|l| l.starts_with("VmHWM:"))?;
     let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
     Some(kib * 1024)
-}
-
-pub(super) fn cmd_layers(a: LayersArgs) -> Result<ExitCode, CliError> {
-    let mut p = read(&a.project)?;
-    p.stack.verify_stale();
-    let s = &p.stack;
-    let file_bytes = std::fs::metadata(&a.project).map(|m| m.len()).unwrap_or(0);
-    let layers: Vec<serde_json::Value> = s
-        .layers()
-        .iter()
-        .enumerate()
-        .map(|(i, l)| {
-            let mut v = serde_json::json!({
-                "index": i + 1, "id": l.id, "name": l.name, "visible": l.visible, "bytes": l.bytes(),
-            });
-            match &l.kind {
-                LayerKind::Sculpt(d) => {
-                    v["kind"] = "sculpt".into();
-                    v["tiles"] = d.stored().into();
-                }
-                LayerKind::Erosion(e) => {
-                    v["kind"] = "erosion".into();
-                    v["model"] = e.recipe.model.entry().cli.into();
-                    v["seed"] = e.recipe.seed.into();
-                    v["strength"] = e.strength.into();
-                    v["stale"] = e.stale.into();
-                    v["tiles"] = e.delta.stored().into();
-                    v["mask_tiles"] = e.mask.stored().into();
-                }
-            }
-            v
-        })
-        .collect();
-    if a.json {
-        let out = serde_json::json!({
-            "width": s.width(), "height": s.height(), "cell_size": s.cell_size(),
-            "base": s.base.source.describe(), "base_bytes": s.base.heights.bytes(),
-            "layers": layers, "memory_bytes": s.bytes(), "file_bytes": file_bytes,
-        });
-        println!("{out}");
-        return Ok(ExitCode::SUCCESS);
-    }
-    println!("{} × {} nodes, cell {} m", s.width(), s.height(), s.cell_size());
-    println!("0  base     {}", s.base.source.describe());
-    for l in &layers {
-        let extra = match l["kind"].as_str() {
-            Some("erosion") => format!(
-                "{} seed {}, strength {}, {}{} delta tiles, {} mask tiles",
-                l["model"].as_str().unwrap_or(""),
-                l["seed"],
-                l["strength"],
-                if l["stale"].as_bool() == Some(true) { "STALE, " } else { "" },
-                l["tiles"],
-                l["mask_tiles"]
-            ),
-            _ => format!("{} tiles", l["tiles"]),
-        };
-        println!(
-            "{:<2} {:<8} {:?}{} — {extra}",
-            l["index"],
-            l["kind"].as_str().unwrap_or(""),
-            l["name"].as_str().unwrap_or(""),
-            if l["visible"].as_bool() == Some(false) { " (hidden)" } else { "" },
-        );
-    }
-    println!("memory {:.1} MiB, file {:.1} MiB", s.bytes() as f64 / 1048576.0, file_bytes as f64 / 1048576.0);
-    Ok(ExitCode::SUCCESS)
 }
