@@ -140,6 +140,10 @@ pub enum Command {
         /// names), each with the editor's default parameters; comma-separated.
         #[arg(long, default_value = "stream-power", value_delimiter = ',')]
         layers: Vec<String>,
+        /// With --project: metres between nodes (default: the island's 1 024 m across, so 2 m at
+        /// 513²); e.g. 8 makes a 513² project 4 096 m across, as the Generator's cell size does.
+        #[arg(long)]
+        cell_size: Option<f32>,
     },
     /// Open the editor window (the default when a display is present).
     Editor(EditorArgs),
@@ -212,7 +216,9 @@ fn dispatch(cli: Cli) -> Result<ExitCode, CliError> {
             preview::save_png(&out, &preview::render(&hm, sea_level)).map_err(|e| format!("{}: {e}", out.display()))?;
             Ok(ExitCode::SUCCESS)
         }
-        Some(Command::Demo { project: Some(path), size, layers, .. }) => demo::cmd_reference(&path, size, &layers),
+        Some(Command::Demo { project: Some(path), size, layers, cell_size, .. }) => {
+            demo::cmd_reference(&path, size, cell_size, &layers)
+        }
         Some(Command::Demo { out_dir, size, seed, .. }) => cmd_demo(&out_dir, size, parse_seed(&seed)?),
         Some(Command::Editor(a)) => open_editor(a),
         Some(Command::Convert(a)) => cmd_convert(a),

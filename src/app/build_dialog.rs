@@ -575,19 +575,13 @@ fn draw_size_line(ui: &mut egui::Ui, plan: Option<&Result<BuildPlan, String>>) {
 fn draw_erosion(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
     ui.label("Erosion layers");
     ui.horizontal(|ui| {
-        ui.radio_value(&mut settings.erosion, ErosionBuild::Upsample, "Upsample")
-            .on_hover_text("The preview's result, resampled: keeps the preview's landforms (fast, any model)");
-        ui.radio_value(&mut settings.erosion, ErosionBuild::Rerun, "Re-run").on_hover_text(
-            "Each recipe run again at the build's resolution: finer detail, slower; the README's parity table says \
-             which models keep the preview's landforms",
-        );
+        for mode in ErosionBuild::ALL {
+            ui.radio_value(&mut settings.erosion, mode, erosion_label(mode)).on_hover_text(erosion_tip(mode));
+        }
     });
     ui.end_row();
     ui.label("");
-    ui.small(match settings.erosion {
-        ErosionBuild::Upsample => "the preview's result, resampled: keeps the preview's landforms",
-        ErosionBuild::Rerun => "each recipe run again at the build's resolution: slower",
-    });
+    ui.small(erosion_tip(settings.erosion));
     ui.end_row();
     let mut models: Vec<&'static ModelEntry> = Vec::new();
     for l in view.stack.layers().iter().filter(|l| l.visible) {
@@ -834,6 +828,30 @@ fn draw_buttons(
             *open = false;
         }
     });
+}
+
+/// The name of a build mode in the dialog.
+fn erosion_label(mode: ErosionBuild) -> &'static str {
+    match mode {
+        ErosionBuild::Refine => "Refine",
+        ErosionBuild::Upsample => "Upsample",
+        ErosionBuild::Rerun => "Re-run",
+    }
+}
+
+/// What a build mode does, for its radio button and the line under it.
+fn erosion_tip(mode: ErosionBuild) -> &'static str {
+    match mode {
+        ErosionBuild::Refine => {
+            "The preview's result brought up ×2 per level, eroded a little at each: the preview's landforms with \
+             the fine gullies the build's cells can hold"
+        }
+        ErosionBuild::Upsample => "The preview's result, resampled: the preview's landforms, no finer erosion (fast)",
+        ErosionBuild::Rerun => {
+            "Each recipe run again at the build's resolution: full detail, but slower and, for most models, \
+             another land (the README's parity table)"
+        }
+    }
 }
 
 /// What a map of a tile set holds, for its checkbox.

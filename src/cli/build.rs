@@ -18,6 +18,7 @@ use super::CliError;
 use super::generate::generate_defaults;
 use super::params::apply_sets;
 use super::tiles::TileArgs;
+use crate::core::erosion::refine::RefineParams;
 use crate::core::generate::generate;
 use crate::core::io::preview;
 use crate::core::splat::SplatBands;
@@ -49,15 +50,28 @@ pub struct BuildArgs {
     /// 2033, 4033, 8129). The height follows the project's aspect.
     #[arg(long)]
     pub size: Option<usize>,
-    /// How erosion layers are built at another size: `upsample` (the preview's result resampled,
-    /// coarse to fine; the default) or `rerun` (each recipe run again at the build's resolution).
-    #[arg(long, default_value = "upsample", value_parser = ["upsample", "rerun"])]
+    /// How erosion layers are built at another size: `refine` (the default: the preview's result
+    /// brought up ×2 per level with the model's detail pass at each, so the build holds the
+    /// preview's landforms and the erosion its own cells can carry), `upsample` (the preview's
+    /// result resampled, coarse to fine) or `rerun` (each recipe run again at the build's
+    /// resolution).
+    #[arg(long, default_value = "refine", value_parser = ["refine", "upsample", "rerun"])]
     pub erosion: String,
+    /// A setting of `--erosion refine`'s detail passes, `NAME=VALUE` (e.g. `--refine
+    /// stream_power_years=40000`; the names, units and defaults are in the README's refine
+    /// table); repeatable.
+    #[arg(long = "refine", value_name = "NAME=VALUE")]
+    pub refine: Vec<String>,
     /// Measure the build against the preview (needs a size with (N − 1) a multiple of the
     /// project's (n − 1)): heights after a σ = 2 node blur, channel networks, and the build's own
     /// pits, spikes, anisotropy and land lost. Printed, and kept in --report.
     #[arg(long)]
     pub parity: bool,
+    /// With --parity: a native run at the build's size (e.g. `--erosion rerun` of the same project)
+    /// to hold the build's fine relief against (wavelengths of 2–4 build cells, in land windows;
+    /// `core::analysis::detail`).
+    #[arg(long, value_name = "FILE")]
+    pub native: Option<PathBuf>,
     /// Write what the build did as JSON: the plan, times, peak memory, and the --parity figures.
     #[arg(long)]
     pub report: Option<PathBuf>,
@@ -124,7 +138,7 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
             "--parity, --save-project and --preview apply to a single-file build, not to --tiles".into(),
         ));
     }
-    if a.size.is_none() && !tiled && (a.parity || a.erosion != "upsample") {
+    if a.size.is_none() && !tiled && (a.parity || a.erosion != "refine") {
         return Err(CliError("--parity and --erosion apply to a build at another size: give --size".into()));
     }
     let mut p = read(&a.project)?;
@@ -138,7 +152,9 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     } else {
         (a.size, Target::File(FileTarget { path: a.out.clone(), unreal_range: false }))
     };
-    let req = BuildRequest { size, erosion, target, keep_input: a.parity };
+    let refine: RefineParams = apply_sets(&RefineParams::default(), &a.refine, &|_| None)?;
+    refine.validate().map_err(|e| CliError(format!("--refine: {e}")))?;
+    let req = BuildRequest { size, erosion, target, keep_input: a.parity, refine };
     let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());
     let ctx = BuildContext::of_project(Some(&a.project), "", bands);
     let prepared = build::prepare(&p.stack, &req, &ctx).map_err(cli_error)?;
@@ -206,7 +222,7 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
         }
     }
     if a.parity {
-        report["parity"] = parity_report(&p.stack, built)?;
+        report["parity"] = parity_report(&p.stack, built, a.native.as_deref())?;
     }
     if let Some(png) = &a.preview {
         let shown = averaged_to(&built.map, 2048);
@@ -277,7 +293,7 @@ fn with_build_bar<T>(prepared: &PreparedBuild, job: impl FnOnce(&(dyn Fn(BuildPr
 
 /// The build's parity with its preview, and its own QA (see `core::analysis::parity`), printed
 /// and as JSON.
-fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value, CliError> {
+fn parity_report(stack: &LayerStack, built: &Built, native: Option<&Path>) -> Result<serde_json::Value, CliError> {
     use crate::core::analysis::{self, AnalysisParams, parity};
     let preview = stack.compose();
     let sea = build::sea_level(stack);
@@ -323,6 +339,72 @@ fn parity_report(stack: &LayerStack, built: &Built) -> Result<serde_json::Value,
         );
         out["qa"] = serde_json::to_value(&rep).unwrap_or_default();
     }
+    out["detail"] = detail_report(&preview, &built.map, sea, native)?;
+    Ok(out)
+}
+
+/// The build's fine relief (against a native run's, when given) and how far its channels reach
+/// up the slopes against the preview's (`core::analysis::detail`), printed and as JSON.
+fn detail_report(
+    preview: &crate::core::Heightmap,
+    map: &crate::core::Heightmap,
+    sea: f32,
+    native: Option<&Path>,
+) -> Result<serde_json::Value, CliError> {
+    use crate::core::analysis::detail::{DetailParams, channel_reach, fine_relief};
+    let p = DetailParams::default();
+    let fine = fine_relief(map, sea, &p);
+    let mut out = serde_json::json!({ "fine_relief": fine });
+    let native_fine = match native {
+        Some(path) => {
+            let mut n = crate::core::io::interop::load(path, &Default::default())
+                .map_err(|e| CliError(format!("--native {}: {e}", path.display())))?;
+            if (n.width, n.height) != (map.width, map.height) {
+                return Err(CliError(format!(
+                    "--native {}: {}×{}, the build is {}×{}",
+                    path.display(),
+                    n.width,
+                    n.height,
+                    map.width,
+                    map.height
+                )));
+            }
+            n.cell_size = map.cell_size;
+            let f = fine_relief(&n, sea, &p);
+            out["native_fine_relief"] = serde_json::to_value(&f).unwrap_or_default();
+            out["native_reach"] = serde_json::to_value(channel_reach(&n, sea, &p)).unwrap_or_default();
+            f
+        }
+        None => None,
+    };
+    match (&fine, &native_fine) {
+        (Some(b), Some(n)) if n.power > 0.0 => {
+            let ratio = b.power / n.power;
+            out["fine_relief_ratio"] = ratio.into();
+            eprintln!(
+                "fine relief (2–4 cells, median of {} land windows of {}²): {:.3e} m², {:.3} of the native run's {:.3e} m²",
+                b.windows, p.window, b.power, ratio, n.power
+            );
+        }
+        (Some(b), _) => eprintln!(
+            "fine relief (2–4 cells, median of {} land windows of {}²): {:.3e} m²",
+            b.windows, p.window, b.power
+        ),
+        (None, _) => eprintln!("fine relief: no {}² window lies wholly on land", p.window),
+    }
+    let reach_b = channel_reach(map, sea, &p);
+    let reach_p = channel_reach(preview, sea, &p);
+    eprintln!(
+        "channels (A ≥ {:.0} m²): drainage density {:.2} /km in the build against {:.2} /km in the preview; \
+         median distance to a channel {:.1} m against {:.1} m",
+        p.reach_area_m2,
+        reach_b.density_per_km,
+        reach_p.density_per_km,
+        reach_b.median_distance_m,
+        reach_p.median_distance_m
+    );
+    out["reach"] = serde_json::to_value(&reach_b).unwrap_or_default();
+    out["preview_reach"] = serde_json::to_value(&reach_p).unwrap_or_default();
     Ok(out)
 }
 

@@ -55,7 +55,12 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
 
 /// `talus demo --project`: writes the reference project of the parity table (see
 /// `editor::build::reference`).
-pub(super) fn cmd_reference(path: &Path, size: usize, layers: &[String]) -> Result<ExitCode, CliError> {
+pub(super) fn cmd_reference(
+    path: &Path,
+    size: usize,
+    cell_size: Option<f32>,
+    layers: &[String],
+) -> Result<ExitCode, CliError> {
     let models = layers
         .iter()
         .filter(|l| !l.is_empty())
@@ -66,7 +71,7 @@ pub(super) fn cmd_reference(path: &Path, size: usize, layers: &[String]) -> Resu
         })
         .collect::<Result<Vec<_>, _>>()?;
     let t = Instant::now();
-    let stack = crate::editor::build::reference::reference_stack(size, &models).map_err(CliError)?;
+    let stack = crate::editor::build::reference::reference_stack_with(size, cell_size, &models).map_err(CliError)?;
     crate::editor::project::save(path, &stack, &Default::default())
         .map_err(|e| CliError(format!("{}: {e}", path.display())))?;
     eprintln!(

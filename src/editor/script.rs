@@ -365,6 +365,7 @@ mod tests {
                 erosion,
                 target: Target::File(FileTarget { path: path.into(), unreal_range }),
                 keep_input: false,
+                refine: Default::default(),
             })
         };
         assert_eq!(a[1], file(1025, "b.bhef", ErosionBuild::Upsample, false));
@@ -386,7 +387,8 @@ mod tests {
                 size: Some(1025),
                 erosion: ErosionBuild::Upsample,
                 target: Target::Tiles(unity),
-                keep_input: false
+                keep_input: false,
+                refine: Default::default()
             })
         );
         let Action::Build(BuildRequest { target: Target::Tiles(ue), .. }) = &a[6] else { panic!("{:?}", a[6]) };

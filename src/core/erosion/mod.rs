@@ -36,6 +36,7 @@ mod ledger;
 pub mod masks;
 pub(crate) mod particles;
 pub mod pipe;
+pub mod refine;
 pub mod registry;
 pub(crate) mod simd;
 pub mod snowball;

@@ -223,7 +223,13 @@ impl DialogSettings {
                 replace: self.tiles.replace,
             }),
         };
-        BuildRequest { size: Some(self.size), erosion: self.erosion, target, keep_input: false }
+        BuildRequest {
+            size: Some(self.size),
+            erosion: self.erosion,
+            target,
+            keep_input: false,
+            refine: Default::default(),
+        }
     }
 
     /// Takes a script's (or the Build button's) request, so the dialog shows what is built. A
@@ -403,6 +409,7 @@ mod tests {
                 replace: true,
             }),
             keep_input: false,
+            refine: Default::default(),
         };
         t.apply(&req);
         assert_eq!((t.kind, t.size, t.erosion), (TargetKind::TileSet, 1025, ErosionBuild::Rerun));
@@ -421,6 +428,7 @@ mod tests {
             erosion: ErosionBuild::Upsample,
             target: Target::File(FileTarget { path: "b.exr".into(), unreal_range: false }),
             keep_input: false,
+            refine: Default::default(),
         };
         t.apply(&file);
         assert_eq!((t.kind, t.out.as_str()), (TargetKind::File, "b.exr"));

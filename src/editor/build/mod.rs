@@ -45,6 +45,7 @@ pub mod parity_table;
 pub mod plan;
 pub mod progress;
 pub mod reference;
+pub mod refine;
 pub mod request;
 mod rerun;
 mod run;
@@ -66,17 +67,24 @@ use crate::editor::layers::{BaseSource, LayerStack};
 /// How erosion layers are rebuilt (see the module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 pub enum ErosionBuild {
-    /// The preview's result of each layer, resampled (coarse to fine).
+    /// The preview's result brought up ×2 per level, with the model's detail pass at each level
+    /// ([`refine`]): the preview's landforms and the erosion the build's cells can hold.
     #[default]
+    Refine,
+    /// The preview's result of each layer, resampled (coarse to fine).
     Upsample,
     /// Each layer's recipe run again at the build's resolution.
     Rerun,
 }
 
 impl ErosionBuild {
+    /// Every mode, in the order the dialog offers them.
+    pub const ALL: [ErosionBuild; 3] = [ErosionBuild::Refine, ErosionBuild::Upsample, ErosionBuild::Rerun];
+
     /// The name the CLI and the dialog use.
     pub fn name(self) -> &'static str {
         match self {
+            ErosionBuild::Refine => "refine",
             ErosionBuild::Upsample => "upsample",
             ErosionBuild::Rerun => "rerun",
         }
@@ -84,11 +92,7 @@ impl ErosionBuild {
 
     /// Reads [`Self::name`].
     pub fn parse(s: &str) -> Option<Self> {
-        match s {
-            "upsample" => Some(ErosionBuild::Upsample),
-            "rerun" => Some(ErosionBuild::Rerun),
-            _ => None,
-        }
+        Self::ALL.into_iter().find(|m| m.name() == s)
     }
 }
 

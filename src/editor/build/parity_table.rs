@@ -45,7 +45,9 @@ impl Measured {
 pub struct ModelParity {
     /// The model's `talus erode --model` name ([`crate::core::erosion::ModelEntry::cli`]).
     pub cli: &'static str,
-    /// `--erosion upsample` (the default).
+    /// `--erosion refine` (the default), where measured.
+    pub refine: Option<Measured>,
+    /// `--erosion upsample`.
     pub upsample: Measured,
     /// `--erosion rerun`.
     pub rerun: Measured,
@@ -57,18 +59,19 @@ const fn m(heights_pct: f32, channels_pct: f32) -> Measured {
 
 /// The measured figures, 513² → 2049², one row per model (README: "Builds at any resolution").
 pub static MEASURED: &[ModelParity] = &[
-    ModelParity { cli: "stream-power", upsample: m(0.03, 99.8), rerun: m(17.86, 73.5) },
-    ModelParity { cli: "thermal", upsample: m(0.01, 98.4), rerun: m(0.23, 95.8) },
-    ModelParity { cli: "droplet", upsample: m(0.04, 62.3), rerun: m(9.18, 7.5) },
-    ModelParity { cli: "snowball", upsample: m(0.02, 93.7), rerun: m(0.02, 97.7) },
-    ModelParity { cli: "pipe", upsample: m(0.02, 95.9), rerun: m(4.06, 23.6) },
+    ModelParity { cli: "stream-power", refine: None, upsample: m(0.03, 99.8), rerun: m(17.86, 73.5) },
+    ModelParity { cli: "thermal", refine: None, upsample: m(0.01, 98.4), rerun: m(0.23, 95.8) },
+    ModelParity { cli: "droplet", refine: None, upsample: m(0.04, 62.3), rerun: m(9.18, 7.5) },
+    ModelParity { cli: "snowball", refine: None, upsample: m(0.02, 93.7), rerun: m(0.02, 97.7) },
+    ModelParity { cli: "pipe", refine: None, upsample: m(0.02, 95.9), rerun: m(4.06, 23.6) },
 ];
 
 /// The figures of the model `cli` in `mode`, if measured.
 pub fn measured(cli: &str, mode: ErosionBuild) -> Option<Measured> {
-    MEASURED.iter().find(|r| r.cli == cli).map(|r| match mode {
-        ErosionBuild::Upsample => r.upsample,
-        ErosionBuild::Rerun => r.rerun,
+    MEASURED.iter().find(|r| r.cli == cli).and_then(|r| match mode {
+        ErosionBuild::Refine => r.refine,
+        ErosionBuild::Upsample => Some(r.upsample),
+        ErosionBuild::Rerun => Some(r.rerun),
     })
 }
 

@@ -62,6 +62,16 @@ pub enum LayerHow {
     Sculpt,
     /// An erosion layer's preview result, resampled coarse to fine ([`ErosionBuild::Upsample`]).
     Upsample,
+    /// An erosion layer refined on the way up ([`ErosionBuild::Refine`]): brought up ×2 per
+    /// level with the model's detail pass at each.
+    Refine {
+        /// The model's menu name.
+        model: &'static str,
+        /// The ladder's sides above the preview, smallest first.
+        levels: Vec<usize>,
+        /// Whether the model has a detail pass (else it is brought up as Upsample brings it).
+        pass: bool,
+    },
     /// An erosion layer's recipe run again at the build's size ([`ErosionBuild::Rerun`]).
     Rerun {
         /// The model's menu name.
@@ -82,6 +92,14 @@ impl fmt::Display for LayerHow {
                 "the preview's result resampled (coarse to fine: the finer grid's detail kept where the run barely \
                  changed the land)"
             ),
+            LayerHow::Refine { model, levels, pass } => {
+                let sides: Vec<String> = levels.iter().map(|n| format!("{n}²")).collect();
+                if *pass {
+                    write!(f, "{model} refined on the way up ({}: a detail pass at each level)", sides.join(" → "))
+                } else {
+                    write!(f, "{model} brought up {} (no detail pass: resampled, as Upsample)", sides.join(" → "))
+                }
+            }
             LayerHow::Rerun { model, width, height } => write!(f, "{model} re-run at {width}×{height}"),
         }
     }
@@ -185,11 +203,22 @@ impl BuildPlan {
     }
 }
 
-/// How `layer` is built with `erosion` at `width × height` (the one rule the plan and the build
-/// share).
-pub fn layer_how(layer: &Layer, erosion: ErosionBuild, width: usize, height: usize) -> LayerHow {
+/// How `layer` is built with `erosion` at `width × height` in a project `w × h` (the one rule the
+/// plan and the build share).
+pub fn layer_how(
+    layer: &Layer,
+    erosion: ErosionBuild,
+    (w, h): (usize, usize),
+    width: usize,
+    height: usize,
+) -> LayerHow {
     match (&layer.kind, erosion) {
         (LayerKind::Sculpt(_), _) => LayerHow::Sculpt,
+        (LayerKind::Erosion(e), ErosionBuild::Refine) => LayerHow::Refine {
+            model: e.recipe.model.entry().label,
+            levels: super::refine::levels(w, h, width, height).into_iter().map(|l| l.0).collect(),
+            pass: crate::core::erosion::refine::pass_of(&e.recipe.model).is_some(),
+        },
         (LayerKind::Erosion(_), ErosionBuild::Upsample) => LayerHow::Upsample,
         (LayerKind::Erosion(e), ErosionBuild::Rerun) => {
             LayerHow::Rerun { model: e.recipe.model.entry().label, width, height }
@@ -249,13 +278,14 @@ pub fn plan(stack: &LayerStack, req: &BuildRequest) -> Result<BuildPlan, BuildEr
     bytes += grid_bytes;
     let mut layer_extra = 0u64;
     for (index, l) in stack.layers().iter().enumerate().filter(|(_, l)| l.visible) {
-        let how = layer_how(l, req.erosion, width, height);
+        let how = layer_how(l, req.erosion, (w, h), width, height);
         if let LayerKind::Erosion(e) = &l.kind {
             bytes += 2 * grid_bytes;
             layer_extra = layer_extra.max(match how {
                 // The layer's change, the smoothed map and the blur's scratch.
                 LayerHow::Upsample => nodes * 4 * 3,
                 LayerHow::Rerun { .. } => nodes * (4 + super::rerun::bytes_per_node(&e.recipe)),
+                LayerHow::Refine { .. } => nodes * super::refine::BYTES_PER_NODE,
                 LayerHow::Sculpt => 0,
             });
         }

@@ -26,7 +26,21 @@ pub fn stroke_brush() -> BrushParams {
 /// sculpt layer holding the stroke, then one erosion layer per entry of `models`, each run to its
 /// end on the fold below it (seed 1, the island's sea level, CPU).
 pub fn reference_stack(size: usize, models: &[ModelParams]) -> Result<LayerStack, String> {
-    let p = demo_params(size, 1);
+    reference_stack_with(size, None, models)
+}
+
+/// [`reference_stack`] with `cell` metres between nodes instead of the island's 1 024 m across, as
+/// a user who sets the Generator's cell size makes it (a 513² map at 8 m cells is 4 096 m across;
+/// the stroke keeps its place on the island, scaled with the extent).
+pub fn reference_stack_with(size: usize, cell: Option<f32>, models: &[ModelParams]) -> Result<LayerStack, String> {
+    let mut p = demo_params(size, 1);
+    if let Some(c) = cell {
+        if !(c.is_finite() && c > 0.0) {
+            return Err(format!("cell size {c} m: give a positive number of metres"));
+        }
+        p.cell_size = c;
+    }
+    let scale = p.cell_size * (size.max(2) - 1) as f32 / 1024.0;
     let sea = p.sea_level.as_ref().map_or(0.0, |s| s.level);
     let map = generate(&p).map_err(|e| e.to_string())?;
     let mut stack = LayerStack::new(&map, BaseSource::Generator(p));
@@ -35,7 +49,7 @@ pub fn reference_stack(size: usize, models: &[ModelParams]) -> Result<LayerStack
     let current = stack.compose();
     let mut target = current.clone();
     let cell = current.cell_size;
-    let pts: Vec<[f32; 2]> = STROKE_M.iter().map(|q| [q[0] / cell, q[1] / cell]).collect();
+    let pts: Vec<[f32; 2]> = STROKE_M.iter().map(|q| [q[0] * scale / cell, q[1] * scale / cell]).collect();
     let len: f32 = pts.windows(2).map(|w| ((w[1][0] - w[0][0]).powi(2) + (w[1][1] - w[0][1]).powi(2)).sqrt()).sum();
     let step = (b.spacing * b.radius / cell).max(0.5);
     let n = (len / step).ceil().max(1.0) as usize;

@@ -9,6 +9,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::ErosionBuild;
+use crate::core::erosion::refine::RefineParams;
 use crate::core::io::interop::Format;
 use crate::core::io::tiles::{Engine, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
@@ -30,6 +31,9 @@ pub struct BuildRequest {
     /// memory), for the build's own QA (`talus build --parity`).
     #[serde(default)]
     pub keep_input: bool,
+    /// The detail passes of [`ErosionBuild::Refine`] (steps and strength per level).
+    #[serde(default)]
+    pub refine: RefineParams,
 }
 
 /// What a build writes.
@@ -107,7 +111,7 @@ impl TileTarget {
 impl BuildRequest {
     /// A build of `size` nodes across kept in memory only.
     pub fn in_memory(size: usize, erosion: ErosionBuild) -> Self {
-        Self { size: Some(size), erosion, target: Target::Memory, keep_input: false }
+        Self { size: Some(size), erosion, target: Target::Memory, keep_input: false, refine: RefineParams::default() }
     }
 
     /// Where the build writes: the file, the tile set's folder, or nothing.

@@ -135,7 +135,7 @@ impl PreparedBuild {
         let at = |k: usize, within: f64, phase: Phase| {
             progress(BuildProgress { phase, fraction: (k as f64 + within.clamp(0.0, 1.0)) / stages })
         };
-        let built = build_stack(stack, &self.plan, self.request.keep_input, cancel, &at)?;
+        let built = build_stack(stack, &self.plan, self.request.keep_input, &self.request.refine, cancel, &at)?;
         if stopped() {
             return Err(BuildError::Cancelled);
         }

@@ -11,6 +11,7 @@ use super::progress::Phase;
 use super::rerun;
 use super::upsample::{Grid, add_resampled, resampled, upsample_erosion};
 use crate::core::Heightmap;
+use crate::core::erosion::refine::RefineParams;
 use crate::core::generate::{GenError, GenerateParams, generate_until};
 use crate::editor::layers::{BaseSource, LayerKind, LayerStack};
 
@@ -39,6 +40,7 @@ pub(super) fn build_stack(
     stack: &LayerStack,
     plan: &BuildPlan,
     keep_input: bool,
+    refine: &RefineParams,
     cancel: &AtomicBool,
     report: StageReport,
 ) -> Result<Built, BuildError> {
@@ -114,6 +116,18 @@ pub(super) fn build_stack(
                     LayerHow::Upsample | LayerHow::Sculpt => {
                         let delta = e.delta.to_dense();
                         upsample_erosion(&mut map, &delta, e.strength, mask.as_deref(), (w, h), plan.ratio, cancel)?;
+                    }
+                    LayerHow::Refine { .. } => {
+                        super::refine::refine_layer(
+                            &mut map,
+                            stack,
+                            index,
+                            e,
+                            mask.as_deref(),
+                            refine,
+                            cancel,
+                            &|f| report(stage, f, phase()),
+                        )?;
                     }
                     LayerHow::Rerun { .. } => {
                         let steer_mask = e.steers_by_mask().then(|| resampled(&e.mask, w, h, nw, nh, Some((0.0, 1.0))));

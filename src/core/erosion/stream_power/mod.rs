@@ -119,6 +119,7 @@
 
 mod diffusion;
 mod params;
+pub mod refine;
 pub(crate) mod routing;
 
 pub use params::{FlowMethod, StreamPowerParams, UpliftMode};

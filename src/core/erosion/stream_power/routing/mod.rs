@@ -54,7 +54,7 @@
 mod lakes;
 mod mfd;
 
-pub(crate) use mfd::Mfd;
+pub(crate) use mfd::{Mfd, pow_unit};
 
 use rayon::prelude::*;
 

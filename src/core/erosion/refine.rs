@@ -1,0 +1,93 @@
+//! Erosion on the way up (issue #34): what a build does at each level of its ×2 ladder from the
+//! preview to the build's size, so a 4K–16K build holds the preview's landforms *and* the erosion
+//! detail its own cells can carry.
+//!
+//! After Schott, Paris, Fournier, Guérin & Galin (2024), *Terrain Amplification using Multi-scale
+//! Erosion*, ACM TOG 43(4): the preview's eroded state is level 0; each level brings the state up
+//! ×2 (height, hardness, the drainage where the model keeps it) and runs a short detail pass that
+//! adds what that level's cells can hold. Their passes run stream power, thermal erosion and
+//! deposition from 256² to 2048² with the stream-power steps roughly halving per level
+//! (3000/1500/700/400) while the thermal ones grow; drainage starts afresh at each level, so fine
+//! levels carve gullies inside the valleys the coarse levels made and never re-route the map.
+//!
+//! Here each model states its own pass (a stencil over the level's grid: it bands, tiles and runs
+//! on the GPU like the others), in world units — years, degrees, particles per km², metres — so a
+//! level at 0.25 m cells and one at 8 m cells ask for the same land. The parameters of the passes
+//! are [`RefineParams`]; the ladder itself (levels, bringing the state up, the final blend) is the
+//! build's (`editor::build`).
+
+use std::sync::atomic::AtomicBool;
+
+use serde::{Deserialize, Serialize};
+
+use super::{JobError, JobInputs, ModelParams};
+use crate::core::heightmap::Heightmap;
+
+crate::params! {
+    /// How a build refines an erosion layer at each level of its ladder (module doc). Stream
+    /// power's time and steps are those of the first level above the preview; each finer level
+    /// runs `level_decay` times the years of the one below it (Schott et al. 2024 halve theirs).
+    #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+    #[serde(default)]
+    pub struct RefineParams {
+        /// Stream power: years simulated at the first level above the preview, in `[0, 1e7]`; 0
+        /// turns the pass off (the level is only brought up).
+        pub stream_power_years: f32 = 20000.0, unit "yr", range [0.0, 1.0e7];
+        /// Stream power: time steps per level, in `[1, 10000]`. Each step re-accumulates the
+        /// drainage by one sweep, so it also sets how far (in nodes) the flow reorganises.
+        pub stream_power_steps: u32 = 20, range [1.0, 10000.0];
+        /// Each finer level runs this share of the years of the level below it, in `[0, 1]`.
+        pub level_decay: f32 = 0.5, range [0.0, 1.0];
+        /// Stream power: sweeps of local drainage accumulation before a level's first step, in
+        /// `[0, 1000]` (the drainage brought up from the coarser level, re-routed on the finer
+        /// heights over this many nodes).
+        pub drainage_sweeps: u32 = 8, range [0.0, 1000.0];
+    }
+}
+
+impl RefineParams {
+    /// Checks every parameter against its documented range.
+    pub fn validate(&self) -> Result<(), JobError> {
+        Ok(self.check_ranges()?)
+    }
+
+    /// The years of stream power at `level` (1 = the first level above the preview).
+    pub fn stream_power_years_at(&self, level: usize) -> f32 {
+        self.stream_power_years * self.level_decay.powi(level.saturating_sub(1) as i32)
+    }
+}
+
+/// One level of the ladder, as a model's detail pass sees it.
+pub struct Level<'a> {
+    /// The layer's state at this level (brought up from the coarser level); the pass changes it
+    /// in place.
+    pub map: &'a mut Heightmap,
+    /// The fold below the layer at this level (what the layer ran on, at this resolution): the
+    /// sea mask and the terrain-following uplift are taken from it, as the model takes them from
+    /// its input.
+    pub input: &'a Heightmap,
+    /// The drainage area of every node, m², as the model keeps it: brought up from the coarser
+    /// level (empty when the model keeps none). The pass leaves its own for the next level.
+    pub drainage: &'a mut Vec<f32>,
+    /// 1 for the first level above the preview, 2 for the next, …
+    pub index: usize,
+}
+
+/// What a model's detail pass is: its parameters (as the layer's recipe ran them), the refine
+/// settings, the level, the model's inputs at that level (hardness at this resolution, boundary,
+/// sea level, seed), and a cancel flag read between steps.
+pub type RefinePass = fn(&ModelParams, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>;
+
+/// What a model keeps at the preview's level for its passes: the drainage area of the preview's
+/// result, m² (empty when the model keeps none).
+pub type RefineStart = fn(&ModelParams, &Heightmap, &JobInputs) -> Result<Vec<f32>, JobError>;
+
+/// The detail pass of `model` and how its state starts, if it has one (the registry's entry).
+pub fn pass_of(model: &ModelParams) -> Option<(RefineStart, RefinePass)> {
+    match model {
+        ModelParams::StreamPower(_) => {
+            Some((super::stream_power::refine::start as RefineStart, super::stream_power::refine::pass as RefinePass))
+        }
+        _ => None,
+    }
+}

@@ -1,0 +1,185 @@
+//! Erosion layers refined on the way up ([`super::ErosionBuild::Refine`], issue #34): the ladder
+//! from the preview's size to the build's, ×2 per level, and at each level the model's detail pass
+//! ([`crate::core::erosion::refine`]).
+//!
+//! For an erosion layer with input `I` (the fold below it) and preview result `R₀ = I₀ + Δ`:
+//!
+//! ```text
+//! level 0:  R₀, the model's state on it (its drainage)
+//! level l:  I_l = the build's fold below the layer, sampled at level l's nodes
+//!           R_l = I_l + bring_up(R_{l−1} − I_{l−1})      (coarse to fine, as Upsample does:
+//!                                                          the finer base detail kept where
+//!                                                          the erosion barely acted)
+//!           the model's state brought up (drainage resampled without overshoot)
+//!           R_l ← detail_pass(R_l)                        (the model's own, in world units)
+//! the build: map ← I_N + strength · mask · (R_N − I_N)
+//! ```
+//!
+//! Level sizes are `2^l (n − 1) + 1` up to the build's `N`; a build whose ratio is not a power of
+//! two takes its last step at less than ×2. A model without a detail pass is brought up as
+//! Upsample brings it. Every level is a whole map in memory, so the build's peak is the top level's
+//! (the plan counts it).
+
+use std::sync::atomic::AtomicBool;
+
+use rayon::prelude::*;
+
+use super::error::BuildError;
+use super::upsample::upsample_erosion;
+use crate::core::Heightmap;
+use crate::core::erosion::refine::{Level, RefineParams, pass_of};
+use crate::core::erosion::{JobInputs, hardness::hardness_map};
+use crate::core::resample::Resampler;
+use crate::editor::layers::{ErosionLayer, LayerStack};
+
+/// Bytes per node of the top level besides the build's map: the layer's state, its drainage and
+/// the pass's buffers (heights, receivers, slopes, normalisers, a second drainage), the input
+/// sampled at the level, the bring-up's blur scratch, diffusion's faces and scratch.
+pub const BYTES_PER_NODE: u64 = 4 * 9 + 1 + 14;
+
+/// The sides of the ladder's levels above the preview, `(width, height)`, smallest first, ending
+/// at the build's `(nw, nh)`; empty when the build is not larger than the preview.
+pub fn levels(w: usize, h: usize, nw: usize, nh: usize) -> Vec<(usize, usize)> {
+    let mut out = Vec::new();
+    if nw <= w || w < 2 || h < 2 {
+        return out;
+    }
+    let (mut lw, mut lh) = (w, h);
+    while 2 * (lw - 1) + 1 < nw {
+        lw = 2 * (lw - 1) + 1;
+        lh = 2 * (lh - 1) + 1;
+        out.push((lw, lh));
+    }
+    out.push((nw, nh));
+    out
+}
+
+/// `src` (`w × h`) resampled to `nw × nh` with the Catmull–Rom kernel (exact on coincident nodes;
+/// `bounded`: no overshoot).
+fn resample(src: &[f32], (w, h): (usize, usize), (nw, nh): (usize, usize), bounded: bool) -> Vec<f32> {
+    let r = Resampler::with_bounds(src, w, h, nw, nh, bounded);
+    let mut out = vec![0.0f32; nw * nh];
+    out.par_chunks_mut(nw).enumerate().for_each(|(y, row)| r.row(y, row, None));
+    out
+}
+
+/// Refines erosion layer `e` (index `index` of `stack`) on `map`, the fold below it at the build's
+/// size: `map` becomes that fold plus the layer's refined change (see the module doc), blended
+/// with the layer's strength and `mask` (resampled to the build). `report(f)` hears how far the
+/// ladder is.
+#[allow(clippy::too_many_arguments)]
+pub(super) fn refine_layer(
+    map: &mut Heightmap,
+    stack: &LayerStack,
+    index: usize,
+    e: &ErosionLayer,
+    mask: Option<&[f32]>,
+    params: &RefineParams,
+    cancel: &AtomicBool,
+    report: &(dyn Fn(f64) + Sync),
+) -> Result<(), BuildError> {
+    let layer_err = |msg: String| BuildError::Layer { layer: stack.layers()[index].name.clone(), msg };
+    let (w, h) = (stack.width(), stack.height());
+    let (nw, nh) = (map.width, map.height);
+    let input0 = stack.input_of(index);
+    let delta = e.delta.to_dense();
+    let mut prev_input = input0.data.clone();
+    let mut prev: Vec<f32> = prev_input.iter().zip(&delta).map(|(a, d)| a + d).collect();
+    let mut prev_size = (w, h);
+    let recipe = &e.recipe;
+    let inputs_at = |hm: &Heightmap| -> Result<JobInputs, BuildError> {
+        let hardness = match recipe.hardness.as_ref().filter(|p| !p.is_neutral()) {
+            Some(p) => Some(hardness_map(hm, p).map_err(|e| layer_err(format!("hardness map: {e}")))?),
+            None => None,
+        };
+        Ok(JobInputs {
+            hardness,
+            boundary: recipe.boundary,
+            seed: recipe.seed,
+            sea_level: recipe.sea_level,
+            steer: None,
+        })
+    };
+    let pass = pass_of(&recipe.model);
+    let mut drainage = match pass {
+        Some((start, _)) => {
+            let r0 = Heightmap { width: w, height: h, cell_size: stack.cell_size(), data: prev.clone() };
+            start(&recipe.model, &r0, &inputs_at(&input0)?).map_err(|e| layer_err(e.to_string()))?
+        }
+        None => Vec::new(),
+    };
+    let ladder = levels(w, h, nw, nh);
+    let total = ladder.iter().map(|&(a, b)| (a * b) as f64).sum::<f64>().max(1.0);
+    let mut done = 0.0;
+    for (k, &(lw, lh)) in ladder.iter().enumerate() {
+        if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+            return Err(BuildError::Cancelled);
+        }
+        let top = (lw, lh) == (nw, nh);
+        let cell = map.cell_size * (nw - 1) as f32 / (lw - 1) as f32;
+        let input = if top {
+            map.clone()
+        } else {
+            Heightmap { width: lw, height: lh, cell_size: cell, data: resample(&map.data, (nw, nh), (lw, lh), false) }
+        };
+        let change: Vec<f32> = prev.iter().zip(&prev_input).map(|(r, i)| r - i).collect();
+        let mut state = input.clone();
+        let ratio = (lw - 1) as f64 / (prev_size.0 - 1) as f64;
+        upsample_erosion(&mut state, &change, 1.0, None, prev_size, ratio, cancel)?;
+        drop(change);
+        if let Some((_, pass)) = pass {
+            if !drainage.is_empty() {
+                drainage = resample(&drainage, prev_size, (lw, lh), true);
+            }
+            let inputs = inputs_at(&input)?;
+            let mut lv = Level { map: &mut state, input: &input, drainage: &mut drainage, index: k + 1 };
+            let before = lv.map.data.clone();
+            pass(&recipe.model, params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
+            let hp: f32 = std::env::var("TR_HP").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
+            if hp > 0.0 {
+                let mut c: Vec<f32> = state.data.iter().zip(&before).map(|(a, b)| a - b).collect();
+                let mut g = c.clone();
+                crate::core::filter::gaussian_blur(&mut g, lw, lh, hp);
+                for ((s, b), (c, g)) in state.data.iter_mut().zip(&before).zip(c.iter_mut().zip(&g)) {
+                    *s = b + *c - g;
+                }
+            }
+        }
+        done += (lw * lh) as f64;
+        report(done / total);
+        prev_size = (lw, lh);
+        prev_input = input.data;
+        prev = state.data;
+    }
+    if ladder.is_empty() {
+        // Not larger than the preview: the preview's change, as Upsample adds it.
+        let change: Vec<f32> = prev.iter().zip(&prev_input).map(|(r, i)| r - i).collect();
+        let ratio = (nw - 1) as f64 / (w.max(2) - 1) as f64;
+        let base = map.data.clone();
+        upsample_erosion(map, &change, 1.0, None, (w, h), ratio, cancel)?;
+        prev = std::mem::replace(&mut map.data, base);
+    }
+    let s = e.strength;
+    map.data.par_chunks_mut(nw).zip(prev.par_chunks(nw)).enumerate().for_each(|(y, (row, res))| {
+        for x in 0..nw {
+            let m = mask.map_or(1.0, |m| m[y * nw + x]);
+            row[x] += s * m * (res[x] - row[x]);
+        }
+    });
+    Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_ladder_doubles_up_to_the_build() {
+        assert_eq!(levels(513, 513, 2049, 2049), vec![(1025, 1025), (2049, 2049)]);
+        assert_eq!(levels(513, 257, 4097, 2049), vec![(1025, 513), (2049, 1025), (4097, 2049)]);
+        assert_eq!(levels(513, 513, 2017, 2017), vec![(1025, 1025), (2017, 2017)]);
+        assert_eq!(levels(513, 513, 1025, 1025), vec![(1025, 1025)]);
+        assert!(levels(513, 513, 513, 513).is_empty());
+        assert!(levels(513, 513, 257, 257).is_empty());
+    }
+}
