@@ -21,7 +21,9 @@
 //! its own module: `ledger` (books, maps, fields, snapshots), `error` (job errors and the
 //! parameter range check), [`hardness`] (hardness maps and their check), `particles` (geometry
 //! and the tile scheduler of droplet and snowball), `stencil` (grid neighbours of thermal and
-//! pipe) and `simd` (the instruction-set dispatch of the grid kernels).
+//! pipe), `simd` (the instruction-set dispatch of the grid kernels) and `setup` (what the jobs'
+//! constructors share: the particle models' parameter preamble, the hardness and steering checks
+//! and the erodibility they give).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -37,6 +39,7 @@ pub mod masks;
 pub(crate) mod particles;
 pub mod pipe;
 pub mod registry;
+pub(crate) mod setup;
 pub(crate) mod simd;
 pub mod snowball;
 pub mod steer;
