@@ -49,7 +49,7 @@ pub mod thermal;
 
 pub use error::{JobError, check_param};
 pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
-pub use registry::{MODELS, MapSize, ModelEntry, ModelParams};
+pub use registry::{GridChange, MODELS, MapSize, ModelEntry, ModelParams};
 pub use steer::Steer;
 
 crate::param_enum! {
