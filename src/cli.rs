@@ -2,7 +2,8 @@
 //! `build`, `layers`; with no subcommand it
 //! opens the editor when a display is present, and runs the headless demo job otherwise.
 //! `talus FILE` opens a project or heightmap in the editor (the desktop entry's `talus --gui %f`;
-//! with `--gui` a problem that stops the start is also shown in a message box, see [`alert`]).
+//! with `--gui` a problem that stops the start is also shown in a message box, see
+//! [`crate::alert`]).
 //!
 //! Every parameter of a generator or erosion model is reachable: the common ones as flags, all of
 //! them from a RON preset (`--preset`, `--params`) and from `--set path=value`, where `path` walks
@@ -15,7 +16,6 @@ use std::process::ExitCode;
 
 use clap::{Args, Parser, Subcommand};
 
-pub mod alert;
 mod build;
 mod convert;
 mod demo;
@@ -44,8 +44,7 @@ pub use layers::LayersArgs;
 pub use params::{apply_sets, parse_seed};
 pub use tiles::TileArgs;
 
-/// The version line of `talus --version`: the crate's version and the git commit it was built from.
-pub const VERSION: &str = concat!(env!("CARGO_PKG_VERSION"), " (commit ", env!("TALUS_COMMIT"), ")");
+pub use crate::VERSION;
 
 /// Talus: a terrain editor with procedural generation, hydraulic/thermal erosion and BHEF files.
 #[derive(Parser, Debug)]
@@ -191,7 +190,7 @@ pub fn run() -> ExitCode {
             if gui {
                 // No terminal to read stderr in: a message box and the log file (the editor's
                 // preflight has already shown its own problems; `show` shows one per process).
-                if let Some(note) = alert::show("Talus cannot start", &msg).and_then(|s| s.log_note()) {
+                if let Some(note) = crate::alert::show("Talus cannot start", &msg).and_then(|s| s.log_note()) {
                     eprintln!("{note}");
                 }
             }

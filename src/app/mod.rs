@@ -249,7 +249,7 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
         Ok(_) => {}
         Err(problem) => {
             let text = problem.to_string();
-            let note = crate::cli::alert::show(preflight::TITLE, &text).and_then(|s| s.log_note());
+            let note = crate::alert::show(preflight::TITLE, &text).and_then(|s| s.log_note());
             return Err(note.map_or(text.clone(), |n| format!("{text}\n{n}")));
         }
     }

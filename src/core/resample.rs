@@ -170,6 +170,20 @@ pub fn resample_into(src: &[f32], w: usize, h: usize, new_w: usize, new_h: usize
     out.par_chunks_mut(new_w).enumerate().for_each(|(y, row)| r.row(y, row, None));
 }
 
+/// A per-node map (`w × h`, row-major: a rain map, an uplift rate) on `new_w × new_h` nodes over
+/// the same extent, with a bounded resampler ([`Resampler::with_bounds`]): never beyond the
+/// values it interpolates, so a dry area stays dry and a rate keeps its sign; exact on the nodes
+/// the two grids share. Rows in parallel. `None` when a size is 0 or `src` is not `w × h` values.
+pub fn resample_bounded(src: &[f32], w: usize, h: usize, new_w: usize, new_h: usize) -> Option<Vec<f32>> {
+    if w == 0 || h == 0 || new_w == 0 || new_h == 0 || w.checked_mul(h) != Some(src.len()) {
+        return None;
+    }
+    let rs = Resampler::with_bounds(src, w, h, new_w, new_h, true);
+    let mut out = vec![0.0f32; new_w.checked_mul(new_h)?];
+    out.par_chunks_mut(new_w).enumerate().for_each(|(y, row)| rs.row(y, row, None));
+    Some(out)
+}
+
 /// `hm` resampled to `new_w × new_h` nodes over the same extent (the cell size scales by
 /// `(w − 1) / (new_w − 1)`).
 pub fn resample(hm: &Heightmap, new_w: usize, new_h: usize) -> Result<Heightmap, HeightmapError> {
@@ -302,6 +316,21 @@ mod tests {
                 }
             }
         }
+    }
+
+    #[test]
+    fn a_bounded_per_node_map_keeps_its_range_and_refuses_a_wrong_length() {
+        let step = grid(12, 12, |x, y| if x + y < 11.0 { -0.5 } else { -21.0 });
+        let r = Resampler::with_bounds(&step, 12, 12, 45, 45, true);
+        let out = resample_bounded(&step, 12, 12, 45, 45).unwrap();
+        let mut row = vec![0.0; 45];
+        for y in 0..45 {
+            r.row(y, &mut row, None);
+            assert_eq!(&out[y * 45..(y + 1) * 45], &row[..], "row {y}");
+        }
+        assert_eq!(resample_bounded(&step, 12, 11, 45, 45), None);
+        assert_eq!(resample_bounded(&[], 0, 0, 45, 45), None);
+        assert_eq!(resample_bounded(&step, 12, 12, 0, 45), None);
     }
 
     #[test]

@@ -94,6 +94,8 @@
 use std::sync::{Arc, OnceLock};
 
 use crate::core::erosion::droplet::{DropletGrid, DropletParams};
+use crate::core::erosion::hardness::{HardnessRule, check_hardness};
+use crate::core::erosion::setup::particle_grid;
 use crate::core::erosion::{
     Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, MapSize, ModelParams, Progress, Side,
     Simulation,
@@ -358,25 +360,11 @@ impl GpuDropletCore {
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
         let mut params = params;
-        let map = MapSize::of(&terrain);
-        if crate::core::units::Legacy::has_legacy(&params) {
-            params.upgrade_units(map);
-        }
-        params.validate()?;
-        let grid = params.in_grid_units(map);
-        if !terrain.all_finite() {
-            return Err(JobError::NonFinite.into());
-        }
+        // The CPU job's preamble (version-1 values, ranges, grid units, finite heights).
+        let grid = particle_grid(&terrain, &mut params)?;
         let n = terrain.len();
         if let Some(h) = &inputs.hardness {
-            if h.len() != n {
-                return Err(JobError::HardnessSize { expected: n, got: h.len() }.into());
-            }
-            if let Some(&bad) = h.iter().find(|v| !(v.is_finite() && **v >= 0.0 && **v <= 1000.0)) {
-                return Err(
-                    JobError::BadParam { name: "hardness", value: bad as f64, range: "0..=1000 per node" }.into()
-                );
-            }
+            check_hardness(h, n, HardnessRule::AtMost1000)?;
         }
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;

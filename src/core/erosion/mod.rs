@@ -21,7 +21,9 @@
 //! its own module: `ledger` (books, maps, fields, snapshots), `error` (job errors and the
 //! parameter range check), [`hardness`] (hardness maps and their check), `particles` (geometry
 //! and the tile scheduler of droplet and snowball), `stencil` (grid neighbours of thermal and
-//! pipe) and `simd` (the instruction-set dispatch of the grid kernels).
+//! pipe), `simd` (the instruction-set dispatch of the grid kernels) and `setup` (what the jobs'
+//! constructors share: the particle models' parameter preamble, the hardness and steering checks
+//! and the erodibility they give).
 
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -38,6 +40,7 @@ pub(crate) mod particles;
 pub mod pipe;
 pub mod refine;
 pub mod registry;
+pub(crate) mod setup;
 pub(crate) mod simd;
 pub mod snowball;
 pub mod steer;
@@ -47,7 +50,7 @@ pub mod thermal;
 
 pub use error::{JobError, check_param};
 pub use ledger::{ErosionMaps, Fields, Ledger, Snapshot};
-pub use registry::{MODELS, MapSize, ModelEntry, ModelParams};
+pub use registry::{GridChange, MODELS, MapSize, ModelEntry, ModelParams};
 pub use steer::Steer;
 
 crate::param_enum! {

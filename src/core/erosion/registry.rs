@@ -14,6 +14,10 @@
 //! | `params_type` | the editor's parameter schema |
 //! | `undo` | the undo step of a run (and the editor's status line) |
 //! | `work` field, `unit`, `particles` | `--steps`/`--droplets`, a continuation's work left ([`ModelParams::set_work`]), progress |
+//! | `flow_unit` | the overlay's flow legend |
+//! | `editor_default` | the parameters the panel starts with |
+//! | `build_bytes_per_node` | a build's memory estimate for a re-run of the model ([`ModelParams::build_bytes_per_node`]) |
+//! | `to_grid` | a build's re-run at another resolution: per-node inputs and grid-unit fields brought to the build's grid ([`ModelParams::to_grid`]) |
 //!
 //! The `work` field is a count of time steps or iterations for the grid models and a density
 //! per km² for the particle models (droplets, snowballs), so a project erodes the same land at
@@ -21,14 +25,27 @@
 //! a given map ([`MapSize`]), which is what progress, timelines, continuations and
 //! `--droplets` count. [`ModelParams::upgrade_units`] converts what version-1 files left in grid
 //! units (see [`crate::core::units`]), with the map they were made for.
-//! | `flow_unit` | the overlay's flow legend |
-//! | `editor_default` | the parameters the panel starts with |
+//!
+//! What a build needs to know of a model is in its entry too, and no entry may leave it out (the
+//! macro's pattern requires both fields, so a missing one is a compile error at the entry, not a
+//! catch-all that is silently wrong):
+//!
+//! - `build_bytes_per_node: |p| …`, a `fn(&Params) -> u64`: the bytes per node the model's CPU
+//!   job allocates besides its heightmap (working arrays, its own copies of the hardness and
+//!   steering maps, the scratch of its peak step), at their most for `p`. The comment beside it
+//!   lists the arrays counted; keep it in step with the job.
+//! - `to_grid: path`, a `fn(&mut Params, &GridChange)`: how the parameters move to another grid
+//!   over the same extent ([`GridChange`]: the two sizes, the ratio, and
+//!   [`GridChange::resample`], the bounded resampling of a per-node map). A model with per-node
+//!   inputs (a rain map, an uplift map) resamples them, one with a field in grid units (the pipe
+//!   model's own `cell_size`) scales it; a model in world units only says so with
+//!   [`no_grid_inputs`].
 //!
 //! and the macro derives from it the [`ModelParams`] enum, the [`MODELS`] table (in menu order)
 //! and the `match`es over `ModelParams` the rest of the crate would otherwise write again:
-//! [`ModelParams::entry`], [`ModelParams::set_work`], the CPU build, and
-//! [`ModelParams::visit_mut`], which hands the typed parameter struct to generic code (the
-//! panel's editor and preset row).
+//! [`ModelParams::entry`], [`ModelParams::set_work`], the CPU build, [`ModelParams::visit_mut`],
+//! which hands the typed parameter struct to generic code (the panel's editor and preset row),
+//! [`ModelParams::build_bytes_per_node`] and [`ModelParams::to_grid`].
 //!
 //! ## The GPU half
 //! `core` must not see `crate::gpu`, so a model's optional GPU version is declared next to the
@@ -36,10 +53,17 @@
 //! without a line there runs on the CPU whatever the backend (with a note).
 //!
 //! ## Adding a model
-//! Write its module (parameters with `Default`, `validate`, a job implementing
-//! [`super::Simulation`]), add `pub mod` in `erosion/mod.rs` and one entry to [`models!`] below;
-//! the CLI, the panel, presets and the backend pick it up. A GPU version adds its module under
-//! `src/gpu` and a line in the backend's GPU table.
+//! 1. Write its module `erosion/<model>/` (parameters with `Default` and `validate`, declared
+//!    with `params!`; a job implementing [`super::Simulation`] whose `new(terrain, params,
+//!    inputs)` starts as the others do: a particle model with `setup::prepare_particle_job`, a
+//!    grid model with `setup::erodibility` for its hardness and steering checks).
+//! 2. Add `pub mod <model>;` in `erosion/mod.rs`.
+//! 3. Add one entry to [`models!`] below, every field stated: among them `build_bytes_per_node`
+//!    (count the job's per-node arrays) and `to_grid` (its per-node inputs, or
+//!    [`no_grid_inputs`]).
+//!
+//! The CLI, the panel, presets, the backend and builds pick it up. A GPU version adds its
+//! module under `src/gpu` and a line in the backend's GPU table.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
@@ -120,6 +144,53 @@ pub trait ParamsVisitor {
 
 pub use crate::core::units::MapSize;
 
+/// A move to another grid over the same extent: what a build that re-runs a model at another
+/// resolution hands to [`ModelParams::to_grid`]. Node `X` of the new grid lies at
+/// `X · (from − 1) / (to − 1)` of the old one along each side (corners on corners, as in
+/// [`crate::core::resample`]).
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct GridChange {
+    /// Nodes `(width, height)` of the grid the parameters were made for.
+    pub from: (usize, usize),
+    /// Nodes `(width, height)` of the new grid.
+    pub to: (usize, usize),
+    /// New cells per old cell along a side, `(to.0 − 1) / (from.0 − 1)`: a cell size in the
+    /// parameters is divided by it, a length in nodes multiplied.
+    pub ratio: f64,
+}
+
+impl GridChange {
+    /// The change from `from` to `to` nodes, with its ratio from the widths (1 where a side has
+    /// fewer than 2 nodes).
+    pub fn new(from: (usize, usize), to: (usize, usize)) -> Self {
+        let ratio = if from.0 < 2 || to.0 < 2 { 1.0 } else { (to.0 - 1) as f64 / (from.0 - 1) as f64 };
+        Self { from, to, ratio }
+    }
+
+    /// A per-node map of the old grid (one value per node, row-major) on the new one, never
+    /// beyond the values it interpolates (a dry area stays dry, a rate keeps its sign) and exact
+    /// on the nodes both grids share ([`crate::core::resample::resample_bounded`]). `None` when
+    /// `map` is not one value per node of the old grid.
+    pub fn resample(&self, map: &[f32]) -> Option<Vec<f32>> {
+        crate::core::resample::resample_bounded(map, self.from.0, self.from.1, self.to.0, self.to.1)
+    }
+
+    /// Brings an optional per-node map to the new grid in place ([`Self::resample`]). A map that
+    /// is not one value per node of the old grid is left as it is: the job refuses it with its
+    /// own message.
+    pub fn per_node_map(&self, map: &mut Option<Vec<f32>>) {
+        if let Some(m) = map.as_mut()
+            && let Some(r) = self.resample(m)
+        {
+            *m = r;
+        }
+    }
+}
+
+/// The `to_grid` of a model whose parameters are all in world units, with nothing per node:
+/// nothing to bring to a new grid. A registry entry names it to say so.
+pub fn no_grid_inputs<P>(_: &mut P, _: &GridChange) {}
+
 /// The type of an amount-of-work field: a count (time steps, iterations) set from a `u64`
 /// saturating, or a density per km² (particles) that is a count on a given map.
 trait Work: Copy {
@@ -153,8 +224,9 @@ impl Work for f64 {
 }
 
 /// Declares the models: see the module doc. Each entry is
-/// `/// doc` `Variant(module::Params, module::Job) { work: field, <ModelEntry fields> }`; the doc
-/// comment becomes the `ModelParams` variant's.
+/// `/// doc` `Variant(module::Params, module::Job) { work: field, <ModelEntry fields>,
+/// build_bytes_per_node: fn(&Params) -> u64, to_grid: fn(&mut Params, &GridChange) }`, every
+/// field required and in this order; the doc comment becomes the `ModelParams` variant's.
 macro_rules! models {
     ($(
         $(#[doc = $doc:literal])+
@@ -167,7 +239,9 @@ macro_rules! models {
             unit: $unit:literal,
             particles: $particles:literal,
             flow_unit: $flow_unit:literal,
-            editor_default: $editor_default:expr $(,)?
+            editor_default: $editor_default:expr,
+            build_bytes_per_node: $bytes:expr,
+            to_grid: $to_grid:expr $(,)?
         }
     )*) => {
         /// Which model, with its parameters: what presets store and what the CLI/editor build jobs from.
@@ -263,6 +337,37 @@ macro_rules! models {
                 }
             }
 
+            /// Bytes per node a CPU job of these parameters allocates besides its heightmap
+            /// (its working arrays, its own copies of the hardness and steering maps, the
+            /// scratch of its peak step), at their most for these parameters: what a build that
+            /// re-runs the model adds to its memory estimate per build node. The entry's
+            /// `build_bytes_per_node`.
+            pub fn build_bytes_per_node(&self) -> u64 {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let bytes: fn(&$module::$params) -> u64 = $bytes;
+                            bytes(p)
+                        }
+                    )*
+                }
+            }
+
+            /// Brings the parameters to another grid over the same extent (a build re-running
+            /// the model at another resolution): per-node inputs resampled to the new grid,
+            /// fields in grid units scaled. Parameters in world units stay as they are. The
+            /// entry's `to_grid`.
+            pub fn to_grid(&mut self, change: &GridChange) {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let to_grid: fn(&mut $module::$params, &GridChange) = $to_grid;
+                            to_grid(p, change)
+                        }
+                    )*
+                }
+            }
+
             /// The CPU job (after [`super::build`]'s checks of the terrain and inputs).
             pub(super) fn build_cpu(
                 &self,
@@ -290,6 +395,15 @@ models! {
         flow_unit: "particles",
         // Enough to see: 200 000 droplets on the default island (513², 2 m cells, 1.048576 km²).
         editor_default: droplet::DropletParams { droplets_per_km2: 190_734.863_281_25, ..Default::default() },
+        // Five padded planes (heights, eroded, deposited, flow, flow volume) and the hardness
+        // plane (24); a steering mask's spawn weights and sink plane (8); with a sea, the copies
+        // of the two book planes the end's relaxation makes (8). The change blur adds two
+        // scratch book planes, the batch's start heights and, at its peak, the change and the
+        // blur's buffer instead of those copies (12 more). It was 24, the planes alone;
+        // tests/erosion_memory.rs measures 34, and 46 with the blur.
+        build_bytes_per_node: |p| if p.blur_m.is_some_and(|b| b > 0.0) { 52 } else { 40 },
+        // World units only (a density per km², metres): nothing per node.
+        to_grid: no_grid_inputs,
     }
     /// Snowball erosion: cheap particles that roll down the surface normal, eroding behind them.
     Snowball(snowball::SnowballParams, SnowballJob) {
@@ -302,6 +416,13 @@ models! {
         particles: true,
         flow_unit: "particles",
         editor_default: Default::default(),
+        // The two book maps and the flow map (12), its hardness (4), a steering mask's spawn
+        // weights and sink weights (8), and the final blur's copy of the heights with the blur's
+        // buffer (8). It was 24, which left out the blur (on by default) and the steering maps;
+        // measured: 24 (the caller's maps it copied are gone by the blur).
+        build_bytes_per_node: |_| 32,
+        // World units only (a density per km², metres): nothing per node.
+        to_grid: no_grid_inputs,
     }
     /// Grid hydraulic erosion with the virtual-pipe shallow-water model.
     Pipe(pipe::PipeParams, PipeJob) {
@@ -314,6 +435,14 @@ models! {
         particles: false,
         flow_unit: "particles",
         editor_default: Default::default(),
+        // Water, sediment, four outflow fluxes, two velocities, the sediment after erosion,
+        // MacCormack's field and the second terrain buffer (44); the per-node water input, the
+        // hardness, a sink mask's node list (12); the two book maps (8). Interleaved thermal
+        // adds its hardness copy and second buffer (8), a rain map its copy in the job's
+        // parameters (4). Measured: 53, and 69 with a rain map, thermal and MacCormack.
+        build_bytes_per_node: |p| 64 + if p.thermal.is_some() { 8 } else { 0 } + if p.rain_map.is_some() { 4 } else { 0 },
+        // Its own `cell_size` shrinks with the cells; `rain_map` is resampled.
+        to_grid: pipe::PipeParams::to_grid,
     }
     /// Thermal erosion: loose material slides down slopes steeper than the talus angle.
     Thermal(thermal::ThermalParams, ThermalJob) {
@@ -326,6 +455,11 @@ models! {
         particles: false,
         flow_unit: "particles",
         editor_default: Default::default(),
+        // The hardness (the kernel's copy, or a steering mask's product), the second height
+        // buffer and the two book maps. It was 24, 8 more than the job holds; measured: 16.
+        build_bytes_per_node: |_| 16,
+        // Angles and a rate per iteration: nothing per node.
+        to_grid: no_grid_inputs,
     }
     /// Stream-power landscape evolution: river incision with uplift and optional hillslope diffusion.
     StreamPower(stream_power::StreamPowerParams, StreamPowerJob) {
@@ -338,6 +472,20 @@ models! {
         particles: false,
         flow_unit: "m² drained",
         editor_default: Default::default(),
+        // D8 routing: receivers, stack, areas, lake levels, trap index, flood marks, segments,
+        // the stack rebuilt around lakes, lake nodes and four byte flags (44); the sediment flux
+        // and, with a steering mask, the D8 area in f64 (16), the two book maps (8), uplift
+        // rates, hardness, a mask's runoff (12), the sea mask (1): 81, and 96 with room for the
+        // stack's vectors to grow. MFD routing (the default) adds eight edge weights per node (32), the
+        // area and runoff in f64 (16), the order and the walk (8): 56. Diffusion (on by
+        // default) adds its two face conductances, its transposed buffer, two outlet copies and
+        // the heights' copy (18), and the saved heights of sea nodes (up to 8). It was 96 for
+        // every run; measured: 66 with D8 and no diffusion, 137 with the defaults.
+        build_bytes_per_node: |p| {
+            96 + if p.routing == stream_power::FlowMethod::Mfd { 56 } else { 0 } + if p.diffusion > 0.0 { 26 } else { 0 }
+        },
+        // `uplift_map` is resampled.
+        to_grid: stream_power::StreamPowerParams::to_grid,
     }
 }
 
@@ -436,6 +584,115 @@ mod tests {
         p.upgrade_units(island);
         let ModelParams::Pipe(pp) = &p else { panic!() };
         assert_eq!((pp.sources[0].x_m, pp.sources[0].y_m, pp.sources[0].radius_m), (20.0, 40.0, 4.0));
+    }
+
+    #[test]
+    fn every_model_states_its_build_memory() {
+        for e in MODELS {
+            for p in [(e.default)(), (e.editor_default)()] {
+                // At least the two book maps every job keeps.
+                assert!(p.build_bytes_per_node() >= 8, "{}", e.name);
+            }
+        }
+        // What the parameters switch on costs memory.
+        use super::super::stream_power::{FlowMethod, StreamPowerParams};
+        let sp = |routing, diffusion| {
+            ModelParams::StreamPower(StreamPowerParams { routing, diffusion, ..Default::default() })
+                .build_bytes_per_node()
+        };
+        assert!(sp(FlowMethod::D8, 0.0) < sp(FlowMethod::Mfd, 0.0));
+        assert!(sp(FlowMethod::Mfd, 0.0) < sp(FlowMethod::Mfd, 1e-3));
+        let droplet = |blur_m| {
+            ModelParams::Droplet(droplet::DropletParams { blur_m, ..Default::default() }).build_bytes_per_node()
+        };
+        assert!(droplet(None) < droplet(Some(2.0)));
+        assert_eq!(droplet(None), droplet(Some(0.0)));
+        let pipe =
+            |thermal| ModelParams::Pipe(pipe::PipeParams { thermal, ..Default::default() }).build_bytes_per_node();
+        assert!(pipe(None) < pipe(Some(Default::default())));
+    }
+
+    /// `from`'s per-node map of a smooth bump with a dry (0) left third: positive rates, steps.
+    fn per_node_map((w, h): (usize, usize)) -> Vec<f32> {
+        (0..w * h)
+            .map(|i| {
+                let (x, y) = ((i % w) as f32, (i / w) as f32);
+                if 3 * (i % w) < w { 0.0 } else { 1e-3 * (1.0 + (0.9 * x).sin() * (0.6 * y).cos()) }
+            })
+            .collect()
+    }
+
+    /// Checks a map brought from `from` to `change.to`: its length, its values on the nodes both
+    /// grids share (exact), and no value outside the source's range (no overshoot).
+    fn check_brought(name: &str, src: &[f32], out: &[f32], change: &GridChange, step: usize) {
+        let ((w, h), (nw, nh)) = (change.from, change.to);
+        assert_eq!(out.len(), nw * nh, "{name}");
+        for y in 0..h {
+            for x in 0..w {
+                assert_eq!(out[step * y * nw + step * x].to_bits(), src[y * w + x].to_bits(), "{name} ({x}, {y})");
+            }
+        }
+        let (lo, hi) = src.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(out.iter().all(|v| (lo..=hi).contains(v)), "{name}: overshoot");
+        // The dry third stays dry, to its last shared node.
+        assert!((0..nh).all(|y| out[y * nw..y * nw + 2 * (w / 3)].iter().all(|&v| v == 0.0)), "{name}: wet");
+    }
+
+    #[test]
+    fn every_model_brings_its_per_node_inputs_to_a_finer_grid() {
+        let (from, step) = ((13, 9), 4);
+        let to = (step * (from.0 - 1) + 1, step * (from.1 - 1) + 1);
+        let change = GridChange::new(from, to);
+        assert_eq!(change.ratio, 4.0);
+        let src = per_node_map(from);
+        for e in MODELS {
+            // Defaults hold no per-node input and no grid-unit field: nothing moves.
+            let mut p = (e.default)();
+            p.to_grid(&change);
+            assert_eq!(p, (e.default)(), "{}", e.name);
+            // With every per-node input a model has set, each is brought along.
+            let mut p = (e.default)();
+            match &mut p {
+                ModelParams::Pipe(pp) => {
+                    pp.rain_map = Some(src.clone());
+                    pp.cell_size = Some(2.0);
+                }
+                ModelParams::StreamPower(sp) => sp.uplift_map = Some(src.clone()),
+                // World units only (`no_grid_inputs`).
+                ModelParams::Droplet(_) | ModelParams::Snowball(_) | ModelParams::Thermal(_) => {}
+            }
+            let before = p.clone();
+            p.to_grid(&change);
+            match &p {
+                ModelParams::Pipe(pp) => {
+                    check_brought(e.name, &src, pp.rain_map.as_deref().unwrap(), &change, step);
+                    assert_eq!(pp.cell_size, Some(0.5));
+                }
+                ModelParams::StreamPower(sp) => {
+                    check_brought(e.name, &src, sp.uplift_map.as_deref().unwrap(), &change, step)
+                }
+                _ => assert_eq!(p, before, "{}", e.name),
+            }
+            // A map made for another grid is left for the job to refuse.
+            let mut wrong = before.clone();
+            match &mut wrong {
+                ModelParams::Pipe(pp) => pp.rain_map = Some(vec![0.0; 5]),
+                ModelParams::StreamPower(sp) => sp.uplift_map = Some(vec![0.0; 5]),
+                _ => {}
+            }
+            let kept = wrong.clone();
+            wrong.to_grid(&change);
+            match (&wrong, &kept) {
+                (ModelParams::Pipe(a), ModelParams::Pipe(b)) => assert_eq!(a.rain_map, b.rain_map),
+                (ModelParams::StreamPower(a), ModelParams::StreamPower(b)) => assert_eq!(a.uplift_map, b.uplift_map),
+                _ => {}
+            }
+        }
+        // The same grid: every map exactly as it was.
+        let same = GridChange::new(from, from);
+        assert_eq!(same.resample(&src).as_deref(), Some(&src[..]));
+        // A side of fewer than 2 nodes has no ratio to speak of.
+        assert_eq!(GridChange::new((1, 1), (5, 5)).ratio, 1.0);
     }
 
     #[test]

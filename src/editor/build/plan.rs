@@ -284,7 +284,7 @@ pub fn plan(stack: &LayerStack, req: &BuildRequest) -> Result<BuildPlan, BuildEr
             layer_extra = layer_extra.max(match how {
                 // The layer's change, the smoothed map and the blur's scratch.
                 LayerHow::Upsample => nodes * 4 * 3,
-                LayerHow::Rerun { .. } => nodes * (4 + super::rerun::bytes_per_node(&e.recipe)),
+                LayerHow::Rerun { .. } => nodes * (4 + e.recipe.model.build_bytes_per_node()),
                 LayerHow::Refine { .. } => nodes * super::refine::BYTES_PER_NODE,
                 LayerHow::Sculpt => 0,
             });

@@ -3,29 +3,10 @@
 
 use std::sync::atomic::AtomicBool;
 
-use rayon::prelude::*;
-
 use crate::core::Heightmap;
-use crate::core::erosion::{ModelParams, RunEnd, run};
-use crate::core::resample::Resampler;
+use crate::core::erosion::{GridChange, RunEnd, run};
 use crate::editor::erosion_brush::Dab;
 use crate::editor::layers::recipe::{Recipe, SteerSource, SteerSpec};
-
-/// Bytes per build node a re-run of `recipe` holds besides the map itself (the model's working
-/// arrays), a generous estimate.
-pub(super) fn bytes_per_node(recipe: &Recipe) -> u64 {
-    use crate::core::erosion::ModelParams as M;
-    match &recipe.model {
-        // Receivers, stack, areas, lake levels, fluxes in f64, scratch (module stream_power).
-        M::StreamPower(_) => 96,
-        // Water, sediment, four outflow fluxes, velocities, the thermal maps.
-        M::Pipe(_) => 64,
-        // The input, the change maps and the talus deposits.
-        M::Thermal(_) => 24,
-        // The input and the tile phases' change maps.
-        _ => 24,
-    }
-}
 
 /// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): its steering in grid units
 /// (brush dabs, the flow threshold in nodes) scaled to the finer grid, and the per-node inputs of
@@ -33,32 +14,9 @@ pub(super) fn bytes_per_node(recipe: &Recipe) -> u64 {
 /// the new grid. Model parameters are in world units and convert themselves.
 pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), to: (usize, usize)) -> Recipe {
     let r = ratio as f32;
-    // Per-node inputs of a model follow the grid: a pipe model's own cell size shrinks with the
-    // cells, its rain map and a stream-power uplift map are resampled without overshoot (so a
-    // dry area stays dry and a rate keeps its sign).
-    let per_node = |m: &[f32]| -> Vec<f32> {
-        let rs = Resampler::with_bounds(m, from.0, from.1, to.0, to.1, true);
-        let mut out = vec![0.0f32; to.0 * to.1];
-        out.par_chunks_mut(to.0).enumerate().for_each(|(y, row)| rs.row(y, row, None));
-        out
-    };
+    // Per-node inputs of a model follow the grid, as its registry entry says (`to_grid`).
     let mut model = recipe.model.clone();
-    match &mut model {
-        ModelParams::Pipe(p) => {
-            if let Some(c) = p.cell_size.as_mut() {
-                *c /= r;
-            }
-            if let Some(m) = p.rain_map.as_mut().filter(|m| m.len() == from.0 * from.1) {
-                *m = per_node(m);
-            }
-        }
-        ModelParams::StreamPower(p) => {
-            if let Some(m) = p.uplift_map.as_mut().filter(|m| m.len() == from.0 * from.1) {
-                *m = per_node(m);
-            }
-        }
-        _ => {}
-    }
+    model.to_grid(&GridChange { from, to, ratio });
     let steer = recipe.steer.as_ref().map(|s| SteerSpec {
         source: match &s.source {
             SteerSource::Flow { threshold } => SteerSource::Flow { threshold: threshold * r * r },
@@ -100,6 +58,7 @@ pub(super) fn rerun(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::erosion::ModelParams;
 
     #[test]
     fn a_rerun_brings_per_node_model_inputs_to_the_build_grid() {

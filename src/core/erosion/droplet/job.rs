@@ -3,14 +3,13 @@
 
 use rayon::prelude::*;
 
-use super::super::hardness::{HardnessRule, check_hardness};
 use super::super::particles::{self, Books, EXTREME_TOLERANCE, Geom, Raw, TileGrid};
+use super::super::setup::prepare_particle_job;
 use super::super::steer::Spawner;
 use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use super::brush::Brush;
 use super::step::{Ctx, Drop};
 use super::{DropletGrid, DropletParams, SERIAL_TAIL};
-use crate::core::erosion::registry::MapSize;
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
 use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
@@ -126,27 +125,10 @@ impl DropletJob {
     /// wrong size or with values outside `0 ..= 1000`, or non-finite heights. Version-1 values
     /// still in `params` are taken as made for `terrain` ([`DropletParams::upgrade_units`]).
     pub fn new(terrain: Heightmap, mut params: DropletParams, inputs: JobInputs) -> Result<Self, JobError> {
-        let map = MapSize::of(&terrain);
-        if crate::core::units::Legacy::has_legacy(&params) {
-            params.upgrade_units(map);
-        }
-        params.validate()?;
-        let grid_p = params.in_grid_units(map);
-        if !terrain.all_finite() {
-            return Err(JobError::NonFinite);
-        }
-        let n = terrain.len();
-        if let Some(h) = &inputs.hardness {
-            check_hardness(h, n, HardnessRule::AtMost1000)?;
-        }
-        if let Some(s) = &inputs.steer {
-            s.check(n)?;
-        }
         // Sink mode: the mask multiplies the erodibility (the hardness plane).
-        let hardness = match &inputs.steer {
-            Some(s) => s.erodibility(inputs.hardness.as_deref()),
-            None => inputs.hardness,
-        };
+        let setup = prepare_particle_job(&terrain, &mut params, inputs)?;
+        let (grid_p, hardness) = (setup.grid, setup.erodibility.as_deref());
+        let n = terrain.len();
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
         let blur = grid_p.blur.is_some_and(|s| s > 0.0);
@@ -160,10 +142,10 @@ impl DropletJob {
         };
         let mut planes = Planes::new(w, h, count);
         planes.import(P_H, &terrain.data);
-        if let Some(hard) = &hardness {
+        if let Some(hard) = hardness {
             planes.import(P_HARD, hard);
         }
-        let geom = Geom::new(w, h, &inputs.boundary).with_pitch(planes.pitch);
+        let geom = Geom::new(w, h, &setup.inputs.boundary).with_pitch(planes.pitch);
         let brush = Brush::new(grid_p.radius, planes.pitch);
         let margin = brush.reach + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
@@ -174,12 +156,12 @@ impl DropletJob {
             (None, false) => f32::NEG_INFINITY,
         };
         // With a sea, erosion never takes a node below it (nor lowers one already under water).
-        let floor = match inputs.sea_level {
+        let floor = match setup.inputs.sea_level {
             Some(s) => floor.max(s),
             None => floor,
         };
-        let spawner = inputs.steer.as_ref().map(|s| Spawner::new(s, w, h, geom.span_x, geom.span_y));
-        let sink = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
+        let spawner = setup.spawner(&geom);
+        let sink = setup.steer().filter(|s| s.sink).map(|s| {
             let mut p = Planes::new(w, h, 1);
             p.import(0, &s.weights);
             p.data
@@ -188,10 +170,10 @@ impl DropletJob {
             spawner,
             sink,
             floor,
-            sea: inputs.sea_level.filter(|s| s.is_finite()),
+            sea: setup.sea(),
             params,
             grid_p,
-            seed: inputs.seed,
+            seed: setup.inputs.seed,
             has_hardness: hardness.is_some(),
             planes,
             stale: false,

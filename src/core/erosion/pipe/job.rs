@@ -4,7 +4,8 @@
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use super::super::hardness::{HardnessRule, check_hardness};
+use super::super::hardness::HardnessRule;
+use super::super::setup::erodibility;
 use super::super::simd::simd_dispatch;
 use super::super::stencil::Edges;
 use super::super::thermal::{ThermalBooks, ThermalKernel};
@@ -132,7 +133,7 @@ impl PipeJob {
     /// Validates everything and prepares the job (applies the first water increment). Version-1
     /// values still in `params` (river sources in nodes) are taken as made for `terrain`
     /// ([`PipeParams::upgrade_units`]).
-    pub fn new(terrain: Heightmap, mut params: PipeParams, inputs: JobInputs) -> Result<Self, JobError> {
+    pub fn new(terrain: Heightmap, mut params: PipeParams, mut inputs: JobInputs) -> Result<Self, JobError> {
         let (w, h) = (terrain.width, terrain.height);
         if w == 0 || h == 0 || terrain.data.len() != w * h {
             return Err(JobError::BadParam {
@@ -152,17 +153,8 @@ impl PipeJob {
         }
         params.validate(w, h, lx)?;
         let n = w * h;
-        if let Some(hd) = &inputs.hardness {
-            check_hardness(hd, n, HardnessRule::NonNegative)?;
-        }
-        if let Some(s) = &inputs.steer {
-            s.check(n)?;
-        }
         // Sink mode: the mask multiplies the erodibility (of the flow and the interleaved thermal).
-        let hardness = match &inputs.steer {
-            Some(s) => s.erodibility(inputs.hardness.as_deref()),
-            None => inputs.hardness,
-        };
+        let hardness = erodibility(n, &mut inputs, HardnessRule::NonNegative)?;
         let sinks = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
             s.weights.iter().enumerate().filter(|(_, w)| **w == 0.0).map(|(i, _)| i as u32).collect::<Vec<u32>>()
         });

@@ -20,7 +20,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::registry::MapSize;
+use super::super::registry::{GridChange, MapSize};
 use super::super::thermal::ThermalParams;
 use super::super::{JobError, check_param};
 
@@ -135,6 +135,17 @@ impl PipeParams {
         for s in &mut self.sources {
             s.upgrade_units(lx);
         }
+    }
+
+    /// The registry's `to_grid` ([`crate::core::erosion::ModelParams::to_grid`]): on a grid
+    /// `change.ratio` times finer, a `cell_size` of its own shrinks with the cells and
+    /// `rain_map` is resampled without overshoot (a dry area stays dry). The sources are in
+    /// metres and stay.
+    pub fn to_grid(&mut self, change: &GridChange) {
+        if let Some(c) = self.cell_size.as_mut() {
+            *c /= change.ratio as f32;
+        }
+        change.per_node_map(&mut self.rain_map);
     }
 
     /// Checks every field against its documented range for a `width × height` map of cells of

@@ -54,9 +54,8 @@
 
 use rayon::prelude::*;
 
-use super::hardness::{HardnessRule, check_hardness};
 use super::particles::{self, Books, Confined, Geom, Raw, Rect, TileGrid, Walker};
-use super::registry::MapSize;
+use super::setup::prepare_particle_job;
 use super::steer::Spawner;
 use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::filter::{BlurEdge, BlurOptions, gaussian_blur_with};
@@ -367,41 +366,25 @@ impl SnowballJob {
     /// or non-finite heights. Version-1 values still in `params` are taken as made for `terrain`
     /// ([`SnowballParams::upgrade_units`]).
     pub fn new(terrain: Heightmap, mut params: SnowballParams, inputs: JobInputs) -> Result<Self, JobError> {
-        let map = MapSize::of(&terrain);
-        if crate::core::units::Legacy::has_legacy(&params) {
-            params.upgrade_units(map);
-        }
-        params.validate()?;
-        let grid_p = params.in_grid_units(map);
-        if !terrain.all_finite() {
-            return Err(JobError::NonFinite);
-        }
-        let n = terrain.len();
-        if let Some(h) = &inputs.hardness {
-            check_hardness(h, n, HardnessRule::AtMost1000)?;
-        }
-        if let Some(s) = &inputs.steer {
-            s.check(n)?;
-        }
         // Sink mode: the mask multiplies the erodibility.
-        let hardness = match &inputs.steer {
-            Some(s) => s.erodibility(inputs.hardness.as_deref()),
-            None => inputs.hardness,
-        };
+        let setup = prepare_particle_job(&terrain, &mut params, inputs)?;
+        let grid_p = setup.grid;
+        let n = terrain.len();
         let (w, h) = (terrain.width, terrain.height);
-        let geom = Geom::new(w, h, &inputs.boundary);
+        let geom = Geom::new(w, h, &setup.inputs.boundary);
         let margin = grid_p.offset_radius.ceil() as usize + 3;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let volume = terrain.sum();
-        let spawner = inputs.steer.as_ref().map(|s| Spawner::new(s, w, h, geom.span_x, geom.span_y));
-        let sink = inputs.steer.as_ref().filter(|s| s.sink).map(|s| s.weights.clone());
+        let spawner = setup.spawner(&geom);
+        let sink = setup.steer().filter(|s| s.sink).map(|s| s.weights.clone());
+        let sea = setup.sea();
         Ok(Self {
             spawner,
             sink,
             params,
             grid_p,
-            seed: inputs.seed,
-            hardness,
+            seed: setup.inputs.seed,
+            hardness: setup.erodibility,
             maps: ErosionMaps::new(n),
             flow: vec![0.0; n],
             ledger: Ledger { volume_before: volume, volume_after: volume, ..Ledger::default() },
@@ -411,7 +394,7 @@ impl SnowballJob {
             margin,
             dirty: true,
             degenerate: w < 2 || h < 2,
-            sea: inputs.sea_level.filter(|s| s.is_finite()),
+            sea,
             hm: terrain,
         })
     }

@@ -128,7 +128,8 @@ use rayon::prelude::*;
 
 use self::diffusion::Diffusion;
 use self::routing::{Mfd, NONE, Router, Shared};
-use super::hardness::{HardnessRule, check_hardness};
+use super::hardness::HardnessRule;
+use super::setup::erodibility;
 use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::heightmap::Heightmap;
 
@@ -211,23 +212,14 @@ pub struct StreamPowerJob {
 impl StreamPowerJob {
     /// Builds the job: validates `params` and `inputs`, then routes flow once so [`Fields::flow`]
     /// is available before the first step.
-    pub fn new(terrain: Heightmap, params: StreamPowerParams, inputs: JobInputs) -> Result<Self, JobError> {
+    pub fn new(terrain: Heightmap, params: StreamPowerParams, mut inputs: JobInputs) -> Result<Self, JobError> {
         let n = terrain.len();
         if !terrain.all_finite() {
             return Err(JobError::NonFinite);
         }
         params.validate(n)?;
-        if let Some(h) = &inputs.hardness {
-            check_hardness(h, n, HardnessRule::AtMost1e6)?;
-        }
-        if let Some(s) = &inputs.steer {
-            s.check(n)?;
-        }
         // Sink mode: the mask multiplies the erodibility; its zero nodes are outlets.
-        let hardness = match &inputs.steer {
-            Some(s) => s.erodibility(inputs.hardness.as_deref()),
-            None => inputs.hardness,
-        };
+        let hardness = erodibility(n, &mut inputs, HardnessRule::AtMost1e6)?;
         let sink_mask = inputs.steer.as_ref().and_then(|s| s.sink_mask());
         let runoff = inputs.steer.as_ref().map(|s| s.weights.clone());
         // A non-finite sea level (−∞: "no sea") means no sea.

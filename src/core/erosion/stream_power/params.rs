@@ -3,7 +3,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::registry::MapSize;
+use super::super::registry::{GridChange, MapSize};
 use super::super::{JobError, check_param};
 
 crate::param_enum! {
@@ -85,6 +85,12 @@ impl StreamPowerParams {
     /// both taken with the map's cell size). `uplift_map` is a per-node map of the size of the
     /// terrain it was made for.
     pub fn upgrade_units(&mut self, _map: MapSize) {}
+
+    /// The registry's `to_grid` ([`crate::core::erosion::ModelParams::to_grid`]): `uplift_map`
+    /// is resampled to the new grid without overshoot (a rate keeps its sign and range).
+    pub fn to_grid(&mut self, change: &GridChange) {
+        change.per_node_map(&mut self.uplift_map);
+    }
 
     /// Checks every parameter against its documented range (and the uplift map against `nodes`).
     pub fn validate(&self, nodes: usize) -> Result<(), JobError> {

@@ -8,6 +8,10 @@
 //! session bus is left). The box is a child process left on screen for the artist to close, with
 //! no link to our stdout or stderr, so Talus exits at once. The caller prints the message to
 //! stderr itself, as every error of the command line is, and [`Shown::log_note`] after it.
+//!
+//! Its callers are the command line (`talus --gui FILE`, a start from the desktop entry) and
+//! the editor's window (no Vulkan driver): both reach it here, at the crate's root, beside
+//! them. It needs neither (nor Bevy), so it builds with any features.
 
 use std::path::PathBuf;
 use std::process::{Command, Stdio};
@@ -64,7 +68,7 @@ fn write_log(text: &str) -> Option<PathBuf> {
     let command: Vec<String> = std::env::args().collect();
     let body = format!(
         "talus {}\ncommand: {}\ntime: {secs} s since 1970-01-01 UTC\n\n{text}\n",
-        super::VERSION,
+        crate::VERSION,
         command.join(" ")
     );
     std::fs::write(&path, body).ok()?;
