@@ -372,7 +372,12 @@ fn detail_report(
             n.cell_size = map.cell_size;
             let f = fine_relief(&n, sea, &p);
             out["native_fine_relief"] = serde_json::to_value(&f).unwrap_or_default();
-            out["native_reach"] = serde_json::to_value(channel_reach(&n, sea, &p)).unwrap_or_default();
+            let nr = channel_reach(&n, sea, &p);
+            eprintln!(
+                "native run's channels: drainage density {:.2} /km, median distance to a channel {:.1} m",
+                nr.density_per_km, nr.median_distance_m
+            );
+            out["native_reach"] = serde_json::to_value(nr).unwrap_or_default();
             f
         }
         None => None,
@@ -401,7 +406,7 @@ fn detail_report(
         reach_b.density_per_km,
         reach_p.density_per_km,
         reach_b.median_distance_m,
-        reach_p.median_distance_m
+        reach_p.median_distance_m,
     );
     out["reach"] = serde_json::to_value(&reach_b).unwrap_or_default();
     out["preview_reach"] = serde_json::to_value(&reach_p).unwrap_or_default();

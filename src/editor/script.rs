@@ -369,7 +369,7 @@ mod tests {
             })
         };
         assert_eq!(a[1], file(1025, "b.bhef", ErosionBuild::Upsample, false));
-        assert_eq!(a[2], file(2049, "c.exr", ErosionBuild::Upsample, false));
+        assert_eq!(a[2], file(2049, "c.exr", ErosionBuild::Refine, false), "refine is the default");
         assert_eq!(a[3], file(513, "d.png", ErosionBuild::Rerun, true));
         assert_eq!(a[4], Action::WaitBuild);
         let unity = TileTarget {
@@ -385,7 +385,7 @@ mod tests {
             a[5],
             Action::Build(BuildRequest {
                 size: Some(1025),
-                erosion: ErosionBuild::Upsample,
+                erosion: ErosionBuild::Refine,
                 target: Target::Tiles(unity),
                 keep_input: false,
                 refine: Default::default()

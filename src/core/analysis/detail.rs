@@ -21,12 +21,13 @@
 //! Channels are the land nodes whose D8 drainage area on the depression-filled surface is at
 //! least `A_c` m² ([`DetailParams::reach_area_m2`], the same in metres for every resolution). On a
 //! smooth slope the flow is one node wide, so a node drains `L·Δx` m² (`L` the slope length above
-//! it) and a finer grid reaches `A_c` *later* down the slope; only where the flow converges into
-//! gullies narrower than the preview's cells does a finer map reach it sooner. So the drainage
-//! density of that network (channel length per land area, [`super::drainage_density`]) and the
-//! median distance from a land node to its nearest channel ([`ChannelReach::median_distance_m`])
-//! say whether the channels reach further up the slopes than the preview's: more density and a
-//! shorter distance come from erosion carving convergent flow, not from resampling.
+//! it) and a finer grid reaches `A_c` *later* down the slope: a resampled build has a sparser
+//! network than its preview. Only where the flow converges into gullies does a finer map reach
+//! `A_c` as soon as the preview or sooner. So the drainage density of that network (channel length
+//! per land area) and the median distance from a land node to its nearest channel
+//! ([`ChannelReach::median_distance_m`]), held against the preview's, say whether the channels
+//! reach further up the slopes: more density and a shorter distance come from erosion carving
+//! convergent flow, not from resampling.
 
 use serde::Serialize;
 
