@@ -30,7 +30,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::core::heightmap::{Heightmap, HeightmapError};
+use crate::core::heightmap::{Heightmap, HeightmapError, Stats};
 
 /// Everything that can go wrong importing or exporting an exchange format.
 #[derive(Debug, Error)]
@@ -232,7 +232,12 @@ pub struct ExportReport {
 /// "Calculating Heightmap Z Scale"), so the matching import Z scale is returned as well:
 /// `ZScale = r · 100 · 128 / 32767` (with XY scale = cell size · 100 cm).
 pub fn unreal_range(hm: &Heightmap) -> ([f32; 2], f32) {
-    let s = hm.stats();
+    unreal_range_of(&hm.stats())
+}
+
+/// [`unreal_range`] of a map whose statistics are `s` (a caller that has them already saves a
+/// pass over the map).
+pub fn unreal_range_of(s: &Stats) -> ([f32; 2], f32) {
     let r = s.min.abs().max(s.max.abs()).max(1e-3) as f64;
     let lo = -r * 32768.0 / 32767.0;
     ([lo as f32, r as f32], (r * 100.0 * 128.0 / 32767.0) as f32)
