@@ -605,7 +605,7 @@ fn draw_build_dialog(
                         ui.horizontal_wrapped(|ui| {
                             for k in MapKind::ALL {
                                 let mut on = settings.tiles.maps.contains(&k);
-                                if ui.checkbox(&mut on, k.name()).on_hover_text(map_tip(k)).changed() {
+                                if ui.checkbox(&mut on, k.name()).on_hover_text(k.spec().summary).changed() {
                                     settings.tiles.maps.retain(|m| *m != k);
                                     if on {
                                         settings.tiles.maps.push(k);
@@ -782,16 +782,4 @@ fn draw_build_dialog(
         *open = false;
     }
     Ok(())
-}
-
-/// What a map of a tile set holds, for its checkbox.
-fn map_tip(k: MapKind) -> &'static str {
-    match k {
-        MapKind::Flow => "Accumulated water: log10 of the drainage area in m², 16-bit",
-        MapKind::Erosion => "Depth the erosion layers removed, metres, 16-bit",
-        MapKind::Deposition => "Thickness the erosion layers deposited, metres, 16-bit",
-        MapKind::Slope => "Slope in degrees, 16-bit",
-        MapKind::Normal => "Tangent-space normals, RGB 8-bit",
-        MapKind::Splat => "The material's sand, grass, rock and snow weights, RGBA 8-bit",
-    }
 }

@@ -68,14 +68,13 @@ pub struct BuildArgs {
     pub tile_size: Option<usize>,
     /// The engine of the tile set: `unreal` (PNG16 by default, 32768 = 0 m) or `unity` (R16 by
     /// default, rows south first, the map's own range).
-    #[arg(long, value_parser = ["unreal", "unity"])]
+    #[arg(long, value_parser = crate::core::io::tiles::engine_names())]
     pub engine: Option<String>,
     /// Format of the height tiles: `png` (16-bit grey) or `r16` (little-endian RAW).
     #[arg(long, value_parser = ["png", "r16"])]
     pub tile_format: Option<String>,
-    /// Texture maps tiled like the heights: a comma-separated list of flow, erosion, deposition,
-    /// slope, normal, splat, or `all`.
-    #[arg(long, value_name = "LIST")]
+    /// Texture maps tiled like the heights: a comma-separated list of their names, or `all`.
+    #[arg(long, value_name = "LIST", help = crate::core::io::tiles::maps_help())]
     pub maps: Option<String>,
     /// File-name prefix of the tiles (default: the project's file name without extension).
     #[arg(long)]

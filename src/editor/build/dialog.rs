@@ -384,7 +384,7 @@ impl DialogSettings {
             &|n| build_height(w, h, n),
             &|n| check_side(n).is_ok(),
         )
-        .map_err(|e| e.to_string().replace("--size ", "").replace("--tiles ", ""))
+        .map_err(|e| e.to_string())
     }
 
     /// The tile set these settings ask for in a project of `w × h` nodes (the tiles' folder is

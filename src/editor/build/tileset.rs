@@ -16,6 +16,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 use super::{
     BuildError, BuildOptions, BuildPlan, BuildProgress, ErosionBuild, build, build_height, check_side, sea_level,
 };
+use crate::core::analysis::flow_log_area;
 use crate::core::io::tiles::{
     self, Engine, Manifest, MapKind, TileError, TileFormat, TileLayout, TileSetInput, tile_sizes,
 };
@@ -53,7 +54,7 @@ impl TileSetRequest {
             width: self.layout.width(),
             erosion: self.erosion,
             keep_input: false,
-            erosion_change: self.maps.iter().any(|m| matches!(m, MapKind::Erosion | MapKind::Deposition)),
+            erosion_change: tiles::needs_erosion_change(&self.maps),
         }
     }
 }
@@ -111,9 +112,22 @@ pub fn nearest_layout(engine: Engine, w: usize, h: usize, width: usize, tiles_x:
 /// added to its lines and its memory estimate.
 pub fn plan(stack: &LayerStack, req: &TileSetRequest) -> Result<BuildPlan, BuildError> {
     let mut plan = super::plan(stack, &req.options())?;
-    let (extra, lines) = tiles::plan_bytes(&req.layout, &req.maps);
-    plan.bytes += extra;
-    plan.steps.extend(lines);
+    let cost = tiles::plan_bytes(&req.layout, &req.maps);
+    let l = &req.layout;
+    plan.bytes += cost.bytes();
+    plan.steps.push(format!(
+        "tiles: {}×{} of {} nodes, written band by band ({:.1} MiB of tile buffers)",
+        l.tiles_x,
+        l.tiles_y,
+        l.tile_size,
+        cost.band_bytes as f64 / 1048576.0
+    ));
+    if let Some(flow) = cost.flow_bytes {
+        plan.steps.push(format!(
+            "flow map: D8 drainage of the whole map, {:.0} MiB while computing, one f32 grid kept",
+            flow as f64 / 1048576.0
+        ));
+    }
     Ok(plan)
 }
 
@@ -160,12 +174,12 @@ pub fn run(
         return Ok(None);
     }
     let sea = sea_level(stack);
-    let flow = if req.maps.contains(&MapKind::Flow) {
+    let flow = if tiles::needs_flow(&req.maps) {
         progress(BuildProgress {
             stage: format!("flow: D8 drainage of {}×{} nodes", built.map.width, built.map.height),
             fraction: 0.0,
         });
-        let f = tiles::flow_log_area(&built.map, sea);
+        let f = flow_log_area(&built.map, sea);
         if cancel.load(Ordering::Relaxed) {
             return Ok(None);
         }
