@@ -41,6 +41,7 @@ use crate::core::Heightmap;
 use crate::core::erosion::{ModelParams, RunEnd, run};
 use crate::core::filter::gaussian_blur;
 use crate::core::generate::{GenerateParams, generate_until};
+use crate::core::io::tiles::{Engine, count_within, sizes_within};
 use crate::core::resample::{Resampler, cell_for};
 use crate::editor::erosion_brush::Dab;
 use crate::editor::layers::recipe::{Recipe, SteerSource, SteerSpec};
@@ -50,8 +51,10 @@ use crate::editor::layers::{BaseSource, LayerKind, LayerStack, TileGrid};
 pub const SIZE_RANGE: [usize; 2] = [129, 16385];
 
 /// Sides Unreal Engine's landscape importer recommends (its section and component layouts),
-/// accepted besides `2^k + 1`.
-pub const UNREAL_SIZES: [usize; 8] = [253, 505, 1009, 1017, 2017, 2033, 4033, 8129];
+/// accepted besides `2^k + 1`: the Unreal tile sizes of the engine table
+/// ([`crate::core::io::tiles::EngineSpec::tile_sizes`]) within [`SIZE_RANGE`].
+pub const UNREAL_SIZES: [usize; count_within(Engine::Unreal.spec().tile_sizes, SIZE_RANGE)] =
+    sizes_within(Engine::Unreal.spec().tile_sizes, SIZE_RANGE);
 
 /// How erosion layers are rebuilt (see the module doc).
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
