@@ -252,7 +252,7 @@ pub struct TileChoice {
     /// The height tiles' format (`png16` or `r16`); the engine's usual one when absent.
     #[serde(default)]
     pub format: Option<TileFormat>,
-    /// The texture maps (`flow`, `erosion`, `deposition`, `slope`, `normal`, `splat`).
+    /// The texture maps, by their names in [`crate::core::io::tiles::MAPS`] (`flow`, `splat`, …).
     #[serde(default)]
     pub maps: Vec<MapKind>,
     /// File-name prefix of the tiles; the project's name when absent.
