@@ -11,8 +11,8 @@
 //!   ([`resolve_layout`], its errors typed as [`LayoutError`]).
 //! - [`maps`]: the texture maps, one row of [`MAPS`] each: name, pixels, unit, meaning, inputs,
 //!   range and per-node encoding.
-//! - [`manifest`]: `manifest.json` ([`Manifest`]).
-//! - [`write`]: the streamed, atomic writer ([`write_tile_set`]).
+//! - [`mod@manifest`]: `manifest.json` ([`Manifest`]).
+//! - [`mod@write`]: the streamed, atomic writer ([`write_tile_set`]).
 //! - [`read`]: reassembly ([`read_tile_set`]).
 //!
 //! The flow map's drainage is terrain analysis: [`crate::core::analysis::flow_log_area`].
