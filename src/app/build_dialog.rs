@@ -625,7 +625,7 @@ fn draw_tile_output(
     ui.horizontal_wrapped(|ui| {
         for k in MapKind::ALL {
             let mut on = settings.tiles.maps.contains(&k);
-            if ui.checkbox(&mut on, k.name()).on_hover_text(map_tip(k)).changed() {
+            if ui.checkbox(&mut on, k.name()).on_hover_text(k.spec().summary).changed() {
                 settings.tiles.maps.retain(|m| *m != k);
                 if on {
                     settings.tiles.maps.push(k);
@@ -851,17 +851,5 @@ fn erosion_tip(mode: ErosionBuild) -> &'static str {
             "Each recipe run again at the build's resolution: full detail, but slower and, for most models, \
              another land (the README's parity table)"
         }
-    }
-}
-
-/// What a map of a tile set holds, for its checkbox.
-fn map_tip(k: MapKind) -> &'static str {
-    match k {
-        MapKind::Flow => "Accumulated water: log10 of the drainage area in m², 16-bit",
-        MapKind::Erosion => "Depth the erosion layers removed, metres, 16-bit",
-        MapKind::Deposition => "Thickness the erosion layers deposited, metres, 16-bit",
-        MapKind::Slope => "Slope in degrees, 16-bit",
-        MapKind::Normal => "Tangent-space normals, RGB 8-bit",
-        MapKind::Splat => "The material's sand, grass, rock and snow weights, RGBA 8-bit",
     }
 }

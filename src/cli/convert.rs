@@ -7,7 +7,8 @@ use clap::Args;
 
 use super::CliError;
 use super::params::parse_range;
-use crate::core::io::{interop, normal_map, sidecar, tiles};
+use crate::core::io::tiles::{self, Engine};
+use crate::core::io::{interop, normal_map, sidecar};
 
 /// Arguments of `talus convert`.
 #[derive(Args, Debug)]
@@ -24,9 +25,9 @@ pub struct ConvertArgs {
     /// Integer output centred the way Unreal reads it (32768 = 0 m); prints the Z scale.
     #[arg(long, conflicts_with = "range")]
     pub unreal: bool,
-    /// Resample to N×N, W×H (e.g. 1025x513), or the nearest preset size: `unity` (2^n+1,
-    /// 33…4097) or `unreal` (127, 253, 505, 1009, 2017, 4033, 8129).
-    #[arg(long)]
+    /// Resample to N×N, W×H (e.g. 1025x513), or the nearest preset size: `unity` or `unreal`
+    /// (the engines' tile sizes).
+    #[arg(long, help = resize_help())]
     pub resize: Option<String>,
     /// Width in nodes of a non-square .r16/.raw input (the height follows from the length).
     #[arg(long)]
@@ -46,25 +47,26 @@ pub struct ConvertArgs {
     pub normal_map: Option<PathBuf>,
 }
 
-/// `N`, `WxH`, `unity` or `unreal` for a map of `w × h`.
+/// `--resize`'s help, with the engines' sizes from their table.
+fn resize_help() -> String {
+    let unity = tiles::tile_sizes(Engine::Unity);
+    let unreal = tiles::tile_sizes(Engine::Unreal).iter().map(|s| s.to_string()).collect::<Vec<_>>();
+    format!(
+        "Resample to N×N, W×H (e.g. 1025x513), or the nearest preset size: `unity` (2^n+1, {}…{}) or `unreal` ({})",
+        unity[0],
+        unity[unity.len() - 1],
+        unreal.join(", ")
+    )
+}
+
+/// `N`, `WxH`, `unity` or `unreal` (an engine's nearest tile size) for a map of `w × h`.
 fn parse_resize(s: &str, w: usize, h: usize) -> Result<(usize, usize), CliError> {
     let t = s.trim().to_ascii_lowercase();
-    let side = w.max(h);
-    let n = match t.as_str() {
-        "unity" => {
-            return Ok((
-                interop::nearest_size(&interop::UNITY_SIZES, side),
-                interop::nearest_size(&interop::UNITY_SIZES, side),
-            ));
-        }
-        "unreal" => {
-            return Ok((
-                interop::nearest_size(&interop::UNREAL_SIZES, side),
-                interop::nearest_size(&interop::UNREAL_SIZES, side),
-            ));
-        }
-        _ => t,
-    };
+    if let Some(engine) = Engine::parse(&t) {
+        let n = interop::nearest_size(tiles::tile_sizes(engine), w.max(h));
+        return Ok((n, n));
+    }
+    let n = t;
     let bad = || CliError(format!("--resize `{s}`: expected N, WxH, `unity` or `unreal`"));
     let (a, b) = match n.split_once('x') {
         Some((a, b)) => (a.trim().parse::<usize>().map_err(|_| bad())?, b.trim().parse::<usize>().map_err(|_| bad())?),
@@ -117,7 +119,9 @@ pub(super) fn cmd_convert(a: ConvertArgs) -> Result<ExitCode, CliError> {
             hm = hm.resample(w, h)?;
         }
     }
-    if out_fmt == interop::Format::R16 && !(hm.width == hm.height && interop::UNITY_SIZES.contains(&hm.width)) {
+    if out_fmt == interop::Format::R16
+        && !(hm.width == hm.height && tiles::tile_sizes(Engine::Unity).contains(&hm.width))
+    {
         eprintln!(
             "note: {}×{} is not a Unity terrain size (square 2^n+1, 33…4097); use --resize unity for Unity",
             hm.width, hm.height

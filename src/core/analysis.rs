@@ -334,6 +334,20 @@ pub fn drainage_area(hm: &Heightmap, sea: f32) -> Vec<f64> {
     area
 }
 
+/// Peak bytes per node of [`flow_log_area`]: [`drainage_area`]'s
+/// ([`DRAINAGE_AREA_BYTES_PER_NODE`]), the kept `f32` grid, and 4 for the flood's heap, which
+/// holds only its land front.
+pub const FLOW_BYTES_PER_NODE: u64 = DRAINAGE_AREA_BYTES_PER_NODE + 8;
+
+/// The log10 of each node's D8 drainage area in m² ([`drainage_area`]), as a map of the same size:
+/// an engine tile set's flow map (`core::io::tiles::maps`).
+pub fn flow_log_area(map: &Heightmap, sea_level: f32) -> Heightmap {
+    use rayon::prelude::*;
+    let area = drainage_area(map, sea_level);
+    let data = area.par_iter().map(|&a| a.max(f64::MIN_POSITIVE).log10() as f32).collect();
+    Heightmap { width: map.width, height: map.height, cell_size: map.cell_size, data }
+}
+
 /// The slope–area fit `log10 S = log10 k_s − θ log10 A` (see the module doc).
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct Concavity {

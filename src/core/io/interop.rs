@@ -30,7 +30,7 @@ use std::path::Path;
 
 use thiserror::Error;
 
-use crate::core::heightmap::{Heightmap, HeightmapError};
+use crate::core::heightmap::{Heightmap, HeightmapError, Stats};
 
 /// Everything that can go wrong importing or exporting an exchange format.
 #[derive(Debug, Error)]
@@ -342,7 +342,12 @@ pub struct ExportReport {
 /// "Calculating Heightmap Z Scale"), so the matching import Z scale is returned as well:
 /// `ZScale = r · 100 · 128 / 32767` (with XY scale = cell size · 100 cm).
 pub fn unreal_range(hm: &Heightmap) -> ([f32; 2], f32) {
-    let s = hm.stats();
+    unreal_range_of(&hm.stats())
+}
+
+/// [`unreal_range`] of a map whose statistics are `s` (a caller that has them already saves a
+/// pass over the map).
+pub fn unreal_range_of(s: &Stats) -> ([f32; 2], f32) {
     let r = s.min.abs().max(s.max.abs()).max(1e-3) as f64;
     let lo = -r * 32768.0 / 32767.0;
     ([lo as f32, r as f32], (r * 100.0 * 128.0 / 32767.0) as f32)
@@ -397,15 +402,8 @@ pub fn import_range(opts: &ImportOptions, sidecar: Option<&super::sidecar::Sidec
     opts.range.or(sidecar.map(|s| [s.min, s.max])).unwrap_or([0.0, 1.0])
 }
 
-/// Unity's terrain heightmap resolutions: square `2^n + 1` from 33 to 4097
-/// (<https://docs.unity3d.com/Manual/terrain-Heightmaps.html>).
-pub const UNITY_SIZES: [usize; 8] = [33, 65, 129, 257, 513, 1025, 2049, 4097];
-
-/// Unreal's recommended landscape sizes (vertices per side; "Landscape Technical Guide",
-/// "Recommended Landscape Sizes").
-pub const UNREAL_SIZES: [usize; 7] = [127, 253, 505, 1009, 2017, 4033, 8129];
-
-/// The size in `sizes` nearest to `n` (ties go to the larger).
+/// The size in `sizes` nearest to `n` (ties go to the larger): `talus convert --resize unity` or
+/// `unreal` with an engine's sizes ([`super::tiles::tile_sizes`], the program's one list of them).
 pub fn nearest_size(sizes: &[usize], n: usize) -> usize {
     let mut best = sizes[0];
     for &s in sizes {
@@ -488,6 +486,7 @@ pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportR
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::io::tiles::{Engine, tile_sizes};
 
     #[test]
     fn quantisation_round_trips_within_half_a_step_and_counts_clips() {
@@ -513,8 +512,11 @@ mod tests {
         assert_eq!(Format::from_path(Path::new("a.R16")).unwrap(), Format::R16);
         assert_eq!(Format::from_path(Path::new("a.tiff")).unwrap(), Format::GeoTiff);
         assert!(matches!(Format::from_path(Path::new("a.xyz")), Err(InteropError::UnknownFormat { .. })));
-        assert_eq!(nearest_size(&UNITY_SIZES, 500), 513);
-        assert_eq!(nearest_size(&UNITY_SIZES, 10_000), 4097);
-        assert_eq!(nearest_size(&UNREAL_SIZES, 1000), 1009);
+        let (unity, unreal) = (tile_sizes(Engine::Unity), tile_sizes(Engine::Unreal));
+        assert_eq!(nearest_size(unity, 500), 513);
+        assert_eq!(nearest_size(unity, 10_000), 4097);
+        assert_eq!(nearest_size(unreal, 1000), 1009);
+        // 1017 and 2033 are Unreal sizes too (Epic's 254-quad components).
+        assert_eq!((nearest_size(unreal, 1025), nearest_size(unreal, 2049)), (1017, 2033));
     }
 }

@@ -15,7 +15,7 @@
 //! Manual, "Working with Heightmaps", <https://docs.unity3d.com/Manual/terrain-Heightmaps.html>)
 //! reads the rows in file order; its "Flip Vertically" option reverses them if the terrain should
 //! come in mirrored north–south for a project's axis convention. Unity wants square `2^n + 1`
-//! sizes from 33 to 4097 ([`super::interop::UNITY_SIZES`], `convert --resize unity`); Godot's
+//! sizes from 33 to 4097 ([`super::tiles::tile_sizes`], `convert --resize unity`); Godot's
 //! terrain plugins (HTerrain, Terrain3D) import R16 of any size with the same layout.
 //!
 //! # Values

@@ -91,7 +91,7 @@ pub struct TileTarget {
 impl TileTarget {
     /// Whether the set needs the erosion layers' summed change (its erosion or deposition map).
     pub fn needs_change(&self) -> bool {
-        self.maps.iter().any(|m| matches!(m, MapKind::Erosion | MapKind::Deposition))
+        crate::core::io::tiles::needs_erosion_change(&self.maps)
     }
 
     /// The height tiles' format: the one asked for, else the engine's usual one.

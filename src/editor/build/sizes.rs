@@ -3,13 +3,16 @@
 //! project of another aspect; the side the Build… dialog starts at.
 
 use super::error::SizeError;
+use crate::core::io::tiles::{Engine, count_within, sizes_within};
 
 /// Smallest and largest build side, nodes.
 pub const SIZE_RANGE: [usize; 2] = [129, 16385];
 
 /// Sides Unreal Engine's landscape importer recommends (its section and component layouts),
-/// accepted besides `2^k + 1`.
-pub const UNREAL_SIZES: [usize; 8] = [253, 505, 1009, 1017, 2017, 2033, 4033, 8129];
+/// accepted besides `2^k + 1`: the Unreal tile sizes of the engine table
+/// ([`crate::core::io::tiles::EngineSpec::tile_sizes`]) within [`SIZE_RANGE`].
+pub const UNREAL_SIZES: [usize; count_within(Engine::Unreal.spec().tile_sizes, SIZE_RANGE)] =
+    sizes_within(Engine::Unreal.spec().tile_sizes, SIZE_RANGE);
 
 /// How many times the preview's resolution the dialog starts at.
 pub const DEFAULT_FACTOR: usize = 4;

@@ -15,7 +15,8 @@ use super::progress::Phase;
 use super::request::{BuildContext, TileTarget};
 use super::sizes::{build_height, check_side};
 use super::stack::Built;
-use crate::core::io::tiles::{self, Engine, Manifest, MapKind, TileLayout, TileSetInput, tile_sizes};
+use crate::core::analysis::flow_log_area;
+use crate::core::io::tiles::{self, Engine, Manifest, TileLayout, TileSetInput, tile_sizes};
 
 /// Most tiles across a layout [`layouts`] offers.
 pub const MAX_TILES_ACROSS: usize = 32;
@@ -109,9 +110,9 @@ pub(super) fn write_set(
 ) -> Result<Manifest, BuildError> {
     let map = &inp.built.map;
     let maps = inp.target.sorted_maps();
-    let flow = if maps.contains(&MapKind::Flow) {
+    let flow = if tiles::needs_flow(&maps) {
         report(Phase::Flow { width: map.width, height: map.height }, 0.0);
-        let f = tiles::flow_log_area(map, inp.sea_level);
+        let f = flow_log_area(map, inp.sea_level);
         if cancel.load(Ordering::Relaxed) {
             return Err(BuildError::Cancelled);
         }

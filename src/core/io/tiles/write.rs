@@ -1,0 +1,295 @@
+//! Writing a tile set: streamed and atomic.
+//!
+//! [`write_tile_set`] measures the whole map once ([`Ranges`]: its statistics, the shared height
+//! range, the maps' ranges; the manifest reuses them), then writes one band of tiles (one tile
+//! row) at a time, the band's tiles in parallel, each tile from its own buffers (a few bytes per
+//! node of one tile); it never holds a second copy of the map. The flow map needs one global
+//! computation, kept as one `f32` grid ([`crate::core::analysis::flow_log_area`]; its peak while
+//! computing is [`crate::core::analysis::FLOW_BYTES_PER_NODE`]).
+//!
+//! Everything goes into a temporary folder `DIR.tmp-PID-N` next to `DIR`, the manifest last; the
+//! folder is renamed to `DIR` at the end ([`crate::core::io::atomic::write_dir_atomic`]). A
+//! cancel, a failed write (a full disk) or any other error deletes the temporary folder, so
+//! nothing is left; an existing `DIR` that is not empty is refused unless `force`, and is then
+//! replaced only once the new set is complete.
+
+use std::fs;
+use std::io::{Cursor, Write};
+use std::path::Path;
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
+
+use image::{ImageBuffer, Luma, Rgb, Rgba};
+use rayon::prelude::*;
+
+use super::engine::Engine;
+use super::layout::{LayoutError, TileLayout};
+use super::manifest::{Manifest, manifest};
+use super::maps::{Encoding, MapKind, MapRanges, MapSource, needs_flow};
+use super::{TileError, TileFormat, io_err};
+use crate::core::analysis::FLOW_BYTES_PER_NODE;
+use crate::core::heightmap::{Heightmap, Stats};
+use crate::core::io::atomic::write_dir_atomic;
+use crate::core::io::interop::quantise;
+use crate::core::splat::SplatBands;
+
+/// What a tile set is written from.
+#[derive(Clone, Copy, Debug)]
+pub struct TileSetInput<'a> {
+    /// The global build.
+    pub map: &'a Heightmap,
+    /// File-name prefix of the tiles.
+    pub name: &'a str,
+    /// The engine.
+    pub engine: Engine,
+    /// The height tiles' format.
+    pub format: TileFormat,
+    /// The tiling (its width and height must be the map's).
+    pub layout: TileLayout,
+    /// The maps to write.
+    pub maps: &'a [MapKind],
+    /// Sea level, metres (flow outlets, the splat's height fraction).
+    pub sea_level: f32,
+    /// [`crate::core::analysis::flow_log_area`] of the map, for the maps that need it.
+    pub flow: Option<&'a Heightmap>,
+    /// The build's erosion layers' summed change, for the maps that need it.
+    pub erosion_change: Option<&'a [f32]>,
+    /// The material's bands, for the splat map.
+    pub bands: SplatBands,
+    /// Where the map came from (recorded in the manifest).
+    pub source: &'a str,
+}
+
+/// What the writer measures over the whole map, once, for every tile and the manifest.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Ranges {
+    /// The heights' statistics.
+    pub stats: Stats,
+    /// The shared height range, by the engine's rule ([`super::EngineSpec::heights`]).
+    pub heights: [f32; 2],
+    /// The maps' ranges.
+    pub maps: MapRanges,
+}
+
+impl Ranges {
+    /// Measures `inp`: one pass over the heights, one over the flow map and one over the erosion
+    /// change where they are given.
+    pub fn measure(inp: &TileSetInput) -> Self {
+        let stats = inp.map.stats();
+        Ranges {
+            stats,
+            heights: inp.engine.spec().heights.range(&stats),
+            maps: MapRanges::measure(&stats, inp.map.cell_size, inp.flow, inp.erosion_change),
+        }
+    }
+}
+
+/// The memory a tile set adds to its build's: the band's tile buffers, and the flow map's
+/// computation when a map needs it.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct TileSetCost {
+    /// Bytes of one band's tile buffers.
+    pub band_bytes: u64,
+    /// Peak bytes of the flow map's computation, when a map needs it.
+    pub flow_bytes: Option<u64>,
+}
+
+impl TileSetCost {
+    /// Both parts together.
+    pub fn bytes(&self) -> u64 {
+        self.band_bytes + self.flow_bytes.unwrap_or(0)
+    }
+}
+
+/// What a tile set of `layout` with `maps` adds to its build's memory, for the build's plan.
+pub fn plan_bytes(layout: &TileLayout, maps: &[MapKind]) -> TileSetCost {
+    let nodes = (layout.width() * layout.height()) as u64;
+    let s2 = (layout.tile_size * layout.tile_size) as u64;
+    // A tile's heights (f32), samples (u32, u16), one map's pixels (≤ 4 bytes) and its PNG.
+    let band_bytes = layout.tiles_x as u64 * s2 * 16;
+    TileSetCost { band_bytes, flow_bytes: needs_flow(maps).then_some(nodes * FLOW_BYTES_PER_NODE) }
+}
+
+/// Writes the tile set of `inp` into `dir` (module doc: streamed, atomic, nothing left on error
+/// or cancel); `progress` hears the fraction of tiles written.
+pub fn write_tile_set(
+    dir: &Path,
+    inp: &TileSetInput,
+    force: bool,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Manifest, TileError> {
+    let l = inp.layout;
+    if (l.width(), l.height()) != (inp.map.width, inp.map.height) {
+        return Err(LayoutError::MapSize { layout: l, width: inp.map.width, height: inp.map.height }.into());
+    }
+    write_dir_atomic(dir, force, |tmp| write_into(tmp, inp, cancel, progress))
+}
+
+fn write_into(
+    tmp: &Path,
+    inp: &TileSetInput,
+    cancel: &AtomicBool,
+    progress: &(dyn Fn(f64) + Sync),
+) -> Result<Manifest, TileError> {
+    let l = inp.layout;
+    let r = Ranges::measure(inp);
+    let src = source(inp, &r.maps)?;
+    let total = (l.tiles_x * l.tiles_y) as f64;
+    let done = AtomicU64::new(0);
+    for ty in 0..l.tiles_y {
+        (0..l.tiles_x).into_par_iter().try_for_each(|tx| -> Result<(), TileError> {
+            if cancel.load(Ordering::Relaxed) {
+                return Err(TileError::Cancelled);
+            }
+            for (name, bytes) in tile_files(inp, &src, tx, ty, r.heights)? {
+                let p = tmp.join(&name);
+                let mut f = fs::File::create(&p).map_err(io_err("create", &p))?;
+                f.write_all(&bytes).map_err(io_err("write", &p))?;
+                f.sync_all().map_err(io_err("write", &p))?;
+            }
+            let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+            progress(d as f64 / total);
+            Ok(())
+        })?;
+    }
+    if cancel.load(Ordering::Relaxed) {
+        return Err(TileError::Cancelled);
+    }
+    let m = manifest(inp, &r);
+    let p = tmp.join("manifest.json");
+    let text = serde_json::to_string_pretty(&m).map_err(|e| TileError::Encode(format!("manifest: {e}")))?;
+    fs::write(&p, text).map_err(io_err("write", &p))?;
+    Ok(m)
+}
+
+/// The maps' source for `inp`, with the inputs its maps need present and of the map's size.
+fn source<'a>(inp: &'a TileSetInput, ranges: &'a MapRanges) -> Result<MapSource<'a>, TileError> {
+    let n = inp.map.len();
+    let wanted = |needed: bool, grid: Option<&'a [f32]>, missing: &str| -> Result<&'a [f32], TileError> {
+        match grid {
+            _ if !needed => Ok(&[]),
+            Some(g) if g.len() == n => Ok(g),
+            Some(g) => Err(TileError::Encode(format!("{missing}: {} values for {n} nodes", g.len()))),
+            None => Err(TileError::Encode(missing.into())),
+        }
+    };
+    let specs = || inp.maps.iter().map(|k| k.spec());
+    Ok(MapSource {
+        map: inp.map,
+        flow: wanted(
+            specs().any(|m| m.needs_flow),
+            inp.flow.map(|f| f.data.as_slice()),
+            "the flow map was not computed",
+        )?,
+        erosion_change: wanted(
+            specs().any(|m| m.needs_erosion_change),
+            inp.erosion_change,
+            "the build's erosion change was not kept",
+        )?,
+        ranges,
+        sea_level: inp.sea_level,
+        bands: &inp.bands,
+    })
+}
+
+fn encode<P: image::Pixel<Subpixel = S> + image::PixelWithColorType, S: image::Primitive>(
+    s: usize,
+    data: Vec<S>,
+    what: &str,
+) -> Result<Vec<u8>, TileError>
+where
+    [S]: image::EncodableLayout,
+{
+    let img: ImageBuffer<P, Vec<S>> =
+        ImageBuffer::from_raw(s as u32, s as u32, data).ok_or_else(|| TileError::Encode(what.into()))?;
+    let mut buf = Cursor::new(Vec::new());
+    img.write_to(&mut buf, image::ImageFormat::Png).map_err(|e| TileError::Encode(format!("{what}: {e}")))?;
+    Ok(buf.into_inner())
+}
+
+/// Quantises `v ∈ [lo, hi]` to 16 bits, as [`quantise`] does one value (without its buffer).
+#[inline]
+fn q16(v: f32, [lo, hi]: [f32; 2]) -> u16 {
+    let (lo, hi) = (lo as f64, hi as f64);
+    let span = hi - lo;
+    let t = if span > 0.0 { (v as f64 - lo) / span } else { 0.0 };
+    (t.clamp(0.0, 1.0) * 65535.0).round() as u16
+}
+
+/// The files of tile `(tx, ty)`: name and bytes.
+fn tile_files(
+    inp: &TileSetInput,
+    src: &MapSource,
+    tx: usize,
+    ty: usize,
+    range: [f32; 2],
+) -> Result<Vec<(String, Vec<u8>)>, TileError> {
+    let s = inp.layout.tile_size;
+    let (x0, y0) = (tx * (s - 1), ty * (s - 1));
+    let map = inp.map;
+    let w = map.width;
+    let nodes = || (0..s * s).map(move |i| (x0 + i % s, y0 + i / s));
+    let mut out = Vec::new();
+    // Heights.
+    let mut hts: Vec<f32> = Vec::with_capacity(s * s);
+    for y in y0..y0 + s {
+        hts.extend_from_slice(&map.data[y * w + x0..y * w + x0 + s]);
+    }
+    let (q, _) = quantise(&hts, range, 65535);
+    drop(hts);
+    let hfile = inp.format.file(inp.name, tx, ty);
+    let bytes = match inp.format {
+        TileFormat::Png16 => encode::<Luma<u16>, u16>(s, q.into_iter().map(|v| v as u16).collect(), &hfile)?,
+        TileFormat::R16 => {
+            let rows = inp.engine.spec().rows(TileFormat::R16);
+            let mut b = Vec::with_capacity(2 * s * s);
+            for r in 0..s {
+                let row = rows.file_row(r, s);
+                b.extend(q[row * s..(row + 1) * s].iter().flat_map(|&v| (v as u16).to_le_bytes()));
+            }
+            b
+        }
+    };
+    out.push((hfile, bytes));
+    for &kind in inp.maps {
+        let file = kind.file(inp.name, tx, ty);
+        let bytes = match kind.spec().encoding {
+            Encoding::Grey16 { value, range } => {
+                let range = range(src.ranges);
+                encode::<Luma<u16>, u16>(s, nodes().map(|(x, y)| q16(value(src, x, y), range)).collect(), &file)?
+            }
+            Encoding::Rgb8(pixel) => {
+                encode::<Rgb<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
+            }
+            Encoding::Rgba8(pixel) => {
+                encode::<Rgba<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
+            }
+        };
+        out.push((file, bytes));
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn q16_is_quantise() {
+        for (v, r) in
+            [(0.3f32, [0.0f32, 1.0]), (-5.0, [0.0, 1.0]), (7.0, [0.0, 1.0]), (12.345, [-3.0, 90.0]), (1.0, [1.0, 1.0])]
+        {
+            assert_eq!(q16(v, r) as u32, quantise(&[v], r, 65535).0[0], "{v} {r:?}");
+        }
+    }
+
+    #[test]
+    fn the_cost_has_a_flow_part_only_for_maps_that_need_it() {
+        let l = TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 129 };
+        let c = plan_bytes(&l, &[MapKind::Slope]);
+        assert_eq!(c, TileSetCost { band_bytes: 2 * 129 * 129 * 16, flow_bytes: None });
+        let f = plan_bytes(&l, &[MapKind::Flow]);
+        assert_eq!(f.flow_bytes, Some(257 * 257 * FLOW_BYTES_PER_NODE));
+        assert_eq!(f.bytes(), f.band_bytes + 257 * 257 * FLOW_BYTES_PER_NODE);
+    }
+}
