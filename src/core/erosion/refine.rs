@@ -18,6 +18,7 @@
 
 use std::sync::atomic::AtomicBool;
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use super::{JobError, JobInputs, ModelParams};
@@ -33,15 +34,28 @@ crate::params! {
         /// Stream power: years simulated at the first level above the preview, in `[0, 1e7]`; 0
         /// turns the pass off (the level is only brought up).
         pub stream_power_years: f32 = 20000.0, unit "yr", range [0.0, 1.0e7];
-        /// Stream power: time steps per level, in `[1, 10000]`. Each step re-accumulates the
-        /// drainage by one sweep, so it also sets how far (in nodes) the flow reorganises.
-        pub stream_power_steps: u32 = 20, range [1.0, 10000.0];
         /// Each finer level runs this share of the years of the level below it, in `[0, 1]`.
         pub level_decay: f32 = 0.5, range [0.0, 1.0];
+        /// Stream power: time steps per level, in `[1, 10000]`. Each step re-accumulates the
+        /// drainage by one sweep, so this is also how far, in nodes, the flow reorganises around
+        /// the gullies the level cuts.
+        pub stream_power_steps: u32 = 40, range [1.0, 10000.0];
+        /// Stream power: the exponent of the pass's multiple flow directions, a whole number in
+        /// `[1, 8]`: the drainage of the sweeps splits over the lower neighbours as `S^p`. Larger
+        /// values gather the flow into the gullies the level cuts faster (a few sweeps reach what
+        /// a full routing would); 8 is close to single-direction flow and draws grid-aligned rills.
+        pub flow_exponent: u32 = 4, range [1.0, 8.0];
+        /// Stream power: the erodibility `K` of the pass as a multiple of the layer's, in
+        /// `[0, 10]`: how hard the short pass cuts gullies into slopes the preview left smooth.
+        pub stream_power_strength: f32 = 2.0, range [0.0, 10.0];
         /// Stream power: sweeps of local drainage accumulation before a level's first step, in
         /// `[0, 1000]` (the drainage brought up from the coarser level, re-routed on the finer
         /// heights over this many nodes).
         pub drainage_sweeps: u32 = 8, range [0.0, 1000.0];
+        /// Width, in cells of the level, of the Gaussian whose share of a pass's change is taken
+        /// out again, in `[0, 16]`: that share is what the coarser levels already hold, so the pass
+        /// adds detail and moves none of their landforms. 0 keeps the pass's whole change.
+        pub coarse_sigma_cells: f32 = 2.0, range [0.0, 16.0];
     }
 }
 
@@ -55,6 +69,20 @@ impl RefineParams {
     pub fn stream_power_years_at(&self, level: usize) -> f32 {
         self.stream_power_years * self.level_decay.powi(level.saturating_sub(1) as i32)
     }
+}
+
+/// Keeps only the detail of a pass: with `c = after − before` (the pass's change) and `G` a
+/// Gaussian of `σ` cells, `after ← before + c − G * c`. `G * c` is the part of the change the
+/// coarser level already holds (its lowering or raising of whole valleys and hillsides), so what
+/// stays are the gullies, rills and crests the level's own cells resolve; the landforms of the
+/// levels below do not move. `σ ≤ 0` keeps the whole change.
+pub fn detail_only(before: &[f32], after: &mut [f32], w: usize, h: usize, sigma: f32) {
+    if sigma <= 0.0 || before.len() != after.len() || after.len() != w * h {
+        return;
+    }
+    let mut g: Vec<f32> = after.iter().zip(before).map(|(a, b)| a - b).collect();
+    crate::core::filter::gaussian_blur(&mut g, w, h, sigma);
+    after.par_iter_mut().zip(before).zip(&g).for_each(|((a, &b), &g)| *a = b + (*a - b) - g);
 }
 
 /// One level of the ladder, as a model's detail pass sees it.

@@ -27,7 +27,7 @@ use rayon::prelude::*;
 use super::error::BuildError;
 use super::upsample::upsample_erosion;
 use crate::core::Heightmap;
-use crate::core::erosion::refine::{Level, RefineParams, pass_of};
+use crate::core::erosion::refine::{Level, RefineParams, detail_only, pass_of};
 use crate::core::erosion::{JobInputs, hardness::hardness_map};
 use crate::core::resample::Resampler;
 use crate::editor::layers::{ErosionLayer, LayerStack};
@@ -135,15 +135,7 @@ pub(super) fn refine_layer(
             let mut lv = Level { map: &mut state, input: &input, drainage: &mut drainage, index: k + 1 };
             let before = lv.map.data.clone();
             pass(&recipe.model, params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
-            let hp: f32 = std::env::var("TR_HP").ok().and_then(|v| v.parse().ok()).unwrap_or(0.0);
-            if hp > 0.0 {
-                let mut c: Vec<f32> = state.data.iter().zip(&before).map(|(a, b)| a - b).collect();
-                let mut g = c.clone();
-                crate::core::filter::gaussian_blur(&mut g, lw, lh, hp);
-                for ((s, b), (c, g)) in state.data.iter_mut().zip(&before).zip(c.iter_mut().zip(&g)) {
-                    *s = b + *c - g;
-                }
-            }
+            detail_only(&before, &mut state.data, lw, lh, params.coarse_sigma_cells);
         }
         done += (lw * lh) as f64;
         report(done / total);

@@ -20,13 +20,17 @@
 //! never over the whole map: the fine level carves gullies inside the valleys the coarser levels
 //! made and does not move them.
 //!
-//! # One step (`Δt` = the level's years / its steps)
+//! # One step (`Δt` = the level's years over `stream_power_steps`)
 //! 1. Steepest receiver `r` and slope `S_i` of every node, and its MFD normaliser (a 3×3 stencil).
 //! 2. One drainage sweep (above).
-//! 3. Incision, explicit and clamped: `h'_i = max(h_i − Δt·K·c_i·A_i^m·S_i^n, h_r)` (`c` the
-//!    hardness; a sea receiver counts at the sea surface), so a node is never cut below its
-//!    receiver and no pit is made; then uplift `h'_i += U_i·Δt` (0 on outlets; the model's uplift
-//!    rule on the level's input, so the relief the preview sustained stays sustained).
+//! 3. Incision, implicit against the receiver's height of the step before (as the model solves
+//!    it against the receiver's new height, Braun & Willett 2013, but node by node so it stays a
+//!    stencil): with `F = Δt·s·K·c_i·A_i^m / d^n` (`s` the pass's `stream_power_strength`, `c`
+//!    the hardness, `d` the distance to the receiver) the new height `h'_i = h_r + δ` solves
+//!    `δ − δ₀ + F·δ^n = 0`, `δ₀ = h_i − h_r` (for `n = 1`, `h'_i = (h_i + F·h_r)/(1 + F)`), so a
+//!    node is never cut below its receiver, no pit is made and no step is too long; a sea
+//!    receiver counts at the sea surface. Then uplift `h'_i += U_i·Δt` (0 on outlets; the model's
+//!    uplift rule on the level's input, so the relief the preview sustained stays sustained).
 //! 4. Diffusion `κ`: one implicit step over `Δt`, as the model's own (the sea held at its surface).
 //!
 //! Every stencil reads the heights of the step before and writes new buffers, rows in parallel:
@@ -39,10 +43,34 @@ use rayon::prelude::*;
 use super::diffusion::Diffusion;
 use super::routing::pow_unit;
 use super::routing::{Grid, outlet_mask};
-use super::{StreamPowerJob, StreamPowerParams, UpliftMode, terrain_uplift};
+use super::{StreamPowerJob, StreamPowerParams, UpliftMode};
 use crate::core::erosion::refine::{Level, RefineParams};
 use crate::core::erosion::{JobError, JobInputs, ModelParams};
 use crate::core::heightmap::Heightmap;
+
+/// `x^p` for a small whole `p` (the pass's flow exponent), by multiplication.
+#[inline]
+fn ipow(x: f32, p: u32) -> f32 {
+    let x2 = x * x;
+    match p {
+        1 => x,
+        2 => x2,
+        3 => x2 * x,
+        4 => x2 * x2,
+        5 => x2 * x2 * x,
+        6 => x2 * x2 * x2,
+        7 => x2 * x2 * x2 * x,
+        _ => (x2 * x2) * (x2 * x2),
+    }
+}
+
+/// The base (the sea, else the lowest input height) and span of the model's terrain-following
+/// uplift (`terrain_uplift` in the model).
+fn uplift_range(h: &[f32], sea: Option<f32>) -> (f64, f64) {
+    let base = sea.unwrap_or_else(|| h.iter().copied().fold(f32::INFINITY, f32::min)) as f64;
+    let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
+    (base, top - base)
+}
 
 /// No receiver (a pit, a flat, an outlet).
 const NO_RCV: u8 = 255;
@@ -104,49 +132,61 @@ pub fn pass(
         });
     }
     let dt = years / steps as f32;
-    let exp = |k: &str, d: f32| std::env::var(k).ok().and_then(|v| v.parse::<f32>().ok()).unwrap_or(d);
-    let uplift_on = exp("TR_UPLIFT", 1.0);
-    let diff_on = exp("TR_DIFF", 1.0);
-    let k_mul = exp("TR_KMUL", 1.0);
     let dx = lv.map.cell_size;
     let sea_level = inputs.sea_level.filter(|s| s.is_finite());
     let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
+    let input = &lv.input.data;
     let mut outlet = outlet_mask(w, h, &inputs.boundary);
-    if let Some(s) = sea_level {
-        for (o, &v) in outlet.iter_mut().zip(&lv.input.data) {
-            if v <= s {
-                *o = 1;
-            }
+    for (o, &v) in outlet.iter_mut().zip(input) {
+        if v <= sea {
+            *o = 1;
         }
     }
-    let is_sea: Vec<bool> = lv.input.data.iter().map(|&v| v <= sea).collect();
-    let rate: Option<Vec<f32>> = match p.uplift_mode {
-        // A per-node uplift map is the preview's; at another level the terrain's rule stands in
-        // for it (the map followed the terrain where it was painted).
-        UpliftMode::FollowTerrain => Some(terrain_uplift(&lv.input.data, sea_level, p.uplift, p.uplift_exponent)),
-        UpliftMode::Uniform if p.uplift_map.is_some() => {
-            Some(terrain_uplift(&lv.input.data, sea_level, p.uplift, p.uplift_exponent))
+    // The uplift rule of the model on the level's input (module doc); a per-node uplift map is
+    // the preview's, and at another level the terrain's rule stands in for it.
+    let follow = p.uplift_mode == UpliftMode::FollowTerrain || p.uplift_map.is_some();
+    let (u_base, u_span) = uplift_range(input, sea_level);
+    let uplift = |i: usize| -> f32 {
+        if !follow {
+            return p.uplift;
         }
-        UpliftMode::Uniform => None,
+        let t = (input[i] as f64 - u_base) / u_span;
+        if t > 0.0 && u_span.is_finite() {
+            (p.uplift as f64 * t.min(1.0).powf(p.uplift_exponent as f64)) as f32
+        } else {
+            0.0
+        }
     };
     let hard = inputs.hardness.as_deref();
     let mut diffusion =
         (p.diffusion > 0.0).then(|| Diffusion::new(Grid { w, h, wrap_x: false, wrap_y: false }, &outlet, hard));
-    let k_dt = p.k * dt * k_mul;
-    let (m, pn, mfd_p) = (p.m, p.n, p.mfd_exponent);
+    let k_dt = p.k * r.stream_power_strength * dt;
+    let (m, pn) = (p.m, p.n);
+    let flow_p = r.flow_exponent.clamp(1, 8);
     let cell2 = dx * dx;
     let dist = [dx, std::f32::consts::SQRT_2 * dx];
+    let inv_dist = [1.0 / dist[0], 1.0 / dist[1]];
+    let offs: [isize; 8] = NB.map(|(ox, oy, _)| oy as isize * w as isize + ox as isize);
 
     let mut hb = lv.map.data.clone();
     let mut area_b = vec![0.0f32; n];
-    let mut steep = vec![0.0f32; n];
-    let mut norm = vec![0.0f32; n];
+    // Per node: 1 / its steepest slope, 1 / the sum of its MFD weights (0: no lower neighbour),
+    // and its steepest receiver.
+    let mut inv_steep = vec![0.0f32; n];
+    let mut inv_norm = vec![0.0f32; n];
     let mut rcv = vec![NO_RCV; n];
 
+    // The neighbours `(k, j)` of `(x, y)` that lie on the map.
+    let inside = |x: usize, y: usize, k: usize| -> bool {
+        let (ox, oy, _) = NB[k];
+        let (nx, ny) = (x as i32 + ox, y as i32 + oy);
+        nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h
+    };
     // Step 1: steepest receiver, its slope, the MFD normaliser of the lower neighbours.
-    let receivers = |hs: &[f32], steep: &mut [f32], norm: &mut [f32], rcv: &mut [u8]| {
-        steep.par_chunks_mut(w).zip(norm.par_chunks_mut(w)).zip(rcv.par_chunks_mut(w)).enumerate().for_each(
+    let receivers = |hs: &[f32], inv_steep: &mut [f32], inv_norm: &mut [f32], rcv: &mut [u8]| {
+        inv_steep.par_chunks_mut(w).zip(inv_norm.par_chunks_mut(w)).zip(rcv.par_chunks_mut(w)).enumerate().for_each(
             |(y, ((srow, nrow), rrow))| {
+                let edge_row = y == 0 || y + 1 == h;
                 for x in 0..w {
                     let i = y * w + x;
                     srow[x] = 0.0;
@@ -156,13 +196,16 @@ pub fn pass(
                         continue;
                     }
                     let hi = hs[i];
+                    let interior = !edge_row && x > 0 && x + 1 < w;
+                    let mut slope = [0.0f32; 8];
                     let mut best = (0.0f32, NO_RCV);
-                    for (k, &(ox, oy, diag)) in NB.iter().enumerate() {
-                        let (nx, ny) = (x as i32 + ox, y as i32 + oy);
-                        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
+                    for k in 0..8 {
+                        if !interior && !inside(x, y, k) {
                             continue;
                         }
-                        let s = (hi - hs[ny as usize * w + nx as usize]) / dist[diag as usize];
+                        let j = (i as isize + offs[k]) as usize;
+                        let s = (hi - hs[j]) * inv_dist[NB[k].2 as usize];
+                        slope[k] = s;
                         if s > best.0 {
                             best = (s, k as u8);
                         }
@@ -170,45 +213,38 @@ pub fn pass(
                     if best.1 == NO_RCV {
                         continue;
                     }
-                    let smax = best.0;
+                    let inv = 1.0 / best.0;
                     let mut sum = 0.0f32;
-                    for &(ox, oy, diag) in &NB {
-                        let (nx, ny) = (x as i32 + ox, y as i32 + oy);
-                        if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
-                            continue;
-                        }
-                        let s = (hi - hs[ny as usize * w + nx as usize]) / dist[diag as usize];
+                    for &s in &slope {
                         if s > 0.0 {
-                            sum += pow_unit(s / smax, mfd_p);
+                            sum += ipow(s * inv, flow_p);
                         }
                     }
-                    srow[x] = smax;
-                    nrow[x] = sum;
+                    srow[x] = inv;
+                    nrow[x] = 1.0 / sum;
                     rrow[x] = best.1;
                 }
             },
         );
     };
     // Step 2: one sweep of the drainage (module doc).
-    let sweep = |hs: &[f32], norm: &[f32], steep: &[f32], a_in: &[f32], a_out: &mut [f32]| {
+    let sweep = |hs: &[f32], inv_norm: &[f32], inv_steep: &[f32], a_in: &[f32], a_out: &mut [f32]| {
         a_out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+            let edge_row = y == 0 || y + 1 == h;
             for (x, out) in row.iter_mut().enumerate() {
                 let i = y * w + x;
                 let hi = hs[i];
+                let interior = !edge_row && x > 0 && x + 1 < w;
                 let mut a = cell2;
-                for &(ox, oy, diag) in &NB {
-                    let (nx, ny) = (x as i32 + ox, y as i32 + oy);
-                    if nx < 0 || ny < 0 || nx >= w as i32 || ny >= h as i32 {
+                for k in 0..8 {
+                    if !interior && !inside(x, y, k) {
                         continue;
                     }
-                    let j = ny as usize * w + nx as usize;
-                    let nj = norm[j];
-                    if nj <= 0.0 {
-                        continue;
-                    }
-                    let s = (hs[j] - hi) / dist[diag as usize];
-                    if s > 0.0 {
-                        a += pow_unit(s / steep[j], mfd_p) / nj * a_in[j];
+                    let j = (i as isize + offs[k]) as usize;
+                    let nj = inv_norm[j];
+                    let s = (hs[j] - hi) * inv_dist[NB[k].2 as usize];
+                    if nj > 0.0 && s > 0.0 {
+                        a += ipow(s * inv_steep[j], flow_p) * nj * a_in[j];
                     }
                 }
                 *out = a;
@@ -216,20 +252,22 @@ pub fn pass(
         });
     };
 
-    receivers(&lv.map.data, &mut steep, &mut norm, &mut rcv);
+    receivers(&lv.map.data, &mut inv_steep, &mut inv_norm, &mut rcv);
     for _ in 0..r.drainage_sweeps {
-        sweep(&lv.map.data, &norm, &steep, lv.drainage, &mut area_b);
+        sweep(&lv.map.data, &inv_norm, &inv_steep, lv.drainage, &mut area_b);
         std::mem::swap(lv.drainage, &mut area_b);
     }
+    // `A^m` as `pow_unit(A·2^−40, m)·2^(40·m)`: areas up to 2^40 m² (a 1 000 km square).
+    let (a_scale, a_back) = (2f32.powi(-40), 2f64.powf(40.0 * m as f64) as f32);
     for _ in 0..steps {
         if cancel.load(Ordering::Relaxed) {
             return Ok(());
         }
-        receivers(&lv.map.data, &mut steep, &mut norm, &mut rcv);
-        sweep(&lv.map.data, &norm, &steep, lv.drainage, &mut area_b);
+        receivers(&lv.map.data, &mut inv_steep, &mut inv_norm, &mut rcv);
+        sweep(&lv.map.data, &inv_norm, &inv_steep, lv.drainage, &mut area_b);
         std::mem::swap(lv.drainage, &mut area_b);
-        // Step 3: incision against the old heights, clamped at the receiver; then uplift.
-        let (hs, area, rate) = (&lv.map.data, &*lv.drainage, rate.as_deref());
+        // Step 3: incision against the receiver's old height, implicit; then uplift.
+        let (hs, area) = (&lv.map.data, &*lv.drainage);
         hb.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
             for (x, out) in row.iter_mut().enumerate() {
                 let i = y * w + x;
@@ -241,30 +279,37 @@ pub fn pass(
                 let k = rcv[i];
                 let mut new = hi;
                 if k != NO_RCV {
-                    let (ox, oy, _) = NB[k as usize];
-                    let j = (y as i32 + oy) as usize * w + (x as i32 + ox) as usize;
-                    let hr = if is_sea[j] { hs[j].max(sea) } else { hs[j] };
-                    let s = steep[i];
-                    let sn = if pn == 1.0 { s } else { s.powf(pn) };
+                    let j = (i as isize + offs[k as usize]) as usize;
+                    let hr = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
                     let c = hard.map_or(1.0, |c| c[i]);
-                    let e = k_dt * c * area[i].powf(m) * sn;
-                    if e.is_finite() && e > 0.0 && hi > hr {
-                        new = (hi - e).max(hr);
+                    let diag = NB[k as usize].2 as usize;
+                    let am = pow_unit((area[i] * a_scale).min(1.0), m) * a_back;
+                    let d0 = hi - hr;
+                    if pn == 1.0 {
+                        let f = k_dt * c * am * inv_dist[diag];
+                        if f.is_finite() && f > 0.0 && d0 > 0.0 {
+                            new = (hr + d0 / (1.0 + f)).clamp(hr, hi);
+                        }
+                    } else {
+                        let f = k_dt as f64 * c as f64 * am as f64 / (dist[diag] as f64).powf(pn as f64);
+                        if f.is_finite() && f > 0.0 && d0 > 0.0 {
+                            let delta = super::solve_incision(d0 as f64, f, pn as f64);
+                            new = ((hr as f64 + delta) as f32).clamp(hr, hi);
+                        }
                     }
                 }
-                let u = rate.map_or(p.uplift, |r| r[i]);
-                *out = new + uplift_on * u * dt;
+                *out = new + uplift(i) * dt;
             }
         });
         std::mem::swap(&mut lv.map.data, &mut hb);
         // Step 4: diffusion, the sea held at its surface.
         if let Some(d) = diffusion.as_mut() {
             let lifted: Vec<(usize, f32)> =
-                (0..n).filter(|&i| is_sea[i] && lv.map.data[i] < sea).map(|i| (i, lv.map.data[i])).collect();
+                (0..n).filter(|&i| input[i] <= sea && lv.map.data[i] < sea).map(|i| (i, lv.map.data[i])).collect();
             for &(i, _) in &lifted {
                 lv.map.data[i] = sea;
             }
-            d.apply(&mut lv.map.data, diff_on as f64 * p.diffusion as f64 * dt as f64 / (dx as f64 * dx as f64));
+            d.apply(&mut lv.map.data, p.diffusion as f64 * dt as f64 / (dx as f64 * dx as f64));
             for &(i, v) in &lifted {
                 lv.map.data[i] = v;
             }
