@@ -409,8 +409,8 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
 /// File ▸ Build… through the real window (#26): the 257² island, a painted ridge, the default
 /// Simulate, the project saved, then Build at 1025² (Upsample) to a 16-bit PNG from a script, as the
 /// dialog's Build button does. The file is 1025², and it and its sidecar are, byte for byte, what
-/// `talus build --size 1025` writes from the saved project (built there on another thread
-/// count): the dialog and the CLI build through one path (#33). Then
+/// `talus build --size 1025 --erosion upsample` writes from the saved project (built there on
+/// another thread count): the dialog and the CLI build through one path (#33). Then
 /// Build as an engine tile set (#27): Unity, 2×2 tiles of 513, every map; the folder holds, byte
 /// for byte, the files `talus build --tiles` writes from the saved project. A second
 /// session presses Build with an output in a folder that does not exist: the script fails, and the
@@ -454,13 +454,13 @@ fn scripted_session_builds_the_project_at_4x_from_the_build_dialog() {
     assert!(project.stack.layers().iter().any(|l| l.erosion().is_some()), "the Simulate made an erosion layer");
     let got = talus::core::io::interop::load(&d.join("built.png"), &Default::default()).expect("the build reads back");
     assert_eq!((got.width, got.height), (1025, 1025));
-    let args = ["--size", "1025"];
+    let args = ["--size", "1025", "--erosion", "upsample"];
     common::sets::assert_same_file_as_cli(&d.join("island.talus"), &d.join("built.png"), &d.join("cli.png"), &args);
 
-    // The tile set: the same files as the CLI's, 4 tiles + 4 × 6 maps + the manifest.
+    // The tile set: the same files as the CLI's, 4 tiles + 4 × every map + the manifest.
     let args = ["--size", "1025", "--engine", "unity", "--tiles", "2", "--maps", "all"];
     let n = common::sets::assert_same_as_cli(&d.join("island.talus"), &d.join("unity-set"), &d.join("cli-set"), &args);
-    assert_eq!(n, 4 + 4 * 6 + 1);
+    assert_eq!(n, 4 + 4 * talus::core::io::tiles::MAPS.len() + 1);
 
     // An output in a folder that does not exist: refused, the script fails and says why.
     let missing = d.join("no-such-folder").join("b.bhef");

@@ -303,7 +303,7 @@ fn maps_have_their_documented_ranges_and_share_edges() {
     let set = d.path().join("set");
     assert_valid(&set.join("manifest.json"));
     let m = read_manifest(&set.join("manifest.json")).unwrap();
-    assert_eq!(m.maps.len(), 6);
+    assert_eq!(m.maps.len(), tiles::MAPS.len());
     let s = m.tile_size;
     let cell = m.cell_size;
     for info in &m.maps {

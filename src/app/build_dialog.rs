@@ -45,7 +45,7 @@ use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::erosion::ModelEntry;
 use crate::core::io::interop::Format;
-use crate::core::io::tiles::{Engine, MapKind, TileFormat};
+use crate::core::io::tiles::{ENGINES, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
 use crate::editor::build::dialog::{DialogSettings, TargetKind, layout_line, metres, size_line};
 use crate::editor::build::output::file_formats;
@@ -504,15 +504,10 @@ fn draw_target(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
         ui.label("Engine");
         ui.horizontal(|ui| {
             let mut engine = settings.tiles.engine;
-            let r = ui.radio_value(&mut engine, Engine::Unreal, "Unreal").on_hover_text(
-                "Landscape / World Partition: its tile sizes (505, 1009, 2017 …), PNG16 with 32768 = 0 m, \
-                 name_x{X}_y{Y}",
-            );
-            super::ui::hotspot(ui, "Build: Unreal", &r);
-            let r = ui
-                .radio_value(&mut engine, Engine::Unity, "Unity")
-                .on_hover_text("Terrain: 2^k + 1 tiles, R16 little-endian, rows south first");
-            super::ui::hotspot(ui, "Build: Unity", &r);
+            for e in ENGINES {
+                let r = ui.radio_value(&mut engine, e.engine, e.label).on_hover_text(e.tip);
+                super::ui::hotspot(ui, &super::ui::engine_hotspot(e), &r);
+            }
             if engine != settings.tiles.engine {
                 settings.set_engine(engine, pw, ph);
             }
@@ -615,10 +610,7 @@ fn draw_tile_output(
     ui.horizontal(|ui| {
         ui.radio_value(&mut settings.tiles.format, TileFormat::Png16, "PNG 16-bit");
         ui.radio_value(&mut settings.tiles.format, TileFormat::R16, "R16 (raw)");
-        ui.small(match settings.tiles.engine {
-            Engine::Unreal => "32768 = 0 m",
-            Engine::Unity => "the set's own range, south row first",
-        });
+        ui.small(settings.tiles.engine.spec().heights_note(settings.tiles.format));
     });
     ui.end_row();
     ui.label("Maps");

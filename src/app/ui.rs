@@ -22,6 +22,7 @@ use crate::core::brush::BrushKind;
 use crate::core::erosion::registry::{self, ModelEntry, ModelParamsType, ParamsVisitor};
 use crate::core::erosion::{Boundary, MODELS, ModelParams};
 use crate::core::generate::GenerateParams;
+use crate::core::io::tiles::{ENGINES, EngineSpec};
 use crate::editor::persist::Settings;
 
 /// Draws the side panel and sends what it asks for.
@@ -49,16 +50,20 @@ pub struct PanelWidth(pub f32);
 pub struct UiHotspots(pub std::collections::BTreeMap<String, [f32; 4]>);
 
 /// Records where a widget was drawn, for [`UiHotspots`] (read at the panel's next frame; a name
-/// must be in [`HOTSPOTS`]).
+/// must be in [`HOTSPOTS`] or an [`engine_hotspot`]).
 pub(super) fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
     let id = egui::Id::new(("talus_hotspot", name.to_owned()));
     ui.ctx().data_mut(|d| d.insert_temp(id, Some(r.rect)));
 }
 
 /// The widgets [`UiHotspots`] reports: the panel's, and the Build… dialog's
-/// ([`super::build_dialog`]).
-const HOTSPOTS: [&str; 8] =
-    ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Unreal", "Build: Unity", "Build: Build"];
+/// ([`super::build_dialog`]), besides its engine choices ([`engine_hotspot`]).
+const HOTSPOTS: [&str; 6] = ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Build"];
+
+/// The hotspot name of the Build… dialog's choice of engine `e`: "Build: Unreal".
+pub(super) fn engine_hotspot(e: &EngineSpec) -> String {
+    format!("Build: {}", e.label)
+}
 
 /// Seconds without further edits before a live regeneration starts.
 pub const LIVE_DELAY: f64 = 0.25;
@@ -321,10 +326,11 @@ fn draw_side_panel(
     let to_window = |r: egui::Rect| [r.min.x * zoom, r.min.y * zoom, r.max.x * zoom, r.max.y * zoom];
     let mut spots = std::collections::BTreeMap::new();
     spots.insert("panel".to_owned(), to_window(shown.response.rect));
-    for name in HOTSPOTS {
-        let id = egui::Id::new(("talus_hotspot", name.to_owned()));
+    let names = HOTSPOTS.iter().map(|n| n.to_string()).chain(ENGINES.iter().map(engine_hotspot));
+    for name in names {
+        let id = egui::Id::new(("talus_hotspot", name.clone()));
         if let Some(Some(r)) = ctx.data_mut(|d| d.remove_temp::<Option<egui::Rect>>(id)) {
-            spots.insert(name.to_owned(), to_window(r));
+            spots.insert(name, to_window(r));
         }
     }
     if hotspots.0 != spots {

@@ -62,8 +62,11 @@
 //!    (count the job's per-node arrays) and `to_grid` (its per-node inputs, or
 //!    [`no_grid_inputs`]).
 //!
-//! The CLI, the panel, presets, the backend and builds pick it up. A GPU version adds its
-//! module under `src/gpu` and a line in the backend's GPU table.
+//! The CLI, the panel, presets, the backend and builds pick it up. Outside the registry, the
+//! model still needs its work rate in `editor::erosion_brush::dab_work` (the compiler asks), its
+//! parameter type in the editor's schema and its row in `editor::build::parity_table` (tests
+//! ask); the README's Layout section lists every step. A GPU version adds its module under
+//! `src/gpu` and a line in the backend's GPU table.
 
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};

@@ -30,31 +30,29 @@ pub(crate) trait ParticleParams: Legacy {
     fn grid(&self, map: MapSize) -> Self::Grid;
 }
 
-impl ParticleParams for droplet::DropletParams {
-    type Grid = droplet::DropletGrid;
-    fn upgrade(&mut self, map: MapSize) {
-        self.upgrade_units(map);
-    }
-    fn check(&self) -> Result<(), JobError> {
-        self.validate()
-    }
-    fn grid(&self, map: MapSize) -> Self::Grid {
-        self.in_grid_units(map)
-    }
+/// [`ParticleParams`] for parameter types with their own `upgrade_units`, `validate` and
+/// `in_grid_units`: `Params => Grid`, one pair a particle model.
+macro_rules! particle_params {
+    ($($params:ty => $grid:ty),* $(,)?) => {$(
+        impl ParticleParams for $params {
+            type Grid = $grid;
+            fn upgrade(&mut self, map: MapSize) {
+                self.upgrade_units(map);
+            }
+            fn check(&self) -> Result<(), JobError> {
+                self.validate()
+            }
+            fn grid(&self, map: MapSize) -> Self::Grid {
+                self.in_grid_units(map)
+            }
+        }
+    )*};
 }
 
-impl ParticleParams for snowball::SnowballParams {
-    type Grid = snowball::SnowballGrid;
-    fn upgrade(&mut self, map: MapSize) {
-        self.upgrade_units(map);
-    }
-    fn check(&self) -> Result<(), JobError> {
-        self.validate()
-    }
-    fn grid(&self, map: MapSize) -> Self::Grid {
-        self.in_grid_units(map)
-    }
-}
+particle_params!(
+    droplet::DropletParams => droplet::DropletGrid,
+    snowball::SnowballParams => snowball::SnowballGrid,
+);
 
 /// The parameter preamble of a particle job on `terrain`: version-1 values still in `params`
 /// are taken as made for `terrain` and converted, the ranges are checked, and the parameters in

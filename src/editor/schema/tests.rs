@@ -144,6 +144,16 @@ fn every_reachable_field_is_documented_and_every_type_known() {
     assert!(problems.is_empty(), "schema problems:\n{}", problems.join("\n"));
 }
 
+/// The panel edits a model's parameters through the schema, by the registry's `params_type`: every
+/// model's parameter type is a top-level type, so a new model cannot be left out of it.
+#[test]
+fn every_models_parameters_are_a_top_level_type() {
+    for e in crate::core::erosion::MODELS {
+        assert!(TOP_LEVEL.contains(&e.params_type), "{} is not in TOP_LEVEL", e.params_type);
+        assert!(Schema::global().get(e.params_type).is_some(), "{} is not registered (register_all)", e.params_type);
+    }
+}
+
 #[test]
 fn parses_the_shapes() {
     let s = Schema::global();

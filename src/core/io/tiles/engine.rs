@@ -67,8 +67,9 @@ pub static ENGINES: &[EngineSpec] = &[
     EngineSpec {
         engine: Engine::Unreal,
         name: "unreal",
-        label: "Unreal Engine",
+        label: "Unreal",
         a_name: "an Unreal",
+        tip: "Landscape / World Partition: its tile sizes (505, 1009, 2017 …), PNG16 with 32768 = 0 m, name_x{X}_y{Y}",
         tile_sizes: &[127, 253, 505, 1009, 1017, 2017, 2033, 4033, 8129],
         formats: &[TileFormat::Png16, TileFormat::R16],
         default_format: TileFormat::Png16,
@@ -101,6 +102,7 @@ pub static ENGINES: &[EngineSpec] = &[
         name: "unity",
         label: "Unity",
         a_name: "a Unity",
+        tip: "Terrain: 2^k + 1 tiles, R16 little-endian, rows south first",
         tile_sizes: &[33, 65, 129, 257, 513, 1025, 2049, 4097],
         formats: &[TileFormat::Png16, TileFormat::R16],
         default_format: TileFormat::R16,
@@ -191,10 +193,12 @@ pub struct EngineSpec {
     pub engine: Engine,
     /// Its name in `--engine`, the manifest, folder names and messages: `unreal`.
     pub name: &'static str,
-    /// The engine's full name: "Unreal Engine".
+    /// Its name in the Build… dialog's engine choice: "Unreal".
     pub label: &'static str,
     /// Its short name with the article, as a message says it: "an Unreal" (tile size).
     pub a_name: &'static str,
+    /// What a set for it is, in a line: the hover text of the dialog's engine choice.
+    pub tip: &'static str,
     /// The sizes a tile may have, nodes a side, ascending (module doc).
     pub tile_sizes: &'static [usize],
     /// The height-tile formats its importer reads.
@@ -220,6 +224,19 @@ impl EngineSpec {
         match format {
             TileFormat::Png16 => RowOrder::NorthFirst,
             TileFormat::R16 => self.r16_rows,
+        }
+    }
+
+    /// How its height tiles in `format` read, for the dialog's note beside the format: the
+    /// height range and, where it is not image order, the rows' order.
+    pub fn heights_note(&self, format: TileFormat) -> String {
+        let range = match self.heights {
+            HeightRule::ZeroCentred => "32768 = 0 m",
+            HeightRule::OwnRange => "the set's own range",
+        };
+        match self.rows(format) {
+            RowOrder::NorthFirst => range.into(),
+            RowOrder::SouthFirst => format!("{range}, south row first"),
         }
     }
 }
@@ -397,13 +414,15 @@ mod tests {
     fn every_engine_has_one_consistent_row() {
         assert_eq!(Engine::ALL.len(), ENGINES.len());
         for (i, (&e, spec)) in Engine::ALL.iter().zip(ENGINES).enumerate() {
-            assert!(std::ptr::eq(e.spec(), spec), "{e:?} is row {i}");
+            // By content: a row reached through a `const` may be another copy of the same data
+            // (`ptr::eq` held in one build and failed in another).
+            assert_eq!((e.spec().engine, e.spec().name), (spec.engine, spec.name), "{e:?} is row {i}");
             assert_eq!(spec.engine, e);
             assert_eq!(Engine::parse(spec.name), Some(e), "{}", spec.name);
             assert_eq!(Engine::parse(&spec.name.to_ascii_uppercase()), Some(e));
             // The serde form is the name.
             assert_eq!(serde_json::to_string(&e).unwrap(), format!("\"{}\"", spec.name));
-            assert!(!spec.label.is_empty() && !spec.a_name.is_empty(), "{spec:?}");
+            assert!(!spec.label.is_empty() && !spec.a_name.is_empty() && !spec.tip.is_empty(), "{spec:?}");
             assert!(spec.formats.contains(&spec.default_format), "{}: its default format is one it reads", spec.name);
             assert_eq!(TileFormat::default_for(e), spec.default_format);
             assert!(!spec.tile_sizes.is_empty() && spec.tile_sizes.windows(2).all(|p| p[0] < p[1]), "{spec:?}");
@@ -427,6 +446,10 @@ mod tests {
         assert_eq!(HeightRule::OwnRange.range(&s), [-10.0, 300.0]);
         assert_eq!(HeightRule::ZeroCentred.range(&s)[1], 300.0);
         assert_eq!(HeightRule::ZeroCentred.zero_sample(), Some(32768));
+        let unity = Engine::Unity.spec();
+        assert_eq!(unity.heights_note(TileFormat::R16), "the set's own range, south row first");
+        assert_eq!(unity.heights_note(TileFormat::Png16), "the set's own range");
+        assert_eq!(Engine::Unreal.spec().heights_note(TileFormat::R16), "32768 = 0 m");
     }
 
     #[test]
