@@ -30,13 +30,22 @@ fn editor_default(cli: &str) -> ModelParams {
 }
 
 fn opts(width: usize) -> BuildRequest {
-    BuildRequest { keep_input: true, ..BuildRequest::in_memory(width, ErosionBuild::Upsample) }
+    opts_in(width, ErosionBuild::Upsample)
+}
+
+fn opts_in(width: usize, erosion: ErosionBuild) -> BuildRequest {
+    BuildRequest { keep_input: true, ..BuildRequest::in_memory(width, erosion) }
 }
 
 /// Builds `stack` at `n` and checks the issue's parity goals and #13's bounds; returns the figures
 /// line for the log.
 fn check_parity(name: &str, stack: &LayerStack, n: usize) -> String {
-    let built = build_in_memory(stack, &opts(n), &AtomicBool::new(false), &|_| {}).unwrap();
+    check_parity_in(name, stack, n, ErosionBuild::Upsample).0
+}
+
+/// [`check_parity`] in build mode `erosion`; also returns the build.
+fn check_parity_in(name: &str, stack: &LayerStack, n: usize, erosion: ErosionBuild) -> (String, Heightmap) {
+    let built = build_in_memory(stack, &opts_in(n, erosion), &AtomicBool::new(false), &|_| {}).unwrap();
     let preview = stack.compose();
     let sea = 0.0;
     let k = (n - 1) / (stack.width() - 1);
@@ -68,7 +77,7 @@ fn check_parity(name: &str, stack: &LayerStack, n: usize) -> String {
         assert!(a.axis_ratio <= 1.5 && a.diagonal_ratio <= 1.5, "{line}");
     }
     assert!(c.land_lost_fraction <= 0.02, "{line}");
-    line
+    (line, built.map)
 }
 
 #[test]
@@ -81,6 +90,33 @@ fn the_default_simulate_built_at_4x_keeps_the_previews_landforms() {
 fn a_thermal_layer_built_at_4x_keeps_the_previews_landforms() {
     let stack = reference_stack(257, &[editor_default("stream-power"), editor_default("thermal")]).unwrap();
     check_parity("stream power + thermal", &stack, 1025);
+}
+
+/// Issue #34 at CI cost, at a world size users ship (257² at 8 m, 2 km across, built at 1025²: 2 m
+/// cells): the default build mode refines the default Simulate on its way up; it keeps the
+/// preview's landforms (parity), #13's bounds, and holds at least half the fine relief
+/// (wavelengths of 2–4 build cells) of the same model run at 1025² itself, where Upsample holds a
+/// small share of it. The same bits at 1 and 2 threads.
+#[test]
+fn the_default_build_refines_the_default_simulate_with_parity_and_detail() {
+    use talus::core::analysis::detail::{DetailParams, fine_relief};
+    use talus::editor::build::reference::reference_stack_with;
+    let stack = reference_stack_with(257, Some(8.0), &[editor_default("stream-power")]).unwrap();
+    let (line, refined) = check_parity_in("stream power, refine", &stack, 1025, ErosionBuild::Refine);
+    let native =
+        build_in_memory(&stack, &opts_in(1025, ErosionBuild::Rerun), &AtomicBool::new(false), &|_| {}).unwrap().map;
+    let upsampled =
+        build_in_memory(&stack, &opts_in(1025, ErosionBuild::Upsample), &AtomicBool::new(false), &|_| {}).unwrap().map;
+    let p = DetailParams::default();
+    let power = |m: &Heightmap| fine_relief(m, 0.0, &p).expect("land windows").power;
+    let (r, u, n) = (power(&refined), power(&upsampled), power(&native));
+    eprintln!("{line}; fine relief: refine {r:.3e}, upsample {u:.3e}, native {n:.3e} m²");
+    assert!(r >= 0.5 * n, "refine holds {:.2} of the native run's fine relief", r / n);
+    assert!(u < 0.5 * r, "upsample already holds {:.2} of the refined build's fine relief", u / r);
+    let again = common::grid::in_pool(1, || {
+        build_in_memory(&stack, &opts_in(1025, ErosionBuild::Refine), &AtomicBool::new(false), &|_| {}).unwrap().map
+    });
+    assert!(common::grid::bits(&again.data) == common::grid::bits(&refined.data), "thread count changed the bits");
 }
 
 #[test]

@@ -26,16 +26,18 @@ use crate::core::heightmap::Heightmap;
 
 crate::params! {
     /// How a build refines an erosion layer at each level of its ladder (module doc). Stream
-    /// power's time and steps are those of the first level above the preview; each finer level
-    /// runs `level_decay` times the years of the one below it (Schott et al. 2024 halve theirs).
+    /// power's years are those of the finest level (the build's own size); each level below it
+    /// runs `1 / level_decay` times the years of the level above (Schott et al. 2024 halve their
+    /// steps from one level to the next finer one), so the finest detail has the same time to form
+    /// whatever the number of levels.
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct RefineParams {
-        /// Stream power: years simulated at the first level above the preview, in `[0, 1e7]`; 0
-        /// turns the pass off (the level is only brought up).
-        pub stream_power_years: f32 = 20000.0, unit "yr", range [0.0, 1.0e7];
-        /// Each finer level runs this share of the years of the level below it, in `[0, 1]`.
-        pub level_decay: f32 = 0.5, range [0.0, 1.0];
+        /// Stream power: years simulated at the finest level (the build's size), in `[0, 1e6]`; 0
+        /// turns the passes off (the levels are only brought up).
+        pub stream_power_years: f32 = 10000.0, unit "yr", range [0.0, 1.0e6];
+        /// Each finer level runs this share of the years of the level below it, in `[0.1, 1]`.
+        pub level_decay: f32 = 0.5, range [0.1, 1.0];
         /// Stream power: time steps per level, in `[1, 10000]`. Each step re-accumulates the
         /// drainage by one sweep, so this is also how far, in nodes, the flow reorganises around
         /// the gullies the level cuts.
@@ -56,6 +58,17 @@ crate::params! {
         /// out again, in `[0, 16]`: that share is what the coarser levels already hold, so the pass
         /// adds detail and moves none of their landforms. 0 keeps the pass's whole change.
         pub coarse_sigma_cells: f32 = 2.0, range [0.0, 16.0];
+        /// Thermal erosion: iterations at every level, in `[0, 100000]`, with the layer's talus
+        /// angle (degrees) and rate.
+        pub thermal_iterations: u32 = 20, range [0.0, 100000.0];
+        /// Droplets: particles per km² of the map at every level, in `[0, 1e9]`.
+        pub droplets_per_km2: f64 = 100000.0, unit "1/km²", range [0.0, 1.0e9];
+        /// Droplets: the longest path of a droplet, metres, in `[0, 1e6]`: short, so droplets
+        /// carve rills where they land and do not re-route the channels of the coarser levels.
+        pub droplet_path_m: f32 = 60.0, unit "m", range [0.0, 1.0e6];
+        /// Droplets: the erosion radius in cells of the level, in `[0.5, 16]` (the layer's own
+        /// radius, in metres, is the preview's scale; the pass works at the level's).
+        pub droplet_radius_cells: f32 = 1.5, range [0.5, 16.0];
     }
 }
 
@@ -65,9 +78,11 @@ impl RefineParams {
         Ok(self.check_ranges()?)
     }
 
-    /// The years of stream power at `level` (1 = the first level above the preview).
-    pub fn stream_power_years_at(&self, level: usize) -> f32 {
-        self.stream_power_years * self.level_decay.powi(level.saturating_sub(1) as i32)
+    /// The years of stream power at `level` of `levels` (1 = the first level above the preview,
+    /// `levels` = the build's own size).
+    pub fn stream_power_years_at(&self, level: usize, levels: usize) -> f32 {
+        let below_top = levels.saturating_sub(level) as i32;
+        self.stream_power_years / self.level_decay.max(0.1).powi(below_top)
     }
 }
 
@@ -76,13 +91,14 @@ impl RefineParams {
 /// coarser level already holds (its lowering or raising of whole valleys and hillsides), so what
 /// stays are the gullies, rills and crests the level's own cells resolve; the landforms of the
 /// levels below do not move. `σ ≤ 0` keeps the whole change.
-pub fn detail_only(before: &[f32], after: &mut [f32], w: usize, h: usize, sigma: f32) {
+/// `before` is used up as the change's buffer.
+pub fn detail_only(mut before: Vec<f32>, after: &mut [f32], w: usize, h: usize, sigma: f32) {
     if sigma <= 0.0 || before.len() != after.len() || after.len() != w * h {
         return;
     }
-    let mut g: Vec<f32> = after.iter().zip(before).map(|(a, b)| a - b).collect();
-    crate::core::filter::gaussian_blur(&mut g, w, h, sigma);
-    after.par_iter_mut().zip(before).zip(&g).for_each(|((a, &b), &g)| *a = b + (*a - b) - g);
+    before.par_iter_mut().zip(&*after).for_each(|(c, &a)| *c = a - *c);
+    crate::core::filter::gaussian_blur(&mut before, w, h, sigma);
+    after.par_iter_mut().zip(&before).for_each(|(a, &g)| *a -= g);
 }
 
 /// One level of the ladder, as a model's detail pass sees it.
@@ -97,25 +113,44 @@ pub struct Level<'a> {
     /// The drainage area of every node, m², as the model keeps it: brought up from the coarser
     /// level (empty when the model keeps none). The pass leaves its own for the next level.
     pub drainage: &'a mut Vec<f32>,
-    /// 1 for the first level above the preview, 2 for the next, …
+    /// 1 for the first level above the preview, 2 for the next, … up to `levels`.
     pub index: usize,
+    /// How many levels the ladder has (the last is the build's own size).
+    pub levels: usize,
 }
 
-/// What a model's detail pass is: its parameters (as the layer's recipe ran them), the refine
-/// settings, the level, the model's inputs at that level (hardness at this resolution, boundary,
-/// sea level, seed), and a cancel flag read between steps.
-pub type RefinePass = fn(&ModelParams, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>;
+/// A model's detail pass, its registry entry's `refine` (`None`: the model has none, and a build
+/// brings its result up as Upsample does).
+pub struct Refiner<P> {
+    /// The state the passes start from on the preview's result (the drainage, m², where the
+    /// model keeps it; empty otherwise).
+    pub start: fn(&P, &Heightmap, &JobInputs) -> Result<Vec<f32>, JobError>,
+    /// One level's pass: the model's parameters (as the layer ran them), the refine settings,
+    /// the level, the model's inputs at the level (hardness at this resolution, boundary, sea,
+    /// seed), and a cancel flag read between steps.
+    pub pass: fn(&P, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>,
+    /// Bytes per node the pass holds at its peak besides the level's map and drainage (a build's
+    /// memory estimate).
+    pub bytes_per_node: fn(&P) -> u64,
+}
 
-/// What a model keeps at the preview's level for its passes: the drainage area of the preview's
-/// result, m² (empty when the model keeps none).
-pub type RefineStart = fn(&ModelParams, &Heightmap, &JobInputs) -> Result<Vec<f32>, JobError>;
+/// The `start` of a model that keeps no state between levels.
+pub fn no_state<P>(_: &P, _: &Heightmap, _: &JobInputs) -> Result<Vec<f32>, JobError> {
+    Ok(Vec::new())
+}
 
-/// The detail pass of `model` and how its state starts, if it has one (the registry's entry).
-pub fn pass_of(model: &ModelParams) -> Option<(RefineStart, RefinePass)> {
-    match model {
-        ModelParams::StreamPower(_) => {
-            Some((super::stream_power::refine::start as RefineStart, super::stream_power::refine::pass as RefinePass))
-        }
-        _ => None,
-    }
+/// The `bytes_per_node` of a pass that runs the model's own job ([`run_own`]): the job's map and
+/// its working arrays.
+pub fn own_job_bytes(model: &ModelParams) -> u64 {
+    4 + model.build_bytes_per_node()
+}
+
+/// Runs the model `model`'s own CPU job on the level's map to its end (the passes of thermal
+/// erosion and droplets are their models run briefly with the level's settings); a cancel stops
+/// it where it is.
+pub fn run_own(model: &ModelParams, lv: &mut Level, inputs: &JobInputs, cancel: &AtomicBool) -> Result<(), JobError> {
+    let mut job = super::build(lv.map.clone(), model, inputs.clone())?;
+    let _ = super::run(job.as_mut(), cancel, |_| {});
+    lv.map.data.copy_from_slice(&job.heightmap().data);
+    Ok(())
 }

@@ -71,6 +71,9 @@
 use serde::de::DeserializeOwned;
 use serde::{Deserialize, Serialize};
 
+use std::sync::atomic::AtomicBool;
+
+use super::refine::{Level, RefineParams, Refiner};
 use super::{JobError, JobInputs, Simulation, droplet, pipe, snowball, stream_power, thermal};
 use crate::core::heightmap::Heightmap;
 use crate::core::units::Legacy;
@@ -228,7 +231,8 @@ impl Work for f64 {
 
 /// Declares the models: see the module doc. Each entry is
 /// `/// doc` `Variant(module::Params, module::Job) { work: field, <ModelEntry fields>,
-/// build_bytes_per_node: fn(&Params) -> u64, to_grid: fn(&mut Params, &GridChange) }`, every
+/// build_bytes_per_node: fn(&Params) -> u64, to_grid: fn(&mut Params, &GridChange),
+/// refine: Option<Refiner<Params>> }`, every
 /// field required and in this order; the doc comment becomes the `ModelParams` variant's.
 macro_rules! models {
     ($(
@@ -244,7 +248,8 @@ macro_rules! models {
             flow_unit: $flow_unit:literal,
             editor_default: $editor_default:expr,
             build_bytes_per_node: $bytes:expr,
-            to_grid: $to_grid:expr $(,)?
+            to_grid: $to_grid:expr,
+            refine: $refine:expr $(,)?
         }
     )*) => {
         /// Which model, with its parameters: what presets store and what the CLI/editor build jobs from.
@@ -371,6 +376,68 @@ macro_rules! models {
                 }
             }
 
+            /// Whether the model has a detail pass for a build that erodes on its way up (the
+            /// entry's `refine`; without one a build brings the model's result up as Upsample
+            /// does).
+            pub fn has_refine(&self) -> bool {
+                match self {
+                    $(
+                        ModelParams::$variant(_) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            r.is_some()
+                        }
+                    )*
+                }
+            }
+
+            /// Bytes per node the model's detail pass holds at its peak besides the level's map
+            /// and drainage; `None` without a pass.
+            pub fn refine_bytes_per_node(&self) -> Option<u64> {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            r.map(|r| (r.bytes_per_node)(p))
+                        }
+                    )*
+                }
+            }
+
+            /// The state the model's detail passes start from on the preview's result `map`
+            /// (its drainage, m²; empty when it keeps none or has no pass).
+            pub fn refine_start(&self, map: &Heightmap, inputs: &JobInputs) -> Result<Vec<f32>, JobError> {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            r.map_or(Ok(Vec::new()), |r| (r.start)(p, map, inputs))
+                        }
+                    )*
+                }
+            }
+
+            /// Runs the model's detail pass on one level of a build's ladder; `false` when it has
+            /// none (the level is left as brought up).
+            pub fn refine_pass(
+                &self,
+                settings: &RefineParams,
+                level: &mut Level,
+                inputs: &JobInputs,
+                cancel: &AtomicBool,
+            ) -> Result<bool, JobError> {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            match r {
+                                Some(r) => (r.pass)(p, settings, level, inputs, cancel).map(|()| true),
+                                None => Ok(false),
+                            }
+                        }
+                    )*
+                }
+            }
+
             /// The CPU job (after [`super::build`]'s checks of the terrain and inputs).
             pub(super) fn build_cpu(
                 &self,
@@ -407,6 +474,7 @@ models! {
         build_bytes_per_node: |p| if p.blur_m.is_some_and(|b| b > 0.0) { 52 } else { 40 },
         // World units only (a density per km², metres): nothing per node.
         to_grid: no_grid_inputs,
+        refine: Some(droplet::refine::REFINER),
     }
     /// Snowball erosion: cheap particles that roll down the surface normal, eroding behind them.
     Snowball(snowball::SnowballParams, SnowballJob) {
@@ -426,6 +494,8 @@ models! {
         build_bytes_per_node: |_| 32,
         // World units only (a density per km², metres): nothing per node.
         to_grid: no_grid_inputs,
+        // No detail pass yet: a refined build brings its result up as Upsample does.
+        refine: None,
     }
     /// Grid hydraulic erosion with the virtual-pipe shallow-water model.
     Pipe(pipe::PipeParams, PipeJob) {
@@ -446,6 +516,8 @@ models! {
         build_bytes_per_node: |p| 64 + if p.thermal.is_some() { 8 } else { 0 } + if p.rain_map.is_some() { 4 } else { 0 },
         // Its own `cell_size` shrinks with the cells; `rain_map` is resampled.
         to_grid: pipe::PipeParams::to_grid,
+        // No detail pass yet: a refined build brings its result up as Upsample does.
+        refine: None,
     }
     /// Thermal erosion: loose material slides down slopes steeper than the talus angle.
     Thermal(thermal::ThermalParams, ThermalJob) {
@@ -463,6 +535,7 @@ models! {
         build_bytes_per_node: |_| 16,
         // Angles and a rate per iteration: nothing per node.
         to_grid: no_grid_inputs,
+        refine: Some(thermal::refine::REFINER),
     }
     /// Stream-power landscape evolution: river incision with uplift and optional hillslope diffusion.
     StreamPower(stream_power::StreamPowerParams, StreamPowerJob) {
@@ -489,6 +562,7 @@ models! {
         },
         // `uplift_map` is resampled.
         to_grid: stream_power::StreamPowerParams::to_grid,
+        refine: Some(stream_power::refine::REFINER),
     }
 }
 

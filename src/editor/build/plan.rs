@@ -95,9 +95,9 @@ impl fmt::Display for LayerHow {
             LayerHow::Refine { model, levels, pass } => {
                 let sides: Vec<String> = levels.iter().map(|n| format!("{n}²")).collect();
                 if *pass {
-                    write!(f, "{model} refined on the way up ({}: a detail pass at each level)", sides.join(" → "))
+                    write!(f, "{model} refined on the way up ({}: a detail pass at each level)", sides.join(", then "))
                 } else {
-                    write!(f, "{model} brought up {} (no detail pass: resampled, as Upsample)", sides.join(" → "))
+                    write!(f, "{model} brought up {} (no detail pass: resampled, as Upsample)", sides.join(", then "))
                 }
             }
             LayerHow::Rerun { model, width, height } => write!(f, "{model} re-run at {width}×{height}"),
@@ -217,7 +217,7 @@ pub fn layer_how(
         (LayerKind::Erosion(e), ErosionBuild::Refine) => LayerHow::Refine {
             model: e.recipe.model.entry().label,
             levels: super::refine::levels(w, h, width, height).into_iter().map(|l| l.0).collect(),
-            pass: crate::core::erosion::refine::pass_of(&e.recipe.model).is_some(),
+            pass: e.recipe.model.has_refine(),
         },
         (LayerKind::Erosion(_), ErosionBuild::Upsample) => LayerHow::Upsample,
         (LayerKind::Erosion(e), ErosionBuild::Rerun) => {
@@ -285,7 +285,7 @@ pub fn plan(stack: &LayerStack, req: &BuildRequest) -> Result<BuildPlan, BuildEr
                 // The layer's change, the smoothed map and the blur's scratch.
                 LayerHow::Upsample => nodes * 4 * 3,
                 LayerHow::Rerun { .. } => nodes * (4 + e.recipe.model.build_bytes_per_node()),
-                LayerHow::Refine { .. } => nodes * super::refine::BYTES_PER_NODE,
+                LayerHow::Refine { .. } => nodes * super::refine::bytes_per_node(&e.recipe.model),
                 LayerHow::Sculpt => 0,
             });
         }

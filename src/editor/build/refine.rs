@@ -27,15 +27,18 @@ use rayon::prelude::*;
 use super::error::BuildError;
 use super::upsample::upsample_erosion;
 use crate::core::Heightmap;
-use crate::core::erosion::refine::{Level, RefineParams, detail_only, pass_of};
-use crate::core::erosion::{JobInputs, hardness::hardness_map};
+use crate::core::erosion::refine::{Level, RefineParams, detail_only};
+use crate::core::erosion::{JobInputs, ModelParams, hardness::hardness_map};
 use crate::core::resample::Resampler;
 use crate::editor::layers::{ErosionLayer, LayerStack};
 
-/// Bytes per node of the top level besides the build's map: the layer's state, its drainage and
-/// the pass's buffers (heights, receivers, slopes, normalisers, a second drainage), the input
-/// sampled at the level, the bring-up's blur scratch, diffusion's faces and scratch.
-pub const BYTES_PER_NODE: u64 = 4 * 9 + 1 + 14;
+/// Bytes per node of the top level besides the build's map, at the peak of `model`'s pass: the
+/// layer's state, its copy before the pass and its drainage (4 · 3), and what the pass itself
+/// holds (its registry entry's `refine`). A model without a pass holds what Upsample holds (the
+/// change, the smoothed map and the blur's scratch).
+pub fn bytes_per_node(model: &ModelParams) -> u64 {
+    model.refine_bytes_per_node().map_or(12, |b| 12 + b)
+}
 
 /// The sides of the ladder's levels above the preview, `(width, height)`, smallest first, ending
 /// at the build's `(nw, nh)`; empty when the build is not larger than the preview.
@@ -100,13 +103,12 @@ pub(super) fn refine_layer(
             steer: None,
         })
     };
-    let pass = pass_of(&recipe.model);
-    let mut drainage = match pass {
-        Some((start, _)) => {
-            let r0 = Heightmap { width: w, height: h, cell_size: stack.cell_size(), data: prev.clone() };
-            start(&recipe.model, &r0, &inputs_at(&input0)?).map_err(|e| layer_err(e.to_string()))?
-        }
-        None => Vec::new(),
+    let model = &recipe.model;
+    let mut drainage = if model.has_refine() {
+        let r0 = Heightmap { width: w, height: h, cell_size: stack.cell_size(), data: prev.clone() };
+        model.refine_start(&r0, &inputs_at(&input0)?).map_err(|e| layer_err(e.to_string()))?
+    } else {
+        Vec::new()
     };
     let ladder = levels(w, h, nw, nh);
     let total = ladder.iter().map(|&(a, b)| (a * b) as f64).sum::<f64>().max(1.0);
@@ -117,30 +119,35 @@ pub(super) fn refine_layer(
         }
         let top = (lw, lh) == (nw, nh);
         let cell = map.cell_size * (nw - 1) as f32 / (lw - 1) as f32;
-        let input = if top {
-            map.clone()
-        } else {
-            Heightmap { width: lw, height: lh, cell_size: cell, data: resample(&map.data, (nw, nh), (lw, lh), false) }
-        };
+        // The fold below at this level: the build's own at the top, sampled below it.
+        let sampled = (!top).then(|| Heightmap {
+            width: lw,
+            height: lh,
+            cell_size: cell,
+            data: resample(&map.data, (nw, nh), (lw, lh), false),
+        });
+        let input: &Heightmap = sampled.as_ref().unwrap_or(map);
         let change: Vec<f32> = prev.iter().zip(&prev_input).map(|(r, i)| r - i).collect();
         let mut state = input.clone();
         let ratio = (lw - 1) as f64 / (prev_size.0 - 1) as f64;
         upsample_erosion(&mut state, &change, 1.0, None, prev_size, ratio, cancel)?;
         drop(change);
-        if let Some((_, pass)) = pass {
+        if model.has_refine() {
             if !drainage.is_empty() {
                 drainage = resample(&drainage, prev_size, (lw, lh), true);
             }
-            let inputs = inputs_at(&input)?;
-            let mut lv = Level { map: &mut state, input: &input, drainage: &mut drainage, index: k + 1 };
-            let before = lv.map.data.clone();
-            pass(&recipe.model, params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
-            detail_only(&before, &mut state.data, lw, lh, params.coarse_sigma_cells);
+            let inputs = inputs_at(input)?;
+            let before = state.data.clone();
+            let mut lv = Level { map: &mut state, input, drainage: &mut drainage, index: k + 1, levels: ladder.len() };
+            model.refine_pass(params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
+            detail_only(before, &mut state.data, lw, lh, params.coarse_sigma_cells);
         }
         done += (lw * lh) as f64;
         report(done / total);
         prev_size = (lw, lh);
-        prev_input = input.data;
+        if let Some(s) = sampled {
+            prev_input = s.data;
+        }
         prev = state.data;
     }
     if ladder.is_empty() {

@@ -129,6 +129,7 @@ mod brush;
 mod job;
 mod lanes;
 mod params;
+pub mod refine;
 mod sea;
 mod step;
 

@@ -44,8 +44,8 @@ use super::diffusion::Diffusion;
 use super::routing::pow_unit;
 use super::routing::{Grid, outlet_mask};
 use super::{StreamPowerJob, StreamPowerParams, UpliftMode};
-use crate::core::erosion::refine::{Level, RefineParams};
-use crate::core::erosion::{JobError, JobInputs, ModelParams};
+use crate::core::erosion::refine::{Level, RefineParams, Refiner};
+use crate::core::erosion::{JobError, JobInputs};
 use crate::core::heightmap::Heightmap;
 
 /// `x^p` for a small whole `p` (the pass's flow exponent), by multiplication.
@@ -87,17 +87,18 @@ const NB: [(i32, i32, bool); 8] = [
     (1, 1, true),
 ];
 
-fn params(model: &ModelParams) -> Result<&StreamPowerParams, JobError> {
-    match model {
-        ModelParams::StreamPower(p) => Ok(p),
-        _ => Err(JobError::BadParam { name: "model", value: 0.0, range: "stream power" }),
-    }
-}
+/// The model's registry entry's `refine`.
+pub const REFINER: Refiner<StreamPowerParams> = Refiner {
+    start,
+    pass,
+    // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
+    // (2), diffusion's faces, outlet copies and scratch (14).
+    bytes_per_node: |_| 4 * 4 + 2 + 14,
+};
 
 /// The drainage area of the preview's result `map`, m², as the model routes it (its own router
 /// and flow method, the sea and the edges as outlets).
-pub fn start(model: &ModelParams, map: &Heightmap, inputs: &JobInputs) -> Result<Vec<f32>, JobError> {
-    let p = params(model)?;
+pub fn start(p: &StreamPowerParams, map: &Heightmap, inputs: &JobInputs) -> Result<Vec<f32>, JobError> {
     let job = StreamPowerJob::new(
         map.clone(),
         StreamPowerParams { steps: 0, uplift_map: None, ..p.clone() },
@@ -109,15 +110,14 @@ pub fn start(model: &ModelParams, map: &Heightmap, inputs: &JobInputs) -> Result
 
 /// One level's detail pass (module doc).
 pub fn pass(
-    model: &ModelParams,
+    p: &StreamPowerParams,
     r: &RefineParams,
     lv: &mut Level,
     inputs: &JobInputs,
     cancel: &AtomicBool,
 ) -> Result<(), JobError> {
-    let p = params(model)?;
     r.validate()?;
-    let years = r.stream_power_years_at(lv.index);
+    let years = r.stream_power_years_at(lv.index, lv.levels);
     let steps = r.stream_power_steps.max(1);
     let (w, h) = (lv.map.width, lv.map.height);
     let n = w * h;
@@ -279,19 +279,40 @@ pub fn pass(
                 let k = rcv[i];
                 let mut new = hi;
                 if k != NO_RCV {
-                    let j = (i as isize + offs[k as usize]) as usize;
-                    let hr = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
+                    // The receiver: the lower neighbours weighted as the flow splits over them
+                    // (their height and distance), so incision follows the flow, not a grid axis.
+                    let interior = y > 0 && y + 1 < h && x > 0 && x + 1 < w;
+                    let (mut sw, mut shr, mut sd) = (0.0f32, 0.0f32, 0.0f32);
+                    for kk in 0..8 {
+                        if !interior && !inside(x, y, kk) {
+                            continue;
+                        }
+                        let j = (i as isize + offs[kk]) as usize;
+                        let hj = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
+                        let dk = dist[NB[kk].2 as usize];
+                        let s = (hi - hj) / dk;
+                        if s > 0.0 {
+                            let wk = ipow(s * inv_steep[i], flow_p);
+                            sw += wk;
+                            shr += wk * hj;
+                            sd += wk * dk;
+                        }
+                    }
+                    if sw <= 0.0 {
+                        *out = hi + uplift(i) * dt;
+                        continue;
+                    }
+                    let (hr, dr) = (shr / sw, sd / sw);
                     let c = hard.map_or(1.0, |c| c[i]);
-                    let diag = NB[k as usize].2 as usize;
                     let am = pow_unit((area[i] * a_scale).min(1.0), m) * a_back;
                     let d0 = hi - hr;
                     if pn == 1.0 {
-                        let f = k_dt * c * am * inv_dist[diag];
+                        let f = k_dt * c * am / dr;
                         if f.is_finite() && f > 0.0 && d0 > 0.0 {
                             new = (hr + d0 / (1.0 + f)).clamp(hr, hi);
                         }
                     } else {
-                        let f = k_dt as f64 * c as f64 * am as f64 / (dist[diag] as f64).powf(pn as f64);
+                        let f = k_dt as f64 * c as f64 * am as f64 / (dr as f64).powf(pn as f64);
                         if f.is_finite() && f > 0.0 && d0 > 0.0 {
                             let delta = super::solve_incision(d0 as f64, f, pn as f64);
                             new = ((hr as f64 + delta) as f32).clamp(hr, hi);

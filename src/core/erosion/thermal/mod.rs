@@ -55,6 +55,7 @@
 mod job;
 mod kernel;
 mod params;
+pub mod refine;
 
 pub use job::ThermalJob;
 pub use kernel::{ThermalBooks, ThermalKernel, thermal_step};

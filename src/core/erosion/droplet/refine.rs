@@ -1,0 +1,39 @@
+//! The droplet model's detail pass for a build that erodes on its way up (issue #34; the ladder
+//! is [`crate::core::erosion::refine`]): the model itself, run at every level with a density of
+//! its own (`droplets_per_km2`, particles per km² of the map) and short paths (`droplet_path_m`,
+//! metres), and its erosion radius at the level's scale (`droplet_radius_cells` of the level's
+//! cells), so the droplets carve rills the level's cells resolve inside the channels the coarser
+//! levels made and do not run across the map. Each level draws its own droplets (the layer's
+//! seed plus the level).
+
+use std::sync::atomic::AtomicBool;
+
+use super::DropletParams;
+use crate::core::erosion::refine::{Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
+use crate::core::erosion::{JobError, JobInputs, ModelParams};
+
+/// The model's registry entry's `refine`.
+pub const REFINER: Refiner<DropletParams> =
+    Refiner { start: no_state, pass, bytes_per_node: |p| own_job_bytes(&ModelParams::Droplet(p.clone())) };
+
+/// One level's pass (module doc).
+pub fn pass(
+    p: &DropletParams,
+    r: &RefineParams,
+    lv: &mut Level,
+    inputs: &JobInputs,
+    cancel: &AtomicBool,
+) -> Result<(), JobError> {
+    if r.droplets_per_km2 <= 0.0 {
+        return Ok(());
+    }
+    let cell = lv.map.cell_size;
+    let model = ModelParams::Droplet(DropletParams {
+        droplets_per_km2: r.droplets_per_km2,
+        max_path_m: r.droplet_path_m,
+        radius_m: (r.droplet_radius_cells * cell).max(1.0e-3),
+        ..p.clone()
+    });
+    let inputs = JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() };
+    run_own(&model, lv, &inputs, cancel)
+}

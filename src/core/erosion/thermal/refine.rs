@@ -1,0 +1,29 @@
+//! Thermal erosion's detail pass for a build that erodes on its way up (issue #34; the ladder is
+//! [`crate::core::erosion::refine`]): the model itself, its talus angle in degrees and its rate,
+//! run for `thermal_iterations` iterations at every level, so the gully walls and crests a
+//! finer level resolves settle to the same angle of repose the preview's slopes did.
+
+use std::sync::atomic::AtomicBool;
+
+use super::ThermalParams;
+use crate::core::erosion::refine::{Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
+use crate::core::erosion::{JobError, JobInputs, ModelParams};
+
+/// The model's registry entry's `refine`.
+pub const REFINER: Refiner<ThermalParams> =
+    Refiner { start: no_state, pass, bytes_per_node: |p| own_job_bytes(&ModelParams::Thermal(p.clone())) };
+
+/// One level's pass: the layer's thermal parameters with `thermal_iterations` iterations.
+pub fn pass(
+    p: &ThermalParams,
+    r: &RefineParams,
+    lv: &mut Level,
+    inputs: &JobInputs,
+    cancel: &AtomicBool,
+) -> Result<(), JobError> {
+    if r.thermal_iterations == 0 {
+        return Ok(());
+    }
+    let model = ModelParams::Thermal(ThermalParams { iterations: r.thermal_iterations, ..p.clone() });
+    run_own(&model, lv, inputs, cancel)
+}
