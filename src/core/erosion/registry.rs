@@ -73,7 +73,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use super::refine::{Level, RefineParams, Refiner};
+use super::refine::{BringUp, Level, RefineParams, Refiner};
 use super::{JobError, JobInputs, Simulation, droplet, pipe, snowball, stream_power, thermal};
 use crate::core::heightmap::Heightmap;
 use crate::core::units::Legacy;
@@ -398,6 +398,19 @@ macro_rules! models {
                         ModelParams::$variant(p) => {
                             let r: Option<Refiner<$module::$params>> = $refine;
                             r.map(|r| (r.bytes_per_node)(p))
+                        }
+                    )*
+                }
+            }
+
+            /// How the model's change is brought up from one level of a build's ladder to the next
+            /// (`Smooth` for a model without a pass, as Upsample brings it).
+            pub fn refine_bring_up(&self) -> BringUp {
+                match self {
+                    $(
+                        ModelParams::$variant(_) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            r.map_or(BringUp::Smooth, |r| r.bring_up)
                         }
                     )*
                 }

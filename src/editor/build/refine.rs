@@ -7,9 +7,9 @@
 //! ```text
 //! level 0:  R₀, the model's state on it (its drainage)
 //! level l:  I_l = the build's fold below the layer, sampled at level l's nodes
-//!           R_l = I_l + bring_up(R_{l−1} − I_{l−1})      (coarse to fine, as Upsample does:
-//!                                                          the finer base detail kept where
-//!                                                          the erosion barely acted)
+//!           R_l = I_l + bring_up(R_{l−1} − I_{l−1})      (the change interpolated, and for
+//!                                                          most models smoothed; the finer
+//!                                                          detail of I_l kept whole)
 //!           the model's state brought up (drainage resampled without overshoot)
 //!           R_l ← detail_pass(R_l)                        (the model's own, in world units)
 //! the build: map ← I_N + strength · mask · (R_N − I_N)
@@ -27,8 +27,9 @@ use rayon::prelude::*;
 use super::error::BuildError;
 use super::upsample::upsample_erosion;
 use crate::core::Heightmap;
-use crate::core::erosion::refine::{Level, RefineParams, detail_only};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, detail_only};
 use crate::core::erosion::{JobInputs, ModelParams, hardness::hardness_map};
+use crate::core::filter::gaussian_blur;
 use crate::core::resample::Resampler;
 use crate::editor::layers::{ErosionLayer, LayerStack};
 
@@ -64,6 +65,29 @@ fn resample(src: &[f32], (w, h): (usize, usize), (nw, nh): (usize, usize), bound
     let mut out = vec![0.0f32; nw * nh];
     out.par_chunks_mut(nw).enumerate().for_each(|(y, row)| r.row(y, row, None));
     out
+}
+
+/// The state at a level: the fold below at this level (`input`, its own finer detail kept) plus the
+/// change of the level below (`from` nodes) brought up as the model brings it (see
+/// [`BringUp`]).
+fn bring_up(
+    input: &Heightmap,
+    change: &[f32],
+    from: (usize, usize),
+    ratio: f64,
+    how: BringUp,
+    cancel: &AtomicBool,
+) -> Result<Heightmap, BuildError> {
+    let (w, h) = (input.width, input.height);
+    let mut d = resample(change, from, (w, h), true);
+    if how == BringUp::Smooth && ratio > 1.0 {
+        gaussian_blur(&mut d, w, h, (0.4 * ratio) as f32);
+    }
+    if cancel.load(std::sync::atomic::Ordering::Relaxed) {
+        return Err(BuildError::Cancelled);
+    }
+    d.par_iter_mut().zip(&input.data).for_each(|(d, &i)| *d += i);
+    Ok(Heightmap { width: w, height: h, cell_size: input.cell_size, data: d })
 }
 
 /// Refines erosion layer `e` (index `index` of `stack`) on `map`, the fold below it at the build's
@@ -128,9 +152,8 @@ pub(super) fn refine_layer(
         });
         let input: &Heightmap = sampled.as_ref().unwrap_or(map);
         let change: Vec<f32> = prev.iter().zip(&prev_input).map(|(r, i)| r - i).collect();
-        let mut state = input.clone();
         let ratio = (lw - 1) as f64 / (prev_size.0 - 1) as f64;
-        upsample_erosion(&mut state, &change, 1.0, None, prev_size, ratio, cancel)?;
+        let mut state = bring_up(input, &change, prev_size, ratio, model.refine_bring_up(), cancel)?;
         drop(change);
         if model.has_refine() {
             if !drainage.is_empty() {

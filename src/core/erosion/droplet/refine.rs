@@ -9,12 +9,16 @@
 use std::sync::atomic::AtomicBool;
 
 use super::DropletParams;
-use crate::core::erosion::refine::{Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
 use crate::core::erosion::{JobError, JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
-pub const REFINER: Refiner<DropletParams> =
-    Refiner { start: no_state, pass, bytes_per_node: |p| own_job_bytes(&ModelParams::Droplet(p.clone())) };
+pub const REFINER: Refiner<DropletParams> = Refiner {
+    start: no_state,
+    pass,
+    bytes_per_node: |p| own_job_bytes(&ModelParams::Droplet(p.clone())),
+    bring_up: BringUp::Exact,
+};
 
 /// One level's pass (module doc).
 pub fn pass(

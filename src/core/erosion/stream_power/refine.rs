@@ -44,7 +44,7 @@ use super::diffusion::Diffusion;
 use super::routing::pow_unit;
 use super::routing::{Grid, outlet_mask};
 use super::{StreamPowerJob, StreamPowerParams, UpliftMode};
-use crate::core::erosion::refine::{Level, RefineParams, Refiner};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner};
 use crate::core::erosion::{JobError, JobInputs};
 use crate::core::heightmap::Heightmap;
 
@@ -94,6 +94,7 @@ pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
     // (2), diffusion's faces, outlet copies and scratch (14).
     bytes_per_node: |_| 4 * 4 + 2 + 14,
+    bring_up: BringUp::Smooth,
 };
 
 /// The drainage area of the preview's result `map`, m², as the model routes it (its own router

@@ -6,12 +6,16 @@
 use std::sync::atomic::AtomicBool;
 
 use super::ThermalParams;
-use crate::core::erosion::refine::{Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
 use crate::core::erosion::{JobError, JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
-pub const REFINER: Refiner<ThermalParams> =
-    Refiner { start: no_state, pass, bytes_per_node: |p| own_job_bytes(&ModelParams::Thermal(p.clone())) };
+pub const REFINER: Refiner<ThermalParams> = Refiner {
+    start: no_state,
+    pass,
+    bytes_per_node: |p| own_job_bytes(&ModelParams::Thermal(p.clone())),
+    bring_up: BringUp::Smooth,
+};
 
 /// One level's pass: the layer's thermal parameters with `thermal_iterations` iterations.
 pub fn pass(
