@@ -8,16 +8,18 @@
 //! `VmHWM`. The parent prints the memory estimate the build checked before allocating, beside
 //! what it used.
 //!
-//! Run: `cargo bench --no-default-features --bench build` (4097² and 8193²), or with sizes:
-//! `cargo bench --no-default-features --bench build -- 4097 8193 16385` and `-- --rerun 2049` to
-//! re-run the erosion layers at the build's resolution instead of resampling the preview's.
+//! Run: `cargo bench --no-default-features --bench build` (4097² and 8193², the default build
+//! mode, Refine), or with sizes: `cargo bench --no-default-features --bench build -- 4097 8193
+//! 16385`; `-- --upsample` or `--rerun` for the other modes, and `--cell-size 8` for the
+//! reference project at 8 m cells (4 096 m across, a world size users ship) instead of the
+//! 1 024 m island.
 
 use std::process::Command;
 use std::sync::atomic::AtomicBool;
 use std::time::Instant;
 
 use talus::core::erosion::registry;
-use talus::editor::build::reference::reference_stack;
+use talus::editor::build::reference::reference_stack_with;
 use talus::editor::build::{BuildRequest, ErosionBuild, build_in_memory, plan};
 
 const CHILD: &str = "TALUS_BUILD_BENCH_CHILD";
@@ -31,8 +33,9 @@ fn peak_rss() -> u64 {
 }
 
 /// One build in this process: prints `seconds build_seconds peak_bytes estimate_bytes`.
-fn child(size: usize, erosion: ErosionBuild) {
-    let stack = reference_stack(513, &[(registry::default_model().editor_default)()]).expect("reference project");
+fn child(size: usize, erosion: ErosionBuild, cell: Option<f32>) {
+    let stack =
+        reference_stack_with(513, cell, &[(registry::default_model().editor_default)()]).expect("reference project");
     let opts = BuildRequest::in_memory(size, erosion);
     let estimate = plan(&stack, &opts).expect("plan").bytes;
     let t = Instant::now();
@@ -49,26 +52,41 @@ fn child(size: usize, erosion: ErosionBuild) {
 
 fn main() {
     let args: Vec<String> = std::env::args().skip(1).filter(|a| !a.starts_with("--bench")).collect();
-    let erosion = if args.iter().any(|a| a == "--rerun") { ErosionBuild::Rerun } else { ErosionBuild::Upsample };
+    let erosion = if args.iter().any(|a| a == "--rerun") {
+        ErosionBuild::Rerun
+    } else if args.iter().any(|a| a == "--upsample") {
+        ErosionBuild::Upsample
+    } else {
+        ErosionBuild::Refine
+    };
+    let cell: Option<f32> =
+        args.iter().position(|a| a == "--cell-size").and_then(|i| args.get(i + 1)).and_then(|v| v.parse().ok());
     if let Ok(n) = std::env::var(CHILD) {
-        child(n.parse().expect("size"), erosion);
+        child(n.parse().expect("size"), erosion, cell);
         return;
     }
-    let mut sizes: Vec<usize> = args.iter().filter_map(|a| a.parse().ok()).collect();
+    let mut sizes: Vec<usize> = args
+        .iter()
+        .enumerate()
+        .filter(|(i, _)| *i == 0 || args[i - 1] != "--cell-size")
+        .filter_map(|(_, a)| a.parse().ok())
+        .collect();
     if sizes.is_empty() {
         sizes = vec![4097, 8193];
     }
     let gib = |b: f64| b / (1u64 << 30) as f64;
-    println!("Reference project 513² (stream power), erosion layers: {}", erosion.name());
+    println!(
+        "Reference project 513² at {} (stream power), erosion layers: {}",
+        cell.map_or("2 m cells (1 024 m)".to_string(), |c| format!("{c} m cells")),
+        erosion.name()
+    );
     println!("| build | wall (build + BHEF write) | build alone | peak RSS | estimate |");
     println!("|---|---|---|---|---|");
     let me = std::env::current_exe().expect("own path");
     for n in sizes {
         let mut cmd = Command::new(&me);
         cmd.env(CHILD, n.to_string());
-        if erosion == ErosionBuild::Rerun {
-            cmd.arg("--rerun");
-        }
+        cmd.args(std::env::args().skip(1).filter(|a| !a.starts_with("--bench")));
         let out = cmd.output().expect("run the child");
         let text = String::from_utf8_lossy(&out.stdout);
         let f: Vec<f64> = text.split_whitespace().filter_map(|v| v.parse().ok()).collect();

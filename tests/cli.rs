@@ -265,7 +265,16 @@ fn bad_input_is_a_clear_error_without_panic() {
 fn no_display_runs_the_headless_demo() {
     let d = tempfile::tempdir().unwrap();
     ok(&talus(&["demo", "--size", "65", "--out-dir", "o"], d.path()));
-    for f in ["terrain.bhef", "eroded.bhef", "terrain.png", "eroded.png", "erosion.png"] {
+    for f in [
+        "terrain.bhef",
+        "eroded.bhef",
+        "build.bhef",
+        "terrain.png",
+        "eroded.png",
+        "erosion.png",
+        "build.png",
+        "detail.png",
+    ] {
         assert!(d.path().join("o").join(f).exists(), "{f}");
     }
 }

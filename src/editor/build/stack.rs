@@ -113,7 +113,8 @@ pub(super) fn build_stack(
                 let blend = painted && !e.steers_by_mask();
                 let mask = blend.then(|| resampled(&e.mask, w, h, nw, nh, Some((0.0, 1.0))));
                 match how {
-                    LayerHow::Upsample | LayerHow::Sculpt => {
+                    // A model without a detail pass is brought up as Upsample brings it.
+                    LayerHow::Upsample | LayerHow::Sculpt | LayerHow::Refine { pass: false, .. } => {
                         let delta = e.delta.to_dense();
                         upsample_erosion(&mut map, &delta, e.strength, mask.as_deref(), (w, h), plan.ratio, cancel)?;
                     }
