@@ -162,3 +162,54 @@ fn the_cli_builds_at_a_new_size_and_refuses_bad_ones_without_writing() {
     let out = talus(&["build", "ref.talus", "--parity", "--out", "x.bhef"], d);
     assert!(!out.status.success() && !d.join("x.bhef").exists());
 }
+
+/// A build's loupe (issue #34, item 5): a 256 m window of the 2 km project at 8 m cells, seen at
+/// 1025² in the default mode (Refine), is that window of the whole build within a millimetre, in
+/// the middle and at a corner of the map; a second loupe reuses the generated base; a bad centre,
+/// a side that does not fit, a build no finer than the preview and a re-run are clear errors.
+#[test]
+fn a_loupe_shows_the_window_of_the_build_it_previews() {
+    use talus::editor::build::loupe::{BaseCache, LoupeBase, LoupeSpec, loupe_with};
+    use talus::editor::build::{LoupeError, reference::reference_stack_with};
+    let stack = reference_stack_with(257, Some(8.0), &[editor_default("stream-power")]).unwrap();
+    let req = BuildRequest::in_memory(1025, ErosionBuild::Refine);
+    let no = AtomicBool::new(false);
+    let whole = build_in_memory(&stack, &req, &no, &|_| {}).unwrap().map;
+    let cache = BaseCache::default();
+    for (k, centre) in [[1024.0f32, 1024.0], [60.0, 1990.0]].into_iter().enumerate() {
+        let l = loupe_with(&stack, &req, &LoupeSpec::new(centre, 256.0), &cache, &no, &|_| {}).unwrap();
+        assert_eq!(l.base, LoupeBase::Regenerated { cached: k > 0 });
+        assert_eq!((l.build.width, l.preview.width), (129, 33), "a 256 m window is 32 preview and 128 build cells");
+        assert_eq!(l.build.cell_size, 2.0);
+        let [x0, y0] = l.build_origin;
+        let mut max = 0.0f32;
+        for y in 0..l.build.height {
+            for x in 0..l.build.width {
+                max = max.max((l.build.get(x, y) - whole.get(x0 + x, y0 + y)).abs());
+            }
+        }
+        eprintln!("loupe at {centre:?}: max difference from the whole build {:.3} mm in {:.2} s", max * 1e3, l.seconds);
+        assert!(max < 0.001, "the loupe at {centre:?} is {max} m off the whole build");
+        let [px, py] = l.preview_origin;
+        let fold = stack.compose();
+        assert_eq!(l.preview.get(5, 7), fold.get(px + 5, py + 7));
+    }
+    let err = |spec: LoupeSpec, r: &BuildRequest| match loupe_with(&stack, r, &spec, &cache, &no, &|_| {}) {
+        Err(BuildError::Loupe(e)) => e,
+        other => panic!("expected a loupe error, got {:?}", other.map(|l| l.seconds)),
+    };
+    assert!(matches!(err(LoupeSpec::new([-5.0, 10.0], 256.0), &req), LoupeError::Centre { .. }));
+    assert!(matches!(err(LoupeSpec::new([f32::NAN, 10.0], 256.0), &req), LoupeError::Centre { .. }));
+    assert!(matches!(err(LoupeSpec::new([100.0, 100.0], 5000.0), &req), LoupeError::Side { .. }));
+    assert!(matches!(err(LoupeSpec::new([100.0, 100.0], -1.0), &req), LoupeError::Side { .. }));
+    let same = BuildRequest::in_memory(257, ErosionBuild::Refine);
+    assert!(matches!(err(LoupeSpec::new([100.0, 100.0], 256.0), &same), LoupeError::NotFiner { .. }));
+    let rerun = BuildRequest::in_memory(1025, ErosionBuild::Rerun);
+    assert!(matches!(err(LoupeSpec::new([100.0, 100.0], 256.0), &rerun), LoupeError::Rerun));
+    let cancel = AtomicBool::new(true);
+    let spec = LoupeSpec::new([1024.0, 1024.0], 256.0);
+    assert!(matches!(
+        loupe_with(&stack, &req, &spec, &BaseCache::default(), &cancel, &|_| {}),
+        Err(BuildError::Cancelled)
+    ));
+}

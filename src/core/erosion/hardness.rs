@@ -161,7 +161,15 @@ fn fbm(noise: &ValueNoise, x: f64, y: f64, octaves: u32) -> f32 {
 
 /// The erodibility map of `hm` (row-major, `width × height` values in `0 ..= 1`).
 pub fn hardness_map(hm: &Heightmap, p: &HardnessParams) -> Result<Vec<f32>, JobError> {
+    hardness_map_at(hm, p, [0.0, 0.0])
+}
+
+/// [`hardness_map`] of a window of a larger map whose first node is node `origin` (`[x, y]`, in
+/// `hm`'s cells) of that map: the noise is read where the larger map reads it, so the window's
+/// map equals the larger map's over the window (a build's loupe erodes a window).
+pub fn hardness_map_at(hm: &Heightmap, p: &HardnessParams, origin: [f64; 2]) -> Result<Vec<f32>, JobError> {
     p.validate()?;
+    let [ox, oy] = origin;
     let n = hm.width * hm.height;
     let base = p.base;
     let soft_to_hard = |s: f32| (base * (1.0 - p.contrast * s)).clamp(0.0, 1.0);
@@ -175,7 +183,8 @@ pub fn hardness_map(hm: &Heightmap, p: &HardnessParams) -> Result<Vec<f32>, JobE
                 for x in 0..hm.width {
                     let h = hm.data[y * hm.width + x];
                     let h = if h.is_finite() { h } else { 0.0 };
-                    let warp = if p.warp > 0.0 { p.warp * fbm(&noise, x as f64 * k, y as f64 * k, 2) } else { 0.0 };
+                    let (gx, gy) = ((x as f64 + ox) * k, (y as f64 + oy) * k);
+                    let warp = if p.warp > 0.0 { p.warp * fbm(&noise, gx, gy, 2) } else { 0.0 };
                     let z = (h + warp) / p.thickness;
                     out.push(soft_to_hard(strata_indicator(z.rem_euclid(1.0), p.hard_fraction, p.edge_softness)));
                 }
@@ -190,7 +199,7 @@ pub fn hardness_map(hm: &Heightmap, p: &HardnessParams) -> Result<Vec<f32>, JobE
             let mut out = Vec::with_capacity(n);
             for y in 0..hm.height {
                 for x in 0..hm.width {
-                    let v = fbm(&noise, x as f64 * k, y as f64 * k, p.octaves);
+                    let v = fbm(&noise, (x as f64 + ox) * k, (y as f64 + oy) * k, p.octaves);
                     out.push(soft_to_hard(smoothstep(tau - w, tau + w, v)));
                 }
             }

@@ -120,6 +120,11 @@ pub struct Level<'a> {
     pub index: usize,
     /// How many levels the ladder has (the last is the build's own size).
     pub levels: usize,
+    /// The lowest and highest height of the fold below the layer over the whole preview: a pass
+    /// that scales by the map's range (stream power's terrain-following uplift) takes it from
+    /// here, so that every level of a build and every window of it (a build's loupe,
+    /// `editor::build::loupe`) scale by one range. `None`: the level's own input's range.
+    pub input_range: Option<(f32, f32)>,
 }
 
 /// How a model's change is brought up one level (module doc): interpolated with the bounded

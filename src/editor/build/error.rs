@@ -61,6 +61,9 @@ pub enum BuildError {
     /// Writing the tile set failed (nothing was left behind).
     #[error(transparent)]
     TileWrite(TileError),
+    /// A build's loupe cannot show the window asked for ([`super::loupe`]).
+    #[error(transparent)]
+    Loupe(#[from] LoupeError),
     /// Cancelled by the caller; nothing was written.
     #[error("build cancelled")]
     Cancelled,
@@ -148,4 +151,47 @@ pub enum OutputError {
         /// The operating system's message.
         msg: String,
     },
+}
+
+/// Why a build's loupe ([`super::loupe`]) cannot show a window.
+#[derive(Clone, Debug, PartialEq, thiserror::Error)]
+pub enum LoupeError {
+    /// The centre is not a point of the map (outside it, or not a number).
+    #[error("the loupe's centre ({x} m, {y} m) is not on the map (0–{width} m × 0–{height} m)")]
+    Centre {
+        /// Centre, metres along x.
+        x: f32,
+        /// Centre, metres along y.
+        y: f32,
+        /// The map's extent along x, metres.
+        width: f32,
+        /// The map's extent along y, metres.
+        height: f32,
+    },
+    /// The side is not a positive number of metres, or the window would not fit on the map.
+    #[error("the loupe's side must be a positive number of metres up to the map's {max} m; {side} m is not")]
+    Side {
+        /// The side asked for, metres.
+        side: f32,
+        /// The largest side the map holds, metres.
+        max: f32,
+    },
+    /// The build is not finer than the preview: the loupe would show the preview again.
+    #[error(
+        "the loupe shows a build finer than the preview ({preview} nodes across); choose a larger build size \
+         (this one is {build})"
+    )]
+    NotFiner {
+        /// The preview's nodes across.
+        preview: usize,
+        /// The build's nodes across (the preview's own when the request has no size).
+        build: usize,
+    },
+    /// A re-run build runs each recipe again over the whole map; a window of it would be another
+    /// run on another land.
+    #[error(
+        "the loupe shows Refine and Upsample builds; a Re-run build runs each recipe again over the whole map, \
+         which a window of it cannot show"
+    )]
+    Rerun,
 }

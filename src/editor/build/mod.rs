@@ -40,6 +40,7 @@
 
 pub mod dialog;
 pub mod error;
+pub mod loupe;
 pub mod output;
 pub mod parity_table;
 pub mod plan;
@@ -54,7 +55,8 @@ mod stack;
 pub mod tileset;
 mod upsample;
 
-pub use error::{BuildError, OutputError, SizeError};
+pub use error::{BuildError, LoupeError, OutputError, SizeError};
+pub use loupe::{BaseCache, Loupe, LoupeSpec, loupe, loupe_with};
 pub use plan::{BaseHow, BuildPlan, LayerHow, PlanStep, available_memory, check_memory, plan};
 pub use progress::{BuildProgress, Phase};
 pub use request::{BuildContext, BuildRequest, FileTarget, Target, TileTarget};

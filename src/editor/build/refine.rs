@@ -28,10 +28,10 @@ use super::error::BuildError;
 use super::upsample::upsample_erosion;
 use crate::core::Heightmap;
 use crate::core::erosion::refine::{BringUp, Level, RefineParams, detail_only};
-use crate::core::erosion::{JobInputs, ModelParams, hardness::hardness_map};
+use crate::core::erosion::{JobInputs, ModelParams, hardness::hardness_map_at};
 use crate::core::filter::gaussian_blur;
 use crate::core::resample::Resampler;
-use crate::editor::layers::{ErosionLayer, LayerStack};
+use crate::editor::layers::{ErosionLayer, LayerKind, LayerStack};
 
 /// Bytes per node of the top level besides the build's map, at the peak of `model`'s pass: the
 /// layer's state, its copy before the pass and its drainage (4 · 3), and what the pass itself
@@ -90,14 +90,43 @@ fn bring_up(
     Ok(Heightmap { width: w, height: h, cell_size: input.cell_size, data: d })
 }
 
+/// Where a ladder climbs: over the whole project (a build), or over a window of it (a build's
+/// loupe, [`super::loupe`]). The ladder is the same; a window only takes from the whole project
+/// what a stencil cannot see from inside it.
+#[derive(Clone, Copy)]
+pub(super) enum Extent<'a> {
+    /// The stack given is the project's own.
+    Whole,
+    /// The stack given is `whole` cut to a window (its margin included) whose first node is node
+    /// `origin` (`[x, y]`) of `whole`. The state the ladder starts from on the preview's result
+    /// (the drainage, routed over the whole map), the range of the fold below (stream power's
+    /// terrain-following uplift) and the place of the hardness noise come from `whole`.
+    Window {
+        /// The project.
+        whole: &'a LayerStack,
+        /// The window's first node in `whole`.
+        origin: [usize; 2],
+    },
+}
+
+/// `src` (`sw` nodes a row) cut to the `w × h` nodes from `(x0, y0)`.
+pub(super) fn crop(src: &[f32], sw: usize, [x0, y0]: [usize; 2], (w, h): (usize, usize)) -> Vec<f32> {
+    let mut out = Vec::with_capacity(w * h);
+    for y in y0..y0 + h {
+        out.extend_from_slice(&src[y * sw + x0..y * sw + x0 + w]);
+    }
+    out
+}
+
 /// Refines erosion layer `e` (index `index` of `stack`) on `map`, the fold below it at the build's
 /// size: `map` becomes that fold plus the layer's refined change (see the module doc), blended
-/// with the layer's strength and `mask` (resampled to the build). `report(f)` hears how far the
-/// ladder is.
+/// with the layer's strength and `mask` (resampled to the build). `extent` says whether `stack` is
+/// the project or a window of it. `report(f)` hears how far the ladder is.
 #[allow(clippy::too_many_arguments)]
 pub(super) fn refine_layer(
     map: &mut Heightmap,
     stack: &LayerStack,
+    extent: Extent,
     index: usize,
     e: &ErosionLayer,
     mask: Option<&[f32]>,
@@ -114,9 +143,18 @@ pub(super) fn refine_layer(
     let mut prev: Vec<f32> = prev_input.iter().zip(&delta).map(|(a, d)| a + d).collect();
     let mut prev_size = (w, h);
     let recipe = &e.recipe;
-    let inputs_at = |hm: &Heightmap| -> Result<JobInputs, BuildError> {
+    let origin = match extent {
+        Extent::Whole => [0.0, 0.0],
+        Extent::Window { origin, .. } => [origin[0] as f64, origin[1] as f64],
+    };
+    // The model's inputs on `hm`, a level `scale` times finer than the preview, whose first node is
+    // node `at` (preview nodes) of the map the hardness noise lies on.
+    let inputs_at = |hm: &Heightmap, at: [f64; 2], scale: f64| -> Result<JobInputs, BuildError> {
         let hardness = match recipe.hardness.as_ref().filter(|p| !p.is_neutral()) {
-            Some(p) => Some(hardness_map(hm, p).map_err(|e| layer_err(format!("hardness map: {e}")))?),
+            Some(p) => Some(
+                hardness_map_at(hm, p, [at[0] * scale, at[1] * scale])
+                    .map_err(|e| layer_err(format!("hardness map: {e}")))?,
+            ),
             None => None,
         };
         Ok(JobInputs {
@@ -128,9 +166,30 @@ pub(super) fn refine_layer(
         })
     };
     let model = &recipe.model;
+    // The range of the fold below over the whole preview: every level and every window of the
+    // project scales by the one range (stream power's terrain-following uplift).
+    let range_of = |d: &[f32]| d.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
+    let mut input_range = Some(range_of(&input0.data));
+    // The model's state on the preview's result, over the whole project (cut to the window).
     let mut drainage = if model.has_refine() {
-        let r0 = Heightmap { width: w, height: h, cell_size: stack.cell_size(), data: prev.clone() };
-        model.refine_start(&r0, &inputs_at(&input0)?).map_err(|e| layer_err(e.to_string()))?
+        let start = |input: &Heightmap, result: Vec<f32>| -> Result<Vec<f32>, BuildError> {
+            let r0 = Heightmap { data: result, ..input.clone() };
+            model.refine_start(&r0, &inputs_at(input, [0.0, 0.0], 1.0)?).map_err(|e| layer_err(e.to_string()))
+        };
+        match extent {
+            Extent::Whole => start(&input0, prev.clone())?,
+            Extent::Window { whole, origin } => {
+                let Some(LayerKind::Erosion(we)) = whole.layers().get(index).map(|l| &l.kind) else {
+                    return Err(layer_err("the window's layer is not in the project".into()));
+                };
+                let whole_input = whole.input_of(index);
+                let whole_delta = we.delta.to_dense();
+                input_range = Some(range_of(&whole_input.data));
+                let result: Vec<f32> = whole_input.data.iter().zip(&whole_delta).map(|(a, d)| a + d).collect();
+                let d = start(&whole_input, result)?;
+                if d.is_empty() { d } else { crop(&d, whole.width(), origin, (w, h)) }
+            }
+        }
     } else {
         Vec::new()
     };
@@ -159,9 +218,16 @@ pub(super) fn refine_layer(
             if !drainage.is_empty() {
                 drainage = resample(&drainage, prev_size, (lw, lh), true);
             }
-            let inputs = inputs_at(input)?;
+            let inputs = inputs_at(input, origin, (lw - 1) as f64 / (w - 1) as f64)?;
             let before = state.data.clone();
-            let mut lv = Level { map: &mut state, input, drainage: &mut drainage, index: k + 1, levels: ladder.len() };
+            let mut lv = Level {
+                map: &mut state,
+                input,
+                drainage: &mut drainage,
+                index: k + 1,
+                levels: ladder.len(),
+                input_range,
+            };
             model.refine_pass(params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
             detail_only(before, &mut state.data, lw, lh, params.coarse_sigma_cells);
         }

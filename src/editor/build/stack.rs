@@ -8,6 +8,7 @@ use rayon::prelude::*;
 use super::error::BuildError;
 use super::plan::{BuildPlan, LayerHow, PlanStep};
 use super::progress::Phase;
+use super::refine::Extent;
 use super::rerun;
 use super::upsample::{Grid, add_resampled, resampled, upsample_erosion};
 use crate::core::Heightmap;
@@ -58,30 +59,59 @@ pub(super) fn build_stack(
     if let Some(l) = stack.layers().iter().find(|l| l.visible && l.erosion().is_some_and(|e| e.stale)) {
         return Err(BuildError::StaleLayer(l.name.clone()));
     }
-    let (w, h) = (stack.width(), stack.height());
-    let (nw, nh) = (plan.width, plan.height);
-
-    // The base.
     let Some(PlanStep::Base(base_how)) = plan.steps.first() else {
         return Err(BuildError::Base("the plan has no base step".into()));
     };
     report(0, 0.0, Phase::Base(base_how.clone()));
-    let mut map = match &stack.base.source {
+    let map = build_base(stack, plan.width, plan.height, plan.cell_size, cancel)?;
+    stop()?;
+    build_layers(stack, Extent::Whole, plan, map, keep_input, refine, cancel, report)
+}
+
+/// The base of `stack` at `nw × nh` nodes of `cell` metres (see [`super`]): a generator that is a
+/// function of world position run again, anything else resampled.
+pub(super) fn build_base(
+    stack: &LayerStack,
+    nw: usize,
+    nh: usize,
+    cell: f32,
+    cancel: &AtomicBool,
+) -> Result<Heightmap, BuildError> {
+    let (w, h) = (stack.width(), stack.height());
+    Ok(match &stack.base.source {
         BaseSource::Generator(p) if p.base.is_resolution_independent() => {
-            let gp = GenerateParams { width: nw, height: nh, cell_size: plan.cell_size, ..p.clone() };
+            let gp = GenerateParams { width: nw, height: nh, cell_size: cell, ..p.clone() };
             generate_until(&gp, cancel).map_err(|e| match e {
                 GenError::Cancelled => BuildError::Cancelled,
                 e => BuildError::Base(e.to_string()),
             })?
         }
         _ => {
-            let mut m = Heightmap { width: nw, height: nh, cell_size: plan.cell_size, data: vec![0.0; nw * nh] };
+            let mut m = Heightmap { width: nw, height: nh, cell_size: cell, data: vec![0.0; nw * nh] };
             let base = stack.base.heights.to_dense();
             add_resampled(&mut m.data, &[Grid::new(&base, w, h, nw, nh, 1.0)], None, cancel)?;
             m
         }
-    };
-    stop()?;
+    })
+}
+
+/// The layers of `stack` built on `map` (its base at the plan's size) along the plan's layer
+/// steps, bottom to top; `extent` says whether `stack` is the project or a window of it (a build's
+/// loupe). `report(k, within, phase)` hears of each layer (`k` from 1).
+#[allow(clippy::too_many_arguments)]
+pub(super) fn build_layers(
+    stack: &LayerStack,
+    extent: Extent,
+    plan: &BuildPlan,
+    mut map: Heightmap,
+    keep_input: bool,
+    refine: &RefineParams,
+    cancel: &AtomicBool,
+    report: StageReport,
+) -> Result<Built, BuildError> {
+    let stop = || if cancel.load(Ordering::Relaxed) { Err(BuildError::Cancelled) } else { Ok(()) };
+    let (w, h) = (stack.width(), stack.height());
+    let (nw, nh) = (plan.width, plan.height);
     let mut input = None;
     let mut change: Option<Vec<f32>> = plan.keeps_change().then(|| vec![0.0f32; nw * nh]);
 
@@ -122,6 +152,7 @@ pub(super) fn build_stack(
                         super::refine::refine_layer(
                             &mut map,
                             stack,
+                            extent,
                             index,
                             e,
                             mask.as_deref(),

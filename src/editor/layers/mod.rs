@@ -314,6 +314,34 @@ impl LayerStack {
         Heightmap { width: self.width, height: self.height, cell_size: self.cell_size, data }
     }
 
+    /// The stack cut to the `w × h` nodes from `(x0, y0)`: the base and every layer's grids cut
+    /// the same way; sources, recipes, strengths, staleness and ids kept; timelines dropped. Its
+    /// fold is the project's fold over the window, node for node (a build's loupe builds a window
+    /// of the project this way). `None` when the window is empty or leaves the map.
+    pub fn crop(&self, x0: usize, y0: usize, w: usize, h: usize) -> Option<LayerStack> {
+        let layers = self
+            .layers
+            .iter()
+            .map(|l| {
+                let kind = match &l.kind {
+                    LayerKind::Sculpt(d) => LayerKind::Sculpt(d.crop(x0, y0, w, h)?),
+                    LayerKind::Erosion(e) => LayerKind::Erosion(Box::new(ErosionLayer {
+                        delta: e.delta.crop(x0, y0, w, h)?,
+                        mask: e.mask.crop(x0, y0, w, h)?,
+                        timeline: None,
+                        frame: 0,
+                        ..(**e).clone()
+                    })),
+                };
+                Some(Layer { kind, name: l.name.clone(), ..*l })
+            })
+            .collect::<Option<Vec<_>>>()?;
+        let heights = self.base.heights.crop(x0, y0, w, h)?;
+        let base =
+            Base { source: self.base.source.clone(), heights: TileGrid::from_dense_all(w, h, &heights.to_dense()) };
+        Some(LayerStack { width: w, height: h, cell_size: self.cell_size, base, layers, next_id: self.next_id })
+    }
+
     /// Marks every erosion layer above position `i` stale (`None`: above the base, i.e. all).
     pub fn touched(&mut self, i: Option<usize>) {
         let from = i.map_or(0, |i| i + 1);

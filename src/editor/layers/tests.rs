@@ -248,3 +248,36 @@ fn timelines_share_one_budget_and_the_oldest_go_first() {
     assert_eq!(snapshot.bytes_not_shared_with(&s), first_two);
     assert_eq!(s.bytes_not_shared_with(&s.clone()), 0);
 }
+
+/// A window of the stack (a build's loupe cuts the project this way) folds to the project's fold
+/// over the window, bit for bit, with the erosion layer's mask and strength; a window that leaves
+/// the map or is empty is refused.
+#[test]
+fn a_cropped_stack_folds_to_the_window_of_the_fold() {
+    let (w, h) = (90, 70);
+    let base = hill(w, h, 4);
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let i = s.top_sculpt();
+    let mut raised = base.clone();
+    for v in raised.data.iter_mut().skip(2000).take(900) {
+        *v += 2.5;
+    }
+    s.add_edit(i, &base, &raised);
+    let input = s.compose();
+    let id = s.push_erosion(thermal(), &input, &run(&thermal(), &input), "Thermal erosion");
+    s.set_strength(id, 0.7);
+    let mut mask = s.layer(id).unwrap().erosion().unwrap().mask.clone();
+    mask.set(40, 30, 0.25);
+    s.layer_mut(id).unwrap().erosion_mut().unwrap().mask = mask;
+    let fold = s.compose();
+    let (x0, y0, cw, ch) = (17, 9, 50, 41);
+    let c = s.crop(x0, y0, cw, ch).expect("the window is on the map");
+    assert_eq!((c.width(), c.height(), c.layers().len()), (cw, ch, s.layers().len()));
+    let cf = c.compose();
+    for y in 0..ch {
+        for x in 0..cw {
+            assert_eq!(cf.get(x, y).to_bits(), fold.get(x0 + x, y0 + y).to_bits(), "node ({x}, {y})");
+        }
+    }
+    assert!(s.crop(60, 0, 31, 10).is_none() && s.crop(0, 0, 0, 10).is_none());
+}

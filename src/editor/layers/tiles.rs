@@ -222,6 +222,21 @@ impl TileGrid {
         });
     }
 
+    /// The `w × h` nodes from `(x0, y0)` as a grid of their own, with the same fill (tiles stored
+    /// only where the window differs from it). `None` when the window is empty or leaves the grid.
+    pub fn crop(&self, x0: usize, y0: usize, w: usize, h: usize) -> Option<TileGrid> {
+        if w == 0 || h == 0 || x0 + w > self.width || y0 + h > self.height {
+            return None;
+        }
+        let mut data = vec![self.fill; w * h];
+        self.for_rows(DirtyRect::new(x0, y0, x0 + w, y0 + h), |y, sx, len, vals| {
+            if let Some(v) = vals {
+                data[(y - y0) * w + sx - x0..][..len].copy_from_slice(v);
+            }
+        });
+        Some(TileGrid::from_dense(w, h, self.fill, &data))
+    }
+
     /// Drops stored tiles whose every node equals the fill (bit for bit).
     pub fn prune(&mut self) {
         let fill = self.fill.to_bits();

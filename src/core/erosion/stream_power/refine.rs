@@ -65,11 +65,13 @@ fn ipow(x: f32, p: u32) -> f32 {
 }
 
 /// The base (the sea, else the lowest input height) and span of the model's terrain-following
-/// uplift (`terrain_uplift` in the model).
-fn uplift_range(h: &[f32], sea: Option<f32>) -> (f64, f64) {
-    let base = sea.unwrap_or_else(|| h.iter().copied().fold(f32::INFINITY, f32::min)) as f64;
-    let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
-    (base, top - base)
+/// uplift (`terrain_uplift` in the model), from the whole preview's range where the ladder gives
+/// it (`range`, see [`Level::input_range`]), else from the level's input.
+fn uplift_range(h: &[f32], sea: Option<f32>, range: Option<(f32, f32)>) -> (f64, f64) {
+    let (lo, hi) = range
+        .unwrap_or_else(|| h.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v))));
+    let base = sea.unwrap_or(lo) as f64;
+    (base, hi as f64 - base)
 }
 
 /// No receiver (a pit, a flat, an outlet).
@@ -146,7 +148,7 @@ pub fn pass(
     // The uplift rule of the model on the level's input (module doc); a per-node uplift map is
     // the preview's, and at another level the terrain's rule stands in for it.
     let follow = p.uplift_mode == UpliftMode::FollowTerrain || p.uplift_map.is_some();
-    let (u_base, u_span) = uplift_range(input, sea_level);
+    let (u_base, u_span) = uplift_range(input, sea_level, lv.input_range);
     let uplift = |i: usize| -> f32 {
         if !follow {
             return p.uplift;
