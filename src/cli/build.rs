@@ -400,9 +400,9 @@ fn detail_report(
     let reach_b = channel_reach(map, sea, &p);
     let reach_p = channel_reach(preview, sea, &p);
     eprintln!(
-        "channels (A ≥ {:.0} m²): drainage density {:.2} /km in the build against {:.2} /km in the preview; \
+        "channels (A/Δx ≥ {:.0} m): drainage density {:.2} /km in the build against {:.2} /km in the preview; \
          median distance to a channel {:.1} m against {:.1} m",
-        p.reach_area_m2,
+        p.reach_width_m,
         reach_b.density_per_km,
         reach_p.density_per_km,
         reach_b.median_distance_m,

@@ -18,16 +18,20 @@
 //! (`talus build --detail REF`): both are measured with the same windows, so the units cancel.
 //!
 //! # Channel reach
-//! Channels are the land nodes whose D8 drainage area on the depression-filled surface is at
-//! least `A_c` m² ([`DetailParams::reach_area_m2`], the same in metres for every resolution). On a
-//! smooth slope the flow is one node wide, so a node drains `L·Δx` m² (`L` the slope length above
-//! it) and a finer grid reaches `A_c` *later* down the slope: a resampled build has a sparser
-//! network than its preview. Only where the flow converges into gullies does a finer map reach
-//! `A_c` as soon as the preview or sooner. So the drainage density of that network (channel length
-//! per land area) and the median distance from a land node to its nearest channel
-//! ([`ChannelReach::median_distance_m`]), held against the preview's, say whether the channels
-//! reach further up the slopes: more density and a shorter distance come from erosion carving
-//! convergent flow, not from resampling.
+//! Channels are the land nodes whose *specific* catchment area, the D8 drainage area on the
+//! depression-filled surface per metre of contour width, `a = A / Δx`, is at least `a_c` metres
+//! ([`DetailParams::reach_width_m`], default 250 m: 2 000 m² at 8 m cells). On a smooth slope
+//! the flow is one node wide, so a node drains `A = L·Δx` and `a = L`, the slope length above it,
+//! at any resolution: a resampled build (Upsample) starts its channels where its preview does.
+//! Only where the flow converges into gullies narrower than the slope does `a` grow faster down
+//! the slope, and a channel start higher up. So the drainage density of that network (channel
+//! length per land area) and the median distance from a land node to its nearest channel
+//! ([`ChannelReach::median_distance_m`]), held against the preview's and an Upsample build's, say
+//! whether erosion made the channels reach further up the slopes: more density and a shorter
+//! distance come from convergent flow that erosion carved, not from the finer grid.
+//!
+//! (A threshold on `A` alone in m² is biased the other way: a finer grid reaches it *later* down
+//! a smooth slope, so a resampled build would show a sparser network than its preview.)
 
 use serde::Serialize;
 
@@ -42,13 +46,14 @@ pub struct DetailParams {
     pub window: usize,
     /// Wavelength band, cells `[min, max]` (default `[2, 4]`).
     pub band_cells: [f64; 2],
-    /// Drainage area a channel starts at, m² (default 2 000 m²).
-    pub reach_area_m2: f64,
+    /// Specific catchment area a channel starts at: drainage area per metre of contour width, m
+    /// (m²/m; default 250 m).
+    pub reach_width_m: f64,
 }
 
 impl Default for DetailParams {
     fn default() -> Self {
-        Self { window: 256, band_cells: [2.0, 4.0], reach_area_m2: 2000.0 }
+        Self { window: 256, band_cells: [2.0, 4.0], reach_width_m: 250.0 }
     }
 }
 
@@ -122,8 +127,8 @@ fn band_mean(power: &[f64], n: usize, band: [f64; 2]) -> f64 {
 /// What [`channel_reach`] measured.
 #[derive(Clone, Debug, PartialEq, Serialize)]
 pub struct ChannelReach {
-    /// The channel threshold, m².
-    pub area_m2: f64,
+    /// The channel threshold: specific catchment area, m (m²/m).
+    pub width_m: f64,
     /// Channel length per land area, 1/km.
     pub density_per_km: f64,
     /// Median distance from a land node to the nearest channel node, metres.
@@ -133,9 +138,11 @@ pub struct ChannelReach {
 /// The channel network of `map` at its own resolution (see the module doc).
 pub fn channel_reach(map: &Heightmap, sea: f32, p: &DetailParams) -> ChannelReach {
     let dr = drainage(map, sea);
-    let density = drainage_density(map, sea, &dr, p.reach_area_m2) * 1000.0;
+    // `A / Δx ≥ a_c` is `A ≥ a_c·Δx`.
+    let area = p.reach_width_m * map.cell_size as f64;
+    let density = drainage_density(map, sea, &dr, area) * 1000.0;
     let (w, h) = (map.width, map.height);
-    let channel: Vec<bool> = (0..map.len()).map(|i| map.data[i] > sea && dr.area[i] >= p.reach_area_m2).collect();
+    let channel: Vec<bool> = (0..map.len()).map(|i| map.data[i] > sea && dr.area[i] as f64 >= area).collect();
     let dist = distance_to(&channel, w, h);
     let mut d: Vec<f32> = (0..map.len()).filter(|&i| map.data[i] > sea).map(|i| dist[i]).collect();
     let median = if d.is_empty() {
@@ -145,7 +152,7 @@ pub fn channel_reach(map: &Heightmap, sea: f32, p: &DetailParams) -> ChannelReac
         d.select_nth_unstable_by(m, f32::total_cmp);
         d[m] as f64 * map.cell_size as f64
     };
-    ChannelReach { area_m2: p.reach_area_m2, density_per_km: density, median_distance_m: median }
+    ChannelReach { width_m: p.reach_width_m, density_per_km: density, median_distance_m: median }
 }
 
 /// Distance in nodes from every node to the nearest `true` node (Euclidean, exact: two passes of
@@ -270,5 +277,34 @@ mod tests {
         let mut sea = wave(3.0, 1.0);
         sea.data.iter_mut().for_each(|v| *v -= 100.0);
         assert!(fine_relief(&sea, 0.0, &p).is_none());
+    }
+
+    /// A slope `extent` metres long falling to the sea along y, at `cell` metres, with `gullies`
+    /// metres deep cut every 64 m across it (0: a plane with a faint cross-fall).
+    fn slope(extent: f32, cell: f32, gullies: f32) -> Heightmap {
+        let n = (extent / cell) as usize + 1;
+        let data = (0..n * n)
+            .map(|i| {
+                let (x, y) = ((i % n) as f32 * cell, (i / n) as f32 * cell);
+                let cut = gullies * (std::f32::consts::PI * x / 64.0).sin().abs();
+                0.1 * y + 0.001 * x - cut - 0.5
+            })
+            .collect();
+        Heightmap { width: n, height: n, cell_size: cell, data }
+    }
+
+    #[test]
+    fn channel_reach_is_the_same_on_a_plane_at_any_cell_and_climbs_into_gullies() {
+        let p = DetailParams::default();
+        // A plane 400 m long: the flow is one node wide and `A/Δx` is the slope length at any cell
+        // size, so channels start 250 m down the slope at 4 m and at 2 m cells alike.
+        let (a, b) = (channel_reach(&slope(400.0, 4.0, 0.0), 0.0, &p), channel_reach(&slope(400.0, 2.0, 0.0), 0.0, &p));
+        assert!(
+            a.median_distance_m > 20.0 && (a.median_distance_m - b.median_distance_m).abs() <= 4.0,
+            "{a:?} vs {b:?}"
+        );
+        // Gullies gather the flow of their 64 m: channels start higher up, so the land is nearer one.
+        let g = channel_reach(&slope(400.0, 2.0, 3.0), 0.0, &p);
+        assert!(g.median_distance_m < 0.5 * b.median_distance_m, "{g:?} vs {b:?}");
     }
 }

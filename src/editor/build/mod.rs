@@ -11,14 +11,24 @@
 //!   heights without a recipe) is resampled with the Catmull–Rom kernel of
 //!   [`crate::core::resample`] (smooth, no stair steps, exact on the preview's nodes).
 //! - **Sculpt layers and masks** are resampled the same way (masks clamped to `[0, 1]`).
-//! - **Erosion layers**, in one of two ways ([`ErosionBuild`]):
-//!   - `Upsample` (the default, *coarse to fine*): the preview's own result of the layer, its delta
+//! - **Erosion layers**, in one of three ways ([`ErosionBuild`]):
+//!   - `Refine` (the default, issue #34; [`refine`]): the layer's preview result is level 0 of a
+//!     ×2 ladder up to `N`; at each level its change is brought up onto that level's fold below,
+//!     and the model's detail pass (its registry entry, in world units: stream power's local
+//!     drainage and implicit incision, thermal's talus angle, droplets per km²) adds what that
+//!     level's cells can hold, high-passed so it moves nothing the coarser levels made. The
+//!     preview's landforms, and erosion at the build's own resolution.
+//!   - `Upsample` (*coarse to fine*): the preview's own result of the layer, its delta
 //!     `result − input`, resampled to `N` and added with the layer's strength and mask. The
 //!     landforms the preview showed are the build's by construction, at any model's cost; what a
-//!     finer grid would add (rills narrower than the preview's cells) is not added.
+//!     finer grid would add (rills narrower than the preview's cells) is not added. A model
+//!     without a detail pass is built this way in Refine too.
 //!   - `Rerun`: the layer's recipe runs again at `N` on the rebuilt input below it, its world-unit
 //!     parameters converted to the finer grid by the model itself ([`crate::core::units`]). The
-//!     parity table in the README says which models keep the preview's landforms this way.
+//!     reference the refined detail is measured against; the parity table in the README says
+//!     which models keep the preview's landforms this way.
+//!
+//! [`loupe`] builds a window of the project this same way, to look at before the build.
 //!
 //! # One build path
 //!
