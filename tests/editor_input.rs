@@ -14,7 +14,9 @@
 //! - the panel's edge dragged wider moves the viewport, and painting stays under the pointer;
 //! - the first minute: orbit (middle drag) and zoom (wheel); `[` / `]`, Ctrl+Z and Ctrl+Shift+Z
 //!   as X key events (the window is given the input focus first: there is no window manager to
-//!   do it); Generate, Simulate and Cancel clicked on the panel.
+//!   do it); Generate, Simulate and Cancel clicked on the panel;
+//! - File ▸ Build… clicked through to an engine tile set, and its loupe's spot picked with a click
+//!   on the terrain (the loupe's centre is the point under the pointer; the click paints nothing).
 //!
 //! Needs `Xvfb`, `xdotool` and a Vulkan driver (`.ci/deps` installs them); fails, rather than
 //! skips, without them.
@@ -769,5 +771,110 @@ fn real_clicks_build_an_engine_tile_set_from_the_build_dialog() {
     assert_eq!(n, tiles * tiles * (1 + maps) + 1, "4 height tiles, {maps} maps of each, the manifest");
     if let Ok(out) = std::env::var("TALUS_INPUT_SHOTS") {
         let _ = std::fs::copy(d.join("tile-set.png"), Path::new(&out).join("build-tile-set.png"));
+    }
+}
+
+/// The build loupe picked with the real pointer (#34, item 5): Build… clicked on the panel, "Pick a
+/// spot" in the dialog's Loupe section (Esc disarms it; a second click arms it again), then a left
+/// click on the terrain beside the dialog. The loupe's centre is the terrain point under that pixel
+/// (the hover ring's point there, and projected back into the window with Bevy's
+/// `world_to_viewport` it lands on the pixel); its build window is what the dialog's build (4× the
+/// 257² island's side) gives a 256 m square, 257² nodes of 1 m; and the click painted nothing.
+#[test]
+fn real_clicks_pick_a_spot_for_the_build_loupe() {
+    let (_dir, d) = session_dir();
+    let d = d.as_path();
+    let x = common::xvfb::display(1280, 720, 4);
+    // Phases: 1 Build… clicked, 2 Pick a spot clicked, 3 Esc, 4 Pick a spot again, 5 the pointer
+    // over the terrain, 6 the click (and the loupe ended); 130 and up: the frame syncs.
+    let mut script = format!(
+        "[{}WaitFrames(10), ViewReport(path: \"{}\", since: None),\n",
+        light_start(),
+        d.join("r0.json").display(),
+    );
+    script += &syncs(d, 130..131);
+    script += &phase(d, 1, PHASE_FRAMES, None, "");
+    script += &syncs(d, 131..132);
+    script += &phase(d, 2, PHASE_FRAMES, None, "");
+    script += &phase(d, 3, PHASE_FRAMES, None, "");
+    script += &syncs(d, 132..133);
+    script += &phase(d, 4, PHASE_FRAMES, None, "");
+    script += &phase(d, 5, PHASE_FRAMES, None, &save(d, "s5.bhef"));
+    script +=
+        &phase(d, 6, PHASE_FRAMES, Some("s5.bhef"), &format!("WaitLoupe, WaitFrames(4), {}", shot(d, "loupe.png")));
+    script += "Quit]";
+    let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
+    let r0 = s.report(0);
+    let map = &r0["map"];
+    let (side, cell) = (f(&map["width"]) as usize, f(&map["cell_size"]));
+    assert_eq!(r0["loupe"]["started"], 0);
+
+    s.click_synced(widget(&r0, "Build…"), 130);
+    let r1 = s.step(1);
+    assert_eq!(r1["build"]["open"], true, "clicking Build… opened no dialog: {}", r1["status"]);
+    let size = 4 * (side - 1) + 1;
+    assert_eq!(r1["build"]["size"].as_u64(), Some(size as u64), "the dialog does not start at 4×");
+
+    // Pick a spot, then Esc: disarmed, nothing picked.
+    s.click_synced(widget(&r1, "Loupe: Pick a spot"), 131);
+    let r2 = s.step(2);
+    assert_eq!(r2["loupe"]["armed"], true, "clicking Pick a spot did not arm the pick: {}", r2["loupe"]);
+    s.xdo(&["windowfocus", "--sync", &s.window.clone()]);
+    s.xdo(&["key", "Escape"]);
+    let r3 = s.step(3);
+    assert_eq!(r3["loupe"]["armed"], false, "Esc did not disarm the pick: {}", r3["loupe"]);
+    s.click_synced(widget(&r3, "Loupe: Pick a spot"), 132);
+    let r4 = s.step(4);
+    assert_eq!(r4["loupe"]["armed"], true, "{}", r4["loupe"]);
+    assert_eq!(r4["loupe"]["started"], 0, "arming started a loupe");
+
+    // A spot right of the dialog (it opens at x = 380, about 650 px wide), on the terrain.
+    let p = in_view(&r4, 0.86, 0.55);
+    s.move_to(p);
+    let r5 = s.step(5);
+    let cursor = pair(&r5["cursor"]);
+    assert!(dist(cursor, p) < 1.5, "the editor saw the pointer at {cursor:?}, XTest put it at {p:?}");
+    let hit = &r5["ring"]["world"];
+    assert!(!hit.is_null(), "no terrain under the pointer at {p:?}: {r5}");
+    let under = (f(&hit[0]), f(&hit[2]));
+
+    s.xdo(&["click", "1"]);
+    let r6 = s.step(6);
+    let l = &r6["loupe"];
+    assert_eq!((l["started"].as_u64(), l["finished"].as_u64()), (Some(1), Some(1)), "one loupe, ended: {l}");
+    assert!(l["last_error"].is_null(), "the loupe failed: {l} ({})", r6["status"]);
+    assert_eq!(l["armed"], false, "the pick did not disarm");
+    let shown = &l["shown"];
+    assert!(!shown.is_null(), "no loupe shown: {l}");
+    let centre = pair(&shown["centre_m"]);
+    let off_m = dist(centre, under);
+    assert!(
+        off_m <= 3.0,
+        "the loupe's centre {centre:?} m is {off_m:.2} m from the terrain point {under:?} m under the pointer"
+    );
+    let on_screen = pair(&l["centre_window"]);
+    let off_px = dist(on_screen, p);
+    assert!(off_px <= 3.0, "the loupe's centre shows at {on_screen:?}, {off_px:.1} px from the click at {p:?}");
+    // 256 m: 64 preview cells of 4 m, 256 build cells of 1 m.
+    let cells = (256.0 / cell).round() as usize;
+    let ratio = (size - 1) / (side - 1);
+    assert_eq!(shown["preview"], serde_json::json!([cells + 1, cells + 1]), "{shown}");
+    assert_eq!(shown["build"], serde_json::json!([cells * ratio + 1, cells * ratio + 1]), "{shown}");
+    assert_eq!(shown["build_size"], serde_json::json!([size, size]), "{shown}");
+    assert!((f(&shown["build_cell"]) - cell / ratio as f32).abs() < 1e-6, "{shown}");
+    let [ox, oy] = [f(&shown["origin_m"][0]), f(&shown["origin_m"][1])];
+    let inside = |c: f32, o: f32| c >= o - cell && c <= o + 256.0 + cell;
+    assert!(inside(centre.0, ox) && inside(centre.1, oy), "the window at {ox}, {oy} m does not hold {centre:?}");
+    let painted = r6["changed"].as_array().unwrap().len();
+    assert_eq!(painted, 0, "the click that picked the spot painted {painted} nodes");
+    assert!(r6["status"].as_str().unwrap_or("").starts_with("Loupe: 256 m around"), "status: {}", r6["status"]);
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());
+    eprintln!(
+        "loupe: centre {off_m:.2} m from the point under the pointer, {off_px:.2} px from the click; {} s",
+        shown["seconds"]
+    );
+    if let Ok(out) = std::env::var("TALUS_INPUT_SHOTS") {
+        let _ = std::fs::copy(d.join("loupe.png"), Path::new(&out).join("real-input-loupe.png"));
     }
 }

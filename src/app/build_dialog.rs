@@ -26,6 +26,9 @@
 //! disabled; a tile set is written into a temporary folder renamed at the end, so Cancel works
 //! until its last tile). At the end the status line says "Built PATH (N×N) in S s", or the error.
 //!
+//! Its "Loupe" section (drawn by [`super::loupe`]) shows a square of the terrain as these settings
+//! would build it, before Build: Pick a spot, then a click on the terrain.
+//!
 //! Closing the window while a build runs keeps it running: the status line then shows its progress
 //! twice a second, and File ▸ Build… brings the window back with its progress bar and Cancel.
 //! Quitting the editor cancels it.
@@ -48,6 +51,7 @@ use crate::core::io::interop::Format;
 use crate::core::io::tiles::{ENGINES, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
 use crate::editor::build::dialog::{DialogSettings, TargetKind, layout_line, metres, size_line};
+use crate::editor::build::loupe_view::mode_label;
 use crate::editor::build::output::file_formats;
 use crate::editor::build::{
     self, BuildContext, BuildError, BuildPlan, BuildProgress, BuildRequest, ErosionBuild, Finished, UNREAL_SIZES,
@@ -158,7 +162,7 @@ impl BuildDialog {
 
     /// The settings for the document in `terrain`: kept while the project keeps its side, made
     /// afresh for another.
-    fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
+    pub(super) fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
         let side = terrain.doc.stack().width();
         if self.settings.as_ref().is_none_or(|s| s.side != side) {
             self.settings = Some(DialogSettings::new(side, terrain.doc.path()));
@@ -420,6 +424,7 @@ fn draw_build_dialog(
     look: Option<Res<super::Look>>,
     mut out: MessageWriter<EditorCommand>,
     mut status: ResMut<StatusLine>,
+    mut loupe: ResMut<super::loupe::LoupeState>,
 ) -> Result {
     if !dialog.open {
         return Ok(());
@@ -471,6 +476,10 @@ fn draw_build_dialog(
             ui.separator();
             let refusals = draw_plan(ui, plan, available, &req, &build_ctx, &sim);
             draw_notes(ui, &view, running.is_some(), last_done.as_deref(), last_error.as_deref(), &refusals, &mut out);
+            ui.separator();
+            let extent =
+                [(view.pw.max(1) - 1) as f32 * stack.cell_size(), (view.ph.max(1) - 1) as f32 * stack.cell_size()];
+            super::loupe::loupe_section(ui, &mut loupe, extent, &mut out);
             ui.separator();
             match running {
                 Some(r) => draw_progress(ui, r, &mut out),
@@ -571,7 +580,7 @@ fn draw_erosion(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
     ui.label("Erosion layers");
     ui.horizontal(|ui| {
         for mode in ErosionBuild::ALL {
-            ui.radio_value(&mut settings.erosion, mode, erosion_label(mode)).on_hover_text(erosion_tip(mode));
+            ui.radio_value(&mut settings.erosion, mode, mode_label(mode)).on_hover_text(erosion_tip(mode));
         }
     });
     ui.end_row();
@@ -820,15 +829,6 @@ fn draw_buttons(
             *open = false;
         }
     });
-}
-
-/// The name of a build mode in the dialog.
-fn erosion_label(mode: ErosionBuild) -> &'static str {
-    match mode {
-        ErosionBuild::Refine => "Refine",
-        ErosionBuild::Upsample => "Upsample",
-        ErosionBuild::Rerun => "Re-run",
-    }
 }
 
 /// What a build mode does, for its radio button and the line under it.

@@ -165,6 +165,12 @@ pub enum EditorCommand {
     Build(crate::editor::build::BuildRequest),
     /// Cancel the running build (nothing is written).
     CancelBuild,
+    /// Show a square of the terrain at the build's resolution, as the Build… dialog's settings
+    /// would build it ([`super::loupe`]): sent by a pick on the terrain, Refresh and a script's
+    /// `Loupe`; a loupe running is replaced.
+    Loupe(crate::editor::build::loupe_view::LoupeRequest),
+    /// Stop the loupe running.
+    CancelLoupe,
 }
 
 fn send_shortcut_commands(

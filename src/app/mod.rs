@@ -7,6 +7,15 @@
 //! shortcuts and scripts ([`script`]); each plugin (one per file, listed in [`EditorPlugins`], the
 //! table of contents) handles its part. Systems stay thin: the logic lives in `crate::editor` and
 //! `crate::core`, which test without a window.
+//!
+//! File ▸ Build… ([`build_dialog`]) builds the project at another resolution. Its **loupe**
+//! ([`loupe`]) shows what that build will hold before Build is pressed: "Pick a spot" in the
+//! dialog's Loupe section, then a left click on the terrain (the brushes' ray pick, so the spot is
+//! under the mouse; the click paints nothing; Esc cancels). A square of the chosen side (256 m to
+//! start) around the spot is built in the background as the dialog's settings build it, in
+//! seconds, and the Loupe window shows it hill-shaded beside the preview's same square, with the
+//! cells, the sizes and the time; the square is marked on the terrain. An edit or another setting
+//! marks it outdated (Refresh runs it again); scripts use `Loupe((centre: (x, y), side: 256.0))`.
 
 use std::collections::HashSet;
 use std::path::PathBuf;
@@ -30,6 +39,7 @@ pub mod fields;
 pub mod files;
 pub mod generation;
 pub mod layers;
+pub mod loupe;
 pub mod material;
 pub mod offscreen;
 pub mod overlay;
@@ -229,6 +239,7 @@ impl PluginGroup for EditorPlugins {
             .add(erosion_brush::ErosionBrushPlugin)
             .add(files::FilesPlugin)
             .add(build_dialog::BuildDialogPlugin)
+            .add(loupe::LoupePlugin)
             .add(ui::UiPlugin)
             .add(script::ScriptPlugin)
             .add(offscreen::OffscreenPlugin)

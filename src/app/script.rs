@@ -6,8 +6,8 @@
 //! (the pointer in [`super::tools`], the camera, egui, the shortcuts) read a script exactly as they
 //! read a person. No script path writes the pointer or the brushes' state.
 //!
-//! Waiting actions (generation, simulation, builds, screenshots, files) hold the script until the
-//! editor reports them done. Frame times are recorded from the first frame, split into idle frames and
+//! Waiting actions (generation, simulation, builds, loupes, screenshots, files) hold the script
+//! until the editor reports them done. Frame times are recorded from the first frame, split into idle frames and
 //! frames during which a simulation streamed, for `FrameReport`. The run ends at `Quit` (or at the
 //! end of the list) with exit code 0, or with an error code when any action failed (the status
 //! line showed an error), a screenshot did not appear, or the script ran longer than
@@ -83,6 +83,10 @@ enum Step {
     BuildStarting(u64, u32),
     /// Waiting for the running build to end.
     Building,
+    /// Loupes started before the Loupe command, and frames waited.
+    LoupeStarting(u64, u32),
+    /// Waiting for the running loupe to end.
+    Looking,
     /// Input events, one group per frame.
     Input(VecDeque<Vec<Ev>>),
     /// A held button moved along `points` (window pixels) over `seconds` of real time.
@@ -300,6 +304,7 @@ struct Editor<'w> {
     resim: Res<'w, super::layers::ResimState>,
     erosion: Res<'w, super::erosion_brush::ErosionBrush>,
     build: Res<'w, super::build_dialog::BuildDialog>,
+    loupe: Res<'w, super::loupe::LoupeState>,
 }
 
 /// What the script reads of the view, for projecting strokes and the view report.
@@ -377,6 +382,26 @@ fn run_script(
                 } else {
                     if let Some(e) = &ed.build.last_error {
                         runner.failures.push(format!("the build failed: {e}"));
+                    }
+                    None
+                }
+            }
+            Step::LoupeStarting(before, n) => {
+                if ed.loupe.started > before {
+                    Some(Step::Looking)
+                } else if n > 3 {
+                    runner.failures.push("the loupe did not start".into());
+                    None
+                } else {
+                    Some(Step::LoupeStarting(before, n + 1))
+                }
+            }
+            Step::Looking => {
+                if ed.loupe.running() {
+                    Some(Step::Looking)
+                } else {
+                    if let Some(e) = &ed.loupe.last_error {
+                        runner.failures.push(format!("the loupe failed: {e}"));
                     }
                     None
                 }
@@ -657,6 +682,12 @@ fn run_script(
             Some(Step::BuildStarting(ed.build.started, 0))
         }
         Action::WaitBuild => Some(Step::Building),
+        Action::Loupe(req) => {
+            // A pick on the terrain sends the same command with the spot under the pointer.
+            out.write(EditorCommand::Loupe(req));
+            Some(Step::LoupeStarting(ed.loupe.started, 0))
+        }
+        Action::WaitLoupe => Some(Step::Looking),
         Action::ViewReport { path, since } => {
             match view_report(&ed, &view, since.as_deref()) {
                 Ok(report) => {
@@ -721,6 +752,13 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         }
     }
     let h = ed.terrain.doc.history();
+    let mut loupe = ed.loupe.report();
+    if let Some(c) = ed.loupe.shown_centre() {
+        // Where the loupe's spot appears in the window (the pick's inverse, through Bevy's
+        // `world_to_viewport`).
+        let w = view::grid_to_window(cam, tf, map, c[0] / map.cell_size, c[1] / map.cell_size);
+        loupe["centre_window"] = json!(w.map(|v| [v.x, v.y]));
+    }
     Ok(json!({
         "window": { "logical": [window.width(), window.height()], "physical": [window.physical_width(), window.physical_height()], "scale_factor": window.scale_factor() },
         "viewport": rect.map(|r| [r.min.x, r.min.y, r.max.x, r.max.y]),
@@ -738,6 +776,7 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         "simulations_started": ed.sim.started,
         "simulating": ed.sim.running(),
         "build": ed.build.report(),
+        "loupe": loupe,
         "status": ed.status.text,
         "changed": changed,
     }))

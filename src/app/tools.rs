@@ -13,7 +13,8 @@
 //! it began over the viewport (a drag that starts on the panel never paints), and the pointer is
 //! cast into the map by the one window↔terrain conversion in [`super::view`]. Each stroke is one
 //! undo step. While a simulation runs, the stroke is sent to the running job instead (see
-//! [`super::simulation`]) and shows with its next update.
+//! [`super::simulation`]) and shows with its next update. While the loupe's pick mode is armed,
+//! [`super::loupe`] takes the press before the brushes see it: that click paints nothing.
 
 use bevy::prelude::*;
 use bevy::window::{PrimaryWindow, WindowEvent};
@@ -382,15 +383,17 @@ pub fn brush_label(kind: BrushKind) -> &'static str {
 }
 
 /// Draws the brush outline on the terrain: a ring following the surface, and a dot at the centre.
-/// Off when the View section's brush ring toggle ([`crate::editor::look::OverlayParams::brush_ring`]) is.
+/// Off when the View section's brush ring toggle ([`crate::editor::look::OverlayParams::brush_ring`]) is,
+/// and while the loupe's pick mode is armed (a click then picks a spot, [`super::loupe`]).
 fn draw_brush_ring(
     pointer: Res<Pointer>,
     tool: Res<BrushTool>,
     terrain: Res<EditorTerrain>,
     look: Option<Res<super::Look>>,
+    loupe: Option<Res<super::loupe::LoupeState>>,
     mut gizmos: Gizmos,
 ) {
-    if look.is_some_and(|l| !l.0.overlay.brush_ring) {
+    if look.is_some_and(|l| !l.0.overlay.brush_ring) || loupe.is_some_and(|l| l.armed) {
         return;
     }
     let Some(hit) = pointer.hit else { return };

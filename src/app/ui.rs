@@ -57,8 +57,10 @@ pub(super) fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
 }
 
 /// The widgets [`UiHotspots`] reports: the panel's, and the Build… dialog's
-/// ([`super::build_dialog`]), besides its engine choices ([`engine_hotspot`]).
-const HOTSPOTS: [&str; 6] = ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Build"];
+/// ([`super::build_dialog`], its Loupe section's [`super::loupe`]), besides its engine choices
+/// ([`engine_hotspot`]).
+const HOTSPOTS: [&str; 7] =
+    ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Build", "Loupe: Pick a spot"];
 
 /// The hotspot name of the Build… dialog's choice of engine `e`: "Build: Unreal".
 pub(super) fn engine_hotspot(e: &EngineSpec) -> String {

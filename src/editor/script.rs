@@ -11,7 +11,8 @@
 //!
 //! `Build` presses the Build… dialog's Build button with the settings it gives (the same command
 //! the button sends) and `WaitBuild` waits for the file; `OpenBuildDialog` opens the dialog for a
-//! screenshot.
+//! screenshot. `Loupe` shows the build's loupe of a spot (as a pick on the terrain does) and waits
+//! for it; `WaitLoupe` waits for one picked with the mouse.
 //!
 //! `WaitFile` and `ViewReport` let an outside driver (a test moving the real X pointer with XTest)
 //! step in lockstep with the editor and read back what it saw.
@@ -109,6 +110,15 @@ pub enum Action {
     Build(crate::editor::build::BuildRequest),
     /// Wait until the running build ends; the script fails if the build failed.
     WaitBuild,
+    /// Show the build's loupe of a square around a spot, as a pick on the terrain does: the
+    /// Build… dialog opens and its settings make the build shown (`size` and `erosion` set them
+    /// first), e.g. `Loupe((centre: (600.0, 420.0), side: 256.0))` (metres from the map's first
+    /// node; the side defaults to 256 m) or `Loupe((centre: (300.0, 300.0), size: 2049, erosion:
+    /// Upsample))`. Waits for the loupe to end; a loupe that fails fails the script.
+    Loupe(crate::editor::build::loupe_view::LoupeRequest),
+    /// Wait until the loupe running ends (after a pick with the mouse); the script fails if it
+    /// failed.
+    WaitLoupe,
     /// Save a frame of the window to a PNG.
     Screenshot(PathBuf),
     /// Let this many frames pass.
@@ -397,6 +407,23 @@ mod tests {
             (Engine::Unreal, 4, Some(TileFormat::R16), Some("isle"), true)
         );
         let Action::Build(flat) = &a[7] else { panic!("{:?}", a[7]) };
+        let l = parse(
+            r#"[Loupe((centre: (600.0, 420.5), side: 128.0)), Loupe((centre: (1.0, 2.0), size: 2049, erosion: Upsample)), WaitLoupe]"#,
+        )
+        .unwrap();
+        use crate::editor::build::loupe_view::LoupeRequest;
+        assert_eq!(l[0], Action::Loupe(LoupeRequest::at([600.0, 420.5], 128.0)));
+        assert_eq!(
+            l[1],
+            Action::Loupe(LoupeRequest {
+                centre: (1.0, 2.0),
+                side: crate::editor::build::loupe::DEFAULT_SIDE_M,
+                size: Some(2049),
+                erosion: Some(ErosionBuild::Upsample)
+            }),
+            "the side defaults to the editor's"
+        );
+        assert_eq!(l[2], Action::WaitLoupe);
         assert_eq!(flat.size, None, "no size: the project's own, folded");
     }
 

@@ -39,10 +39,16 @@ fn land_colour(t: f32) -> [f32; 3] {
 /// `f32::NEG_INFINITY` as `sea_level` for a map without sea.
 pub fn render(hm: &Heightmap, sea_level: f32) -> RgbImage {
     let s = hm.stats();
+    render_range(hm, sea_level, s.min, s.max)
+}
+
+/// As [`render`], with the colour ramp spread over heights `lo ..= hi` instead of the map's own
+/// range, so that two maps of one place (a window at two resolutions) are coloured alike.
+pub fn render_range(hm: &Heightmap, sea_level: f32, lo: f32, hi: f32) -> RgbImage {
     // No sea (−∞ or below the map): colour the whole range as land.
-    let sea_level = if sea_level.is_finite() { sea_level } else { s.min };
-    let top = (s.max - sea_level).max(1e-6);
-    let deep = (sea_level - s.min).max(1e-6);
+    let sea_level = if sea_level.is_finite() { sea_level } else { lo };
+    let top = (hi - sea_level).max(1e-6);
+    let deep = (sea_level - lo).max(1e-6);
     let light = {
         let l = [-1.0f32, 1.0, -1.0];
         let n = (l[0] * l[0] + l[1] * l[1] + l[2] * l[2]).sqrt();

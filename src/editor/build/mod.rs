@@ -46,11 +46,14 @@
 //!    behind (files and tile folders are written atomically).
 //!
 //! [`dialog`] holds the Build… dialog's choices (what the user typed) and turns them into a
-//! request; the dialog's window is `crate::app::build_dialog`.
+//! request; the dialog's window is `crate::app::build_dialog`. [`loupe`] builds a window of the
+//! project as a request would build it, in seconds, before the build; [`loupe_view`] is what the
+//! editor's Loupe window shows of it (`crate::app::loupe`).
 
 pub mod dialog;
 pub mod error;
 pub mod loupe;
+pub mod loupe_view;
 pub mod output;
 pub mod parity_table;
 pub mod plan;
