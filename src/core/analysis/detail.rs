@@ -142,7 +142,7 @@ pub fn channel_reach(map: &Heightmap, sea: f32, p: &DetailParams) -> ChannelReac
     let area = p.reach_width_m * map.cell_size as f64;
     let density = drainage_density(map, sea, &dr, area) * 1000.0;
     let (w, h) = (map.width, map.height);
-    let channel: Vec<bool> = (0..map.len()).map(|i| map.data[i] > sea && dr.area[i] as f64 >= area).collect();
+    let channel: Vec<bool> = (0..map.len()).map(|i| map.data[i] > sea && dr.area[i] >= area).collect();
     let dist = distance_to(&channel, w, h);
     let mut d: Vec<f32> = (0..map.len()).filter(|&i| map.data[i] > sea).map(|i| dist[i]).collect();
     let median = if d.is_empty() {
