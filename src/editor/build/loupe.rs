@@ -32,9 +32,10 @@
 //! node each), its particles run, or its iterations spread. The margin covers that reach at every
 //! level, so inside the window the loupe is the build up to what still crosses it:
 //!
-//! - **Refine** with stream power and thermal layers: within millimetres of the whole build (the
-//!   test beside this module measures a 256 m window of a 2 km project built at 1025² against the
-//!   same window of the whole build);
+//! - **Refine** with a stream-power layer: the whole build's window, to the bit in practice
+//!   (`tests/build.rs` builds 256 m windows of a 2 km project at 1025², in the middle and at a
+//!   corner, and finds 0.000 mm between them and the whole build); a thermal layer's pass is as
+//!   local (an iteration moves material one node) but has no test of its own;
 //! - **droplets** refined: the pass drops particles at the same density over the area, not the
 //!   same particles as over the whole map: the rills are alike, not the same ones
 //!   ([`Loupe::notes`] says so);
