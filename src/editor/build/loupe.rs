@@ -55,7 +55,7 @@ use super::ErosionBuild;
 use super::error::{BuildError, LoupeError};
 use super::plan::{BuildPlan, PlanStep, available_memory, check_memory, layer_how, plan};
 use super::progress::Phase;
-use super::refine::{Extent, crop, levels};
+use super::refine::{Extent, levels};
 use super::request::{BuildRequest, Target};
 use super::stack::{build_base, build_layers};
 use crate::core::Heightmap;
@@ -301,6 +301,7 @@ pub fn loupe_with(
     progress: &(dyn Fn(f64) + Sync),
 ) -> Result<Loupe, BuildError> {
     let t = Instant::now();
+    let cut_err = |e: crate::core::heightmap::HeightmapError| BuildError::Base(format!("the loupe's window: {e}"));
     let stop = || if cancel.load(Ordering::Relaxed) { Err(BuildError::Cancelled) } else { Ok(()) };
     let (w, h) = (stack.width(), stack.height());
     if req.erosion == ErosionBuild::Rerun {
@@ -352,8 +353,7 @@ pub fn loupe_with(
                 (m, false)
             }
         };
-        let data = crop(&full.data, nw, a0, (aw, ah));
-        (Heightmap { width: aw, height: ah, cell_size: whole.cell_size, data }, LoupeBase::Regenerated { cached })
+        (full.crop(a0[0], a0[1], aw, ah).map_err(cut_err)?, LoupeBase::Regenerated { cached })
     } else {
         (build_base(&area, aw, ah, whole.cell_size, cancel)?, LoupeBase::Resampled)
     };
@@ -386,19 +386,8 @@ pub fn loupe_with(
     let wo = [p.origin[0] - p.area_origin[0], p.origin[1] - p.area_origin[1]];
     let kb = to_build(k);
     let bo = [to_build(wo[0]), to_build(wo[1])];
-    let build = Heightmap {
-        width: kb + 1,
-        height: kb + 1,
-        cell_size: whole.cell_size,
-        data: crop(&built.map.data, aw, bo, (kb + 1, kb + 1)),
-    };
-    let fold = area.compose();
-    let preview = Heightmap {
-        width: k + 1,
-        height: k + 1,
-        cell_size: stack.cell_size(),
-        data: crop(&fold.data, p.area.0, wo, (k + 1, k + 1)),
-    };
+    let build = built.map.crop(bo[0], bo[1], kb + 1, kb + 1).map_err(cut_err)?;
+    let preview = area.compose().crop(wo[0], wo[1], k + 1, k + 1).map_err(cut_err)?;
     let mut notes = Vec::new();
     for l in stack.layers().iter().filter(|l| l.visible) {
         let Some(e) = l.erosion() else { continue };
