@@ -45,6 +45,8 @@ struct WaterUniform {
 
 const TAU: f32 = 6.2831853;
 const FAR: f32 = 1.0e4;
+// Mean of the crest shape ((1 + cos φ) / 2)^4 over a cycle (`CREST_MEAN` in water.rs).
+const CREST_MEAN: f32 = 0.2734375;
 
 // Signed shore distance (m), its gradient (per m) and the ground height (m) at world xz,
 // bilinear over the node texture. Outside the map the distance keeps growing with the distance
@@ -175,11 +177,17 @@ fn fragment(in: VertexOutput, @builtin(front_facing) is_front: bool) -> Fragment
             // Crests tilt the surface along the shore-distance gradient.
             let wave_lod = 1.0 - smoothstep(water.waves.x / 8.0, water.waves.x / 4.0, footprint);
             slope = slope + s.yz * w.y * water.waves.z * 0.25 * water.waves.x / TAU * wave_lod;
+            // Crests finer than the pixels fade to their mean over a cycle (35/128 of the
+            // envelope; `shore_wave_filtered` in water.rs), so a far coast shows a band of
+            // breaking water instead of aliased stripes.
+            let reach = max(water.waves.w, 1e-3);
+            let envelope = smoothstep(reach, 0.6 * reach, s.x) * smoothstep(-0.5, 0.5, s.x);
+            let crest_f = mix(CREST_MEAN * envelope, w.x, wave_lod);
             // Crests break into foam in the last part of their run.
             let breaking = smoothstep(0.45 * water.waves.w, 0.05 * water.waves.w, s.x);
-            foam = foam + w.x * water.waves.z * (0.5 + 1.0 * breaking);
+            foam = foam + crest_f * water.waves.z * (0.5 + 1.0 * breaking);
             // Crests are thinner water toward the light: a brighter, greener face.
-            crest = w.x * water.waves.z;
+            crest = crest_f * water.waves.z;
         }
     } else {
 #ifdef VERTEX_COLORS
@@ -197,11 +205,20 @@ fn fragment(in: VertexOutput, @builtin(front_facing) is_front: bool) -> Fragment
         foam = foam + smoothstep(4.0, 12.0, speed) * 0.8;
 #endif
     }
-    // Foam along the waterline where the water is shallow.
-    // Sheet flow on pipe water is shallow everywhere: only its last few centimetres foam.
-    let foam_width = select(water.foam.w, water.foam.w * 0.1, pipe);
+    // Foam along the waterline: on the sea a band `foam.w` metres wide measured horizontally from
+    // the shore (`waterline_foam` in water.rs), its coverage kept when it is narrower than a
+    // pixel; sheet flow on pipe water is shallow everywhere, so only its last few centimetres
+    // (3 % of the width, as depth: 9 cm at the default) foam.
+    let foam_width = water.foam.w;
     if (foam_width > 0.0) {
-        foam = foam + (1.0 - smoothstep(0.0, foam_width, vdepth)) * 1.2;
+        var edge = 0.0;
+        if (pipe) {
+            edge = 1.0 - smoothstep(0.0, foam_width * 0.03, vdepth);
+        } else {
+            edge = (1.0 - smoothstep(0.0, max(foam_width, footprint), max(field.x, 0.0)))
+                * min(foam_width / footprint, 1.0);
+        }
+        foam = foam + edge * 1.2;
         foam = smoothstep(0.45, 0.85, foam * (0.45 + 1.1 * n1));
     } else {
         foam = 0.0;

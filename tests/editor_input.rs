@@ -358,7 +358,15 @@ fn light_start() -> String {
     if common::xvfb::taking_screenshots() {
         return String::new();
     }
-    format!("{}{}, WaitGeneration, ", common::xvfb::light_look(), common::xvfb::SMALL_ISLAND)
+    // The camera then frames the whole square map, corners at sea included; these sessions'
+    // pointer positions are fractions of the view that expect the island to fill it, so the
+    // camera moves in to 0.68 of that distance (1.15 sides: the island's old framing), as a wheel
+    // turn would.
+    format!(
+        "{}{}, WaitGeneration, Camera(yaw: 0.6, pitch: 0.65, zoom: 0.68), ",
+        common::xvfb::light_look(),
+        common::xvfb::SMALL_ISLAND
+    )
 }
 
 /// A report after `go{k}` (the test's input), `frames` frames later, optionally with the nodes

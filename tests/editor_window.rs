@@ -42,31 +42,7 @@ fn run_script(dir: &Path, name: &str, script: &str) {
 
 /// As [`run_script`], returning whether every action succeeded and the editor's log.
 fn run_script_log(dir: &Path, name: &str, script: &str) -> (bool, String) {
-    let script_path = dir.join(name);
-    std::fs::write(&script_path, script).unwrap();
-    // The screen is larger than the window so the real pointer can rest outside it: a real
-    // cursor event over the map would move the pointer the script's virtual mouse drives.
-    // One display per test: tests run at once, and a test that ends kills its server.
-    static SLOT: std::sync::atomic::AtomicU32 = std::sync::atomic::AtomicU32::new(0);
-    let x = common::xvfb::display(1400, 800, SLOT.fetch_add(1, std::sync::atomic::Ordering::Relaxed));
-    common::xvfb::park_pointer(&x.1, 1390, 790);
-    // A smaller window than the default 1280×720 where no screenshot is wanted: a frame costs
-    // about its pixel count under lavapipe, and these sessions check files, not pixels.
-    let mut cmd = Command::new(env!("CARGO_BIN_EXE_talus"));
-    cmd.arg("editor");
-    if !common::xvfb::taking_screenshots() {
-        cmd.args(["--window-size", "960x540"]);
-    }
-    let out = cmd
-        .arg("--script")
-        .arg(&script_path)
-        .env("DISPLAY", &x.1)
-        .env_remove("WAYLAND_DISPLAY")
-        .env("TALUS_CONFIG_DIR", dir.join("config"))
-        .output()
-        .unwrap();
-    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
-    (out.status.success(), format!("({:?})\n{log}", out.status))
+    common::xvfb::run_editor_script(env!("CARGO_BIN_EXE_talus"), dir, name, script)
 }
 
 #[test]
@@ -515,4 +491,136 @@ fn off_screen_rendering_makes_real_frames_without_a_window_surface() {
         (0..200).step_by(10).flat_map(|y| (0..320).step_by(10).map(move |x| (x, y))).map(|(x, y)| luma(x, y)).collect();
     assert!(distinct.len() > 20, "a uniform frame: {distinct:?}");
     assert!(luma(5, 100) > 0 && luma(300, 100) > 0, "black where the panel and the view should be");
+}
+
+/// The Generator section holds the document (#35, item 2), through the real window: a project
+/// whose base is a 257² generator at 8 m cells, seed 23, with a sculpt layer, made here with the
+/// library, is opened in a session whose panel shows the start map's generator (513², 2 m, seed
+/// 1). After Open the panel's generator is the project's; the panel's Generate button, clicked
+/// with nothing changed, gives the same land bit for bit with the layer kept and no undo step;
+/// a script's Generate of seed 24 shows seed 24, Undo brings back the project's parameters and
+/// Redo seed 24's. The panel's parameters are read from the script's view report, which writes
+/// what the Generator section shows and sends.
+#[test]
+fn scripted_session_shows_the_opened_projects_generator_and_regenerates_it_bit_for_bit() {
+    use talus::core::generate::island_filter::SeaLevelParams;
+    use talus::core::generate::{GenerateParams, generate};
+    use talus::editor::layers::{BaseSource, LayerKind, LayerStack};
+    use talus::editor::project::{self, ProjectView};
+
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let params = GenerateParams {
+        width: 257,
+        height: 257,
+        cell_size: 8.0,
+        seed: 23,
+        sea_level: Some(SeaLevelParams { level: 0.0, coverage: Some(0.4), ..Default::default() }),
+        ..Default::default()
+    };
+    let map = generate(&params).unwrap();
+    let mut stack = LayerStack::new(&map, BaseSource::Generator(params.clone()));
+    let i = stack.top_sculpt();
+    let mut raised = map.clone();
+    for y in 100..140 {
+        for x in 60..90 {
+            raised.data[y * 257 + x] += 7.5;
+        }
+    }
+    stack.add_edit(i, &map, &raised);
+    project::save(&d.join("island.talus"), &stack, &ProjectView::default()).unwrap();
+    let seed24 = GenerateParams { seed: 24, ..params.clone() };
+
+    let report = |k: usize| format!("ViewReport(path: \"{}\", since: None)", d.join(format!("r{k}.json")).display());
+    let script = format!(
+        r#"[
+    {look}WaitFrames(2),
+    {r0},
+    Open("{project}"),
+    {r1},
+    Save("{opened}"),
+    ClickButton("Generate"),
+    WaitFrames(4),
+    WaitGeneration,
+    WaitFrames(2),
+    {r2},
+    Save("{regenerated}"),
+    Save("{regenerated_project}"),
+    Generate({seed24}),
+    WaitFrames(2),
+    WaitGeneration,
+    WaitFrames(2),
+    {r3},
+    Undo,
+    WaitFrames(2),
+    {r4},
+    Redo,
+    WaitFrames(2),
+    {r5},
+    Quit,
+]"#,
+        look = common::xvfb::light_look(),
+        project = d.join("island.talus").display(),
+        opened = d.join("opened.bhef").display(),
+        regenerated = d.join("regenerated.bhef").display(),
+        regenerated_project = d.join("regenerated.talus").display(),
+        seed24 = ron::to_string(&seed24).unwrap(),
+        r0 = report(0),
+        r1 = report(1),
+        r2 = report(2),
+        r3 = report(3),
+        r4 = report(4),
+        r5 = report(5),
+    );
+    run_script(d, "panel.ron", &script);
+
+    let r = |k: usize| -> serde_json::Value {
+        serde_json::from_str(&std::fs::read_to_string(d.join(format!("r{k}.json"))).unwrap()).unwrap()
+    };
+    let json = |p: &GenerateParams| serde_json::to_value(p).unwrap();
+    let (r0, r1, r2) = (r(0), r(1), r(2));
+    // Before Open the panel shows another generator, so following the project is a change.
+    assert_ne!(r0["generator"], json(&params), "the start panel already shows the project");
+    // After Open: the project's generator, in the panel and as the document's base.
+    assert_eq!(r1["generator"], json(&params), "after Open the panel shows {}", r1["generator"]);
+    assert_eq!(r1["base"]["generator"], json(&params));
+    // The Generate button is in the window (the click lands on it).
+    let b = &r1["buttons"]["Generate"];
+    let (w, h) = (r1["window"]["logical"][0].as_f64().unwrap(), r1["window"]["logical"][1].as_f64().unwrap());
+    let (cx, cy) = (
+        (b[0].as_f64().unwrap() + b[2].as_f64().unwrap()) / 2.0,
+        (b[1].as_f64().unwrap() + b[3].as_f64().unwrap()) / 2.0,
+    );
+    assert!(
+        cx > 0.0 && cx < w && cy > 0.0 && cy < h,
+        "the Generate button at ({cx}, {cy}) is outside the {w}×{h} window"
+    );
+
+    // Generate with nothing changed: it ran, the land is the same bit for bit, the layer stays,
+    // and nothing was recorded.
+    assert_eq!(r2["generations"].as_u64().unwrap(), r1["generations"].as_u64().unwrap() + 1, "{}", r2["status"]);
+    assert!(r2["status"].as_str().unwrap().contains("nothing changed"), "{}", r2["status"]);
+    assert_eq!(
+        (&r2["undo"], &r2["map"]["revision"]),
+        (&r1["undo"], &r1["map"]["revision"]),
+        "Generate recorded a step"
+    );
+    assert_eq!(r2["generator"], json(&params));
+    let bits = |m: &Heightmap| m.data.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+    let opened = load(&d.join("opened.bhef"));
+    assert!(bits(&opened) == bits(&stack.compose()), "the opened project is not the saved one");
+    assert!(bits(&load(&d.join("regenerated.bhef"))) == bits(&opened), "Generate with nothing changed moved the land");
+    let back = project::load(&d.join("regenerated.talus")).unwrap().stack;
+    assert_eq!(back.base.source, BaseSource::Generator(params.clone()));
+    assert!(back.base.heights.to_dense().iter().map(|v| v.to_bits()).eq(map.data.iter().map(|v| v.to_bits())));
+    assert_eq!(back.layers().len(), 1);
+    let (LayerKind::Sculpt(a), LayerKind::Sculpt(b)) = (&back.layers()[0].kind, &stack.layers()[0].kind) else {
+        panic!("the sculpt layer is gone")
+    };
+    assert!(a.to_dense().iter().map(|v| v.to_bits()).eq(b.to_dense().iter().map(|v| v.to_bits())));
+
+    // A script's Generate, then Undo and Redo of it: the panel follows each.
+    assert_eq!(r(3)["generator"], json(&seed24), "after Generate the panel shows {}", r(3)["generator"]);
+    assert_eq!(r(4)["generator"], json(&params), "after Undo the panel shows {}", r(4)["generator"]);
+    assert_eq!(r(5)["generator"], json(&seed24), "after Redo the panel shows {}", r(5)["generator"]);
 }

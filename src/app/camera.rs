@@ -3,7 +3,11 @@
 //! Controls: middle-drag or Alt+left-drag orbits, Shift+middle-drag pans, the wheel zooms (right
 //! button stays free for the lower brush). Drags follow the cursor's motion in the window
 //! ([`super::tools::Pointer`]). Input is ignored while egui wants the pointer. The
-//! camera frames the whole map at start and again whenever the map's size changes.
+//! camera frames the whole map at start and again whenever the map's extent in metres changes
+//! (another node count or cell size: Generate, Open, Import, New map); editing the same map
+//! keeps it. Framing distance, zoom range, pan speed and the clip planes all come from the
+//! extent ([`ViewExtent`]); the sun's shadow cascades are fitted to the same terrain box
+//! ([`super::sky`]).
 
 use bevy::camera::visibility::RenderLayers;
 use bevy::camera::{CameraOutputMode, Viewport};
@@ -14,6 +18,7 @@ use bevy_egui::input::EguiWantsInput;
 use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
 
 use super::EditorTerrain;
+use crate::editor::view_extent::ViewExtent;
 
 /// Spawns the camera and drives it from the mouse.
 pub struct CameraPlugin;
@@ -41,8 +46,8 @@ pub struct OrbitCamera {
     pub pitch: f32,
     /// Distance from `focus`, metres.
     pub distance: f32,
-    /// Map size (nodes) last framed; a different size reframes.
-    pub framed: (usize, usize),
+    /// The map extent last framed; another extent reframes.
+    pub framed: Option<ViewExtent>,
 }
 
 impl OrbitCamera {
@@ -52,23 +57,71 @@ impl OrbitCamera {
         Transform::from_translation(self.focus + dir * self.distance).looking_at(self.focus, Vec3::Y)
     }
 
-    /// Points at the centre of `map`'s extent from far enough to see all of it.
-    pub fn frame(&mut self, terrain: &EditorTerrain) {
-        let m = terrain.map();
-        let (ex, ez) = ((m.width.max(2) - 1) as f32 * m.cell_size, (m.height.max(2) - 1) as f32 * m.cell_size);
-        let mid = (terrain.stats.min.max(0.0) + terrain.stats.max) * 0.25;
-        self.focus = Vec3::new(ex * 0.5, mid, ez * 0.5);
-        self.distance = ex.max(ez).max(1.0) * 1.15;
-        self.yaw = 0.6;
-        self.pitch = 0.65;
-        self.framed = (m.width, m.height);
+    /// Points at the centre of the map from the default angle, just far enough that the whole
+    /// terrain box (sea level or the lowest node to the highest) is in a view of `aspect` =
+    /// width / height ([`ViewExtent::fit_distance`]).
+    pub fn frame(&mut self, terrain: &EditorTerrain, aspect: f32) {
+        self.frame_from(terrain, 0.6, 0.65, aspect);
+    }
+
+    /// As [`OrbitCamera::frame`], from `yaw` and `pitch` (radians; the pitch clamped to
+    /// `0.03 ..= 1.55`).
+    pub fn frame_from(&mut self, terrain: &EditorTerrain, yaw: f32, pitch: f32, aspect: f32) {
+        let e = extent_of(terrain);
+        let (lo, hi) = (terrain.stats.min.max(0.0).min(terrain.stats.max), terrain.stats.max);
+        // The pivot a quarter of the way up from sea level: orbiting turns about the land's
+        // lower slopes rather than its peaks.
+        let mid = (lo + hi) * 0.25;
+        let (cx, cz) = e.centre();
+        self.focus = Vec3::new(cx, if mid.is_finite() { mid } else { 0.0 }, cz);
+        self.yaw = if yaw.is_finite() { yaw } else { 0.6 };
+        self.pitch = if pitch.is_finite() { pitch.clamp(0.03, 1.55) } else { 0.65 };
+        self.distance = e.fit_distance(
+            self.focus.to_array(),
+            lo,
+            hi,
+            self.yaw,
+            self.pitch,
+            PerspectiveProjection::default().fov,
+            aspect,
+        );
+        self.framed = Some(e);
+    }
+
+    /// Whether a saved pose shows `e`'s map: its focus over the map (or its margin of half a
+    /// side) and its distance in the zoom range. A pose saved for another extent does not.
+    pub fn pose_fits(focus: Vec3, distance: f32, e: &ViewExtent) -> bool {
+        let m = e.side() * 0.5;
+        let (lo, hi) = e.zoom_range();
+        (-m..=e.x_m + m).contains(&focus.x) && (-m..=e.z_m + m).contains(&focus.z) && (lo..=hi).contains(&distance)
     }
 }
 
+/// The current map's extent.
+pub fn extent_of(terrain: &EditorTerrain) -> ViewExtent {
+    let m = terrain.map();
+    ViewExtent::of(m.width, m.height, m.cell_size)
+}
+
+/// Width / height of what `camera` draws: its viewport (the window beside the panel), else 16:9.
+pub fn view_aspect(camera: &Camera) -> f32 {
+    let size = camera.logical_viewport_size().or_else(|| camera.viewport.as_ref().map(|v| v.physical_size.as_vec2()));
+    size.filter(|s| s.x > 0.0 && s.y > 0.0).map_or(16.0 / 9.0, |s| s.x / s.y)
+}
+
+/// The perspective projection for `e`: Bevy's field of view, clip planes from the extent.
+fn projection(e: &ViewExtent) -> Projection {
+    let (near, far) = e.clip_planes();
+    Projection::Perspective(PerspectiveProjection { near, far, ..default() })
+}
+
 fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
-    let mut orbit = OrbitCamera { focus: Vec3::ZERO, yaw: 0.0, pitch: 0.5, distance: 10.0, framed: (0, 0) };
-    orbit.frame(&terrain);
-    commands.spawn((Camera3d::default(), orbit.transform(), orbit));
+    // Framed for a 16:9 view now, and again for the real viewport once the window has one.
+    let mut orbit = OrbitCamera { focus: Vec3::ZERO, yaw: 0.0, pitch: 0.5, distance: 10.0, framed: None };
+    orbit.frame(&terrain, 16.0 / 9.0);
+    orbit.framed = None;
+    let e = extent_of(&terrain);
+    commands.spawn((Camera3d::default(), projection(&e), orbit.transform(), orbit));
     // The egui camera: draws only the panel, over the whole window, after the 3-D view.
     commands.spawn((
         PrimaryEguiContext,
@@ -110,14 +163,27 @@ fn fit_viewport_beside_panel(
     }
 }
 
-/// Reframes when the map was replaced by one of another size.
-fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<&mut OrbitCamera>) {
-    if !terrain.is_changed() {
-        return;
-    }
-    for mut cam in &mut cams {
-        if cam.framed != (terrain.map().width, terrain.map().height) {
-            cam.frame(&terrain);
+/// Reframes when the map was replaced by one of another extent (or at start, once the view has
+/// its size), and keeps the clip planes those of the map's extent (a project opened with its
+/// saved pose reframes nothing).
+fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<(&mut OrbitCamera, &mut Projection, &Camera)>) {
+    let e = extent_of(&terrain);
+    for (mut cam, mut proj, camera) in &mut cams {
+        let unframed = cam.framed.is_none() && camera.logical_viewport_size().is_some();
+        if !terrain.is_changed() && !unframed {
+            continue;
+        }
+        if unframed || cam.framed.is_some_and(|f| f.differs(&e)) {
+            cam.frame(&terrain, view_aspect(camera));
+        }
+        // Read first: writing through `proj` marks the projection changed, and the terrain changes
+        // every frame of a brush stroke.
+        let (near, far) = e.clip_planes();
+        if let Projection::Perspective(p) = &*proj
+            && (p.near != near || p.far != far)
+            && let Projection::Perspective(p) = &mut *proj
+        {
+            (p.near, p.far) = (near, far);
         }
     }
 }
@@ -158,8 +224,7 @@ fn orbit_camera(
     if egui_drag {
         (orbit_drag, pan_drag) = (Vec2::ZERO, Vec2::ZERO);
     }
-    let m = terrain.map();
-    let extent = (m.width.max(m.height) as f32 * m.cell_size).max(1.0);
+    let (closest, farthest) = extent_of(&terrain).zoom_range();
     for (mut cam, mut transform) in &mut cams {
         if orbit_drag != Vec2::ZERO {
             let drag = orbit_drag;
@@ -169,11 +234,11 @@ fn orbit_camera(
             let drag = pan_drag;
             let right = transform.right().as_vec3();
             let forward = Vec3::new(transform.forward().x, 0.0, transform.forward().z).normalize_or_zero();
-            let k = cam.distance * 0.0015;
+            let k = ViewExtent::pan_per_pixel(cam.distance);
             cam.focus += (-right * drag.x + forward * drag.y) * k;
         }
         if wheel != 0.0 {
-            cam.distance = (cam.distance * (1.0 - 0.12 * wheel.clamp(-5.0, 5.0))).clamp(1.0, extent * 6.0);
+            cam.distance = (cam.distance * (1.0 - 0.12 * wheel.clamp(-5.0, 5.0))).clamp(closest, farthest);
         }
         let next = cam.transform();
         if *transform != next {

@@ -40,7 +40,7 @@ fn current_view(look: Option<&super::Look>, orbits: &Query<&mut OrbitCamera>) ->
 /// Restores a project's look and camera (what it has of them).
 fn apply_view(
     view: &ProjectView,
-    size: (usize, usize),
+    extent: crate::editor::view_extent::ViewExtent,
     look: Option<&mut super::Look>,
     orbits: &mut Query<&mut OrbitCamera>,
 ) {
@@ -48,10 +48,13 @@ fn apply_view(
         look.0 = l.clone();
     }
     let finite = |c: &CameraPose| c.focus.iter().chain(&[c.yaw, c.pitch, c.distance]).all(|v| v.is_finite());
-    if let Some(c) = view.camera.filter(finite) {
+    // A pose that does not show this map (saved for another extent) is dropped: the camera frames
+    // the map instead.
+    let fits = |c: &CameraPose| OrbitCamera::pose_fits(Vec3::from_array(c.focus), c.distance, &extent);
+    if let Some(c) = view.camera.filter(finite).filter(fits) {
         for mut o in orbits.iter_mut() {
             // Framed already: the saved camera stays when the new map arrives.
-            o.framed = size;
+            o.framed = Some(extent);
             o.focus = Vec3::from_array(c.focus);
             o.yaw = c.yaw;
             o.pitch = c.pitch.clamp(0.03, 1.55);
@@ -245,8 +248,9 @@ fn apply_document_commands(
                 }
                 match Document::open(path) {
                     Ok(doc) => {
-                        let size = (doc.map().width, doc.map().height);
-                        apply_view(doc.view(), size, look.as_deref_mut(), &mut orbits);
+                        let m = doc.map();
+                        let extent = crate::editor::view_extent::ViewExtent::of(m.width, m.height, m.cell_size);
+                        apply_view(doc.view(), extent, look.as_deref_mut(), &mut orbits);
                         terrain.set_document(doc);
                         settings.0.add_recent(path);
                         status.info(format!("Opened {}", path.display()));

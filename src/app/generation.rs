@@ -6,7 +6,8 @@
 //! dropped as stale); the newest request then starts. So dragging a slider produces at most one
 //! generation in flight and one waiting, and the map always ends at the parameters the user last
 //! chose.
-//! A finished generation replaces the document's base layer as one undo step: sculpt layers stay,
+//! A finished generation replaces the document's base layer as one undo step (none when it made
+//! the base as it is, bit for bit: Generate with nothing changed): sculpt layers stay,
 //! erosion layers above go stale (and re-run in the background with auto re-simulate on, see
 //! [`super::layers`]). While a simulation runs the result is refused with a message (the
 //! simulation owns the map until it ends).
@@ -105,11 +106,13 @@ fn finish_generation(
     match result {
         Ok((map, params, secs)) if !sim.running() => {
             let (w, h) = (map.width, map.height);
+            let revision = terrain.doc.revision();
             let change = terrain.doc.set_base(map, BaseSource::Generator(params), "Generate");
             terrain.refresh(change);
             state.last_seconds = Some(secs);
             state.finished += 1;
-            status.info(format!("Generated {w}×{h} in {:.0} ms", secs * 1e3));
+            let same = if terrain.doc.revision() == revision { ": the same land, nothing changed" } else { "" };
+            status.info(format!("Generated {w}×{h} in {:.0} ms{same}", secs * 1e3));
         }
         Ok(_) => status.error("Generate: a simulation is running; cancel it or wait for it to finish"),
         Err(e) => status.error(format!("Generate failed: {e}")),

@@ -43,6 +43,7 @@ pub mod loupe;
 pub mod material;
 pub mod offscreen;
 pub mod overlay;
+pub mod panel_sync;
 pub mod param_editor;
 pub mod preflight;
 pub mod qa;

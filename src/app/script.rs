@@ -593,10 +593,9 @@ fn run_script(
             Some(Step::Frames(2))
         }
         Action::Camera { yaw, pitch, zoom } => {
+            let aspect = view.cams.single().map_or(16.0 / 9.0, |(cam, _)| super::camera::view_aspect(cam));
             for mut orbit in &mut view.orbits {
-                orbit.frame(&ed.terrain);
-                orbit.yaw = yaw;
-                orbit.pitch = pitch.clamp(0.03, 1.55);
+                orbit.frame_from(&ed.terrain, yaw, pitch, aspect);
                 orbit.distance *= if zoom.is_finite() && zoom > 0.0 { zoom } else { 1.0 };
             }
             Some(Step::Frames(2))
@@ -752,6 +751,12 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         }
     }
     let h = ed.terrain.doc.history();
+    // The Generator section's parameters (what the panel shows and Generate sends), and the
+    // document's base: its generator's, or what it is.
+    let base = match &ed.terrain.doc.stack().base.source {
+        crate::editor::layers::BaseSource::Generator(p) => json!({ "generator": p }),
+        other => json!({ "heights": other.describe() }),
+    };
     let mut loupe = ed.loupe.report();
     if let Some(c) = ed.loupe.shown_centre() {
         // Where the loupe's spot appears in the window (the pick's inverse, through Bevy's
@@ -778,6 +783,8 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         "build": ed.build.report(),
         "loupe": loupe,
         "status": ed.status.text,
+        "generator": ed.panel.generator,
+        "base": base,
         "changed": changed,
     }))
 }

@@ -17,7 +17,12 @@
 //!   applied in front of the terrain. The medium is Earth's (`ScatteringMedium::earth`) with the
 //!   Rayleigh and Mie coefficients scaled by the panel and a Mie phase asymmetry `g`. It sits on
 //!   its own entity, planet surface at sea level (`y = 0`); the entity's scale `1 / aerial_scale`
-//!   makes each scene metre count for `aerial_scale` metres of air, so a 1 km map shows haze.
+//!   makes each scene metre count for `aerial_scale` metres of air: 1 (the default) is real air,
+//!   so a 1 km island reads clear and a 32 km world hazes toward its far shore.
+//! - **Haze without the atmosphere** (off by the user, or refused on lavapipe): Bevy's
+//!   `DistanceFog` with exponential extinction `β = 3.912 / V` for the panel's visibility `V`
+//!   (Koschmieder; [`crate::editor::view_extent`]), in the plain sky's colour, so distance reads
+//!   at the map's real scale either way.
 //!   The sky also lights the terrain through a small environment map generated from it
 //!   (`AtmosphereEnvironmentMapLight`); without it a plain `GlobalAmbientLight` does.
 //! - **Light shafts** (seed 003's close-range Mie scattering raymarched against the shadow map):
@@ -46,7 +51,7 @@ use bevy::light::{
     GeneratedEnvironmentMapLight, ShadowFilteringMethod, SunDisk, VolumetricFog, VolumetricLight,
 };
 use bevy::pbr::resources::{AtmosphereTextures, AtmosphereTransformsOffset, GpuAtmosphere};
-use bevy::pbr::{AtmosphereMode, AtmosphereSettings, ExtractedAtmosphere};
+use bevy::pbr::{AtmosphereMode, AtmosphereSettings, DistanceFog, ExtractedAtmosphere, FogFalloff};
 use bevy::post_process::bloom::Bloom;
 use bevy::prelude::*;
 use bevy::render::renderer::RenderAdapterInfo;
@@ -341,6 +346,17 @@ fn apply_sky(
                 ..default()
             },
         ));
+        if atmosphere_on {
+            e.remove::<DistanceFog>();
+        } else {
+            e.insert(DistanceFog {
+                color: srgb(p.camera.sky_color),
+                falloff: FogFalloff::Exponential {
+                    density: crate::editor::view_extent::extinction(p.camera.visibility_km * 1000.0),
+                },
+                ..default()
+            });
+        }
         if p.camera.bloom > 0.0 {
             e.insert(Bloom { intensity: p.camera.bloom, ..Bloom::NATURAL });
         } else {

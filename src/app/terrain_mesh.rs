@@ -11,6 +11,10 @@
 //! per-vertex colours (a height ramp) remain as its fallback when splatting is switched off.
 //!
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
+//! Each chunk keeps the level of detail its distance from the camera calls for
+//! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
+//! edges against cracks; [`update_lod`] rebuilds a chunk when the camera moved enough to change
+//! its step.
 
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
@@ -20,14 +24,14 @@ use super::material::TerrainMaterial;
 use super::{CHUNK_QUADS, EditorTerrain};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
-use crate::editor::mesh::chunk_geometry;
+use crate::editor::mesh::{chunk_geometry_lod, lod_step};
 
 /// Builds and refreshes the terrain mesh.
 pub struct TerrainMeshPlugin;
 
 impl Plugin for TerrainMeshPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Update, rebuild_dirty_chunks);
+        app.add_systems(Update, (rebuild_dirty_chunks, update_lod).chain());
     }
 }
 
@@ -38,6 +42,53 @@ pub struct TerrainChunk {
     pub cx: usize,
     /// Chunk row: the chunk starts at node `y = cy · CHUNK_QUADS`.
     pub cy: usize,
+    /// Level of detail: the mesh keeps every `step`-th node.
+    pub step: usize,
+}
+
+/// What the level of detail of a chunk is chosen from: the camera's position and the view's
+/// pixels per metre at 1 m (`viewport height / (2·tan(fov/2))`).
+#[derive(Clone, Copy, Debug)]
+struct LodView {
+    eye: Vec3,
+    px_per_m: f32,
+}
+
+impl LodView {
+    fn of(camera: &Camera, tf: &GlobalTransform, proj: &Projection) -> Option<Self> {
+        let h = camera.logical_viewport_size()?.y;
+        let Projection::Perspective(p) = proj else { return None };
+        Some(LodView { eye: tf.translation(), px_per_m: h / (2.0 * (p.fov * 0.5).tan()) })
+    }
+
+    /// The step chunk `(cx, cy)` of `terrain` should have, from `current`.
+    fn step(&self, terrain: &EditorTerrain, cx: usize, cy: usize, current: usize) -> usize {
+        let m = terrain.map();
+        let c = m.cell_size;
+        let (x0, y0) = ((cx * CHUNK_QUADS).min(m.width - 1), (cy * CHUNK_QUADS).min(m.height - 1));
+        let (x1, y1) = ((x0 + CHUNK_QUADS).min(m.width - 1), (y0 + CHUNK_QUADS).min(m.height - 1));
+        let lo = Vec3::new(x0 as f32 * c, terrain.stats.min, y0 as f32 * c);
+        let hi = Vec3::new(x1 as f32 * c, terrain.stats.max, y1 as f32 * c);
+        let d = self.eye.distance(self.eye.clamp(lo, hi.max(lo)));
+        lod_step(c, d, self.px_per_m, current)
+    }
+}
+
+/// Rebuilds the chunks whose level of detail the camera's move changed.
+fn update_lod(
+    terrain: Res<EditorTerrain>,
+    mut meshes: ResMut<Assets<Mesh>>,
+    cams: Query<(&Camera, &GlobalTransform, &Projection), With<super::camera::OrbitCamera>>,
+    mut chunks: Query<(&mut TerrainChunk, &mut Mesh3d)>,
+) {
+    let Some(view) = cams.iter().next().and_then(|(c, t, p)| LodView::of(c, t, p)) else { return };
+    for (mut chunk, mut mesh) in &mut chunks {
+        let step = view.step(&terrain, chunk.cx, chunk.cy, chunk.step);
+        if step != chunk.step {
+            chunk.step = step;
+            mesh.0 = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy, step));
+        }
+    }
 }
 
 /// Respawns every chunk after a relayout, otherwise swaps in fresh meshes for the dirty ones.
@@ -60,9 +111,10 @@ fn rebuild_dirty_chunks(
         let (nx, ny) = terrain.chunk_counts();
         for cy in 0..ny {
             for cx in 0..nx {
-                let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, cx, cy));
+                // Every node at first; `update_lod` coarsens what is far once the view is known.
+                let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, cx, cy, 1));
                 commands.spawn((
-                    TerrainChunk { cx, cy },
+                    TerrainChunk { cx, cy, step: 1 },
                     Mesh3d(mesh),
                     MeshMaterial3d(material.0.clone()),
                     Transform::IDENTITY,
@@ -75,16 +127,17 @@ fn rebuild_dirty_chunks(
     }
     for (entity, chunk) in &chunks {
         if terrain.dirty.contains(&(chunk.cx, chunk.cy)) {
-            let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy));
+            let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy, chunk.step));
             commands.entity(entity).insert(Mesh3d(mesh));
         }
     }
     terrain.dirty.clear();
 }
 
-/// The Bevy mesh of chunk `(cx, cy)` (geometry from [`chunk_geometry`]).
-pub fn chunk_mesh(map: &Heightmap, stats: &Stats, cx: usize, cy: usize) -> Mesh {
-    let g = chunk_geometry(map, stats, cx, cy, CHUNK_QUADS);
+/// The Bevy mesh of chunk `(cx, cy)` at level of detail `step`, with skirts (geometry from
+/// [`chunk_geometry_lod`]).
+pub fn chunk_mesh(map: &Heightmap, stats: &Stats, cx: usize, cy: usize, step: usize) -> Mesh {
+    let g = chunk_geometry_lod(map, stats, cx, cy, CHUNK_QUADS, step, true);
     Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
         .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, g.positions)
         .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, g.normals)
@@ -100,7 +153,9 @@ mod tests {
     fn chunk_meshes_carry_the_geometry() {
         let map = Heightmap::from_fn(130, 70, 2.0, |x, y| (x + y) as f32 * 0.1).unwrap();
         let s = map.stats();
-        assert_eq!(chunk_mesh(&map, &s, 0, 0).count_vertices(), 65 * 65);
-        assert_eq!(chunk_mesh(&map, &s, 2, 1).count_vertices(), 2 * 6);
+        // The surface and one lowered copy of each edge (the skirt).
+        assert_eq!(chunk_mesh(&map, &s, 0, 0, 1).count_vertices(), 65 * 65 + 4 * 65);
+        assert_eq!(chunk_mesh(&map, &s, 2, 1, 1).count_vertices(), 2 * 6 + 2 * 2 + 2 * 6);
+        assert_eq!(chunk_mesh(&map, &s, 0, 0, 4).count_vertices(), 17 * 17 + 4 * 17);
     }
 }

@@ -153,6 +153,7 @@ fn read_pointer(
     time: Res<Time<Real>>,
     mut pointer: ResMut<Pointer>,
     mut tool: ResMut<BrushTool>,
+    terrain: Res<super::EditorTerrain>,
 ) {
     let window = primary.single().ok();
     let cam = cams.single().ok();
@@ -211,12 +212,15 @@ fn read_pointer(
     // While painting, keep painting when the pointer crosses the panel; otherwise the panel wins.
     p.pos = p.cursor.filter(|c| p.painting.is_some() || free(Some(*c)));
     if !egui_input.wants_any_keyboard_input() {
+        // The keys step within the radii that suit the map's extent (a cell to half the map); a
+        // radius typed in the panel outside that range is left alone until a key moves it.
+        let (lo, hi) = super::camera::extent_of(&terrain).brush_radius_range();
         let r = &mut tool.params.radius;
         if keys.just_pressed(KeyCode::BracketLeft) {
-            *r = (*r / 1.25).max(0.5);
+            *r = (*r / 1.25).clamp(lo, hi.max(lo));
         }
         if keys.just_pressed(KeyCode::BracketRight) {
-            *r = (*r * 1.25).min(100_000.0);
+            *r = (*r * 1.25).clamp(lo, hi.max(lo));
         }
     }
 }

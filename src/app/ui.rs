@@ -34,7 +34,7 @@ impl Plugin for UiPlugin {
             .init_resource::<PanelWidth>()
             .init_resource::<UiHotspots>()
             .add_systems(Startup, restore_brush)
-            .add_systems(EguiPrimaryContextPass, draw_side_panel)
+            .add_systems(EguiPrimaryContextPass, (super::panel_sync::follow_document, draw_side_panel).chain())
             .add_systems(Update, send_live_generate);
     }
 }
@@ -124,6 +124,10 @@ pub struct PanelState {
     pub live: bool,
     /// Time (seconds) of a generator edit not yet sent.
     pub gen_edited_at: Option<f64>,
+    /// The document's base the generator last followed ([`super::panel_sync`]).
+    pub synced_base: Option<super::panel_sync::PanelBase>,
+    /// The parameters the panel last sent to Generate, until the base they make is followed.
+    pub gen_sent: Option<GenerateParams>,
     /// Why the generator parameters were refused, shown under them until an edit passes.
     pub gen_error: Option<String>,
     /// One parameter set per model ([`MODELS`] order).
@@ -183,6 +187,8 @@ impl PanelState {
             generator: s.generator.clone().unwrap_or_else(|| crate::core::generate::demo_params(super::START_SIZE, 1)),
             live: s.live_generate,
             gen_edited_at: None,
+            synced_base: None,
+            gen_sent: None,
             gen_error: None,
             models,
             model,
@@ -248,6 +254,7 @@ fn send_live_generate(
     panel.gen_edited_at = None;
     match check_generator(&panel.generator) {
         Ok(()) => {
+            panel.gen_sent = Some(panel.generator.clone());
             out.write(EditorCommand::Generate(panel.generator.clone()));
         }
         Err(e) => panel.gen_error = Some(e),
@@ -292,7 +299,7 @@ fn draw_side_panel(
         }
         let m = terrain.map();
         let s = &terrain.stats;
-        ui.small(format!("{}×{} nodes · {} m cells · {:.1} … {:.1} m", m.width, m.height, m.cell_size, s.min, s.max));
+        ui.small(format!("{} · {:.1} … {:.1} m", extent_label(m.width, m.height, m.cell_size), s.min, s.max));
         action_bar(ui, panel, &sim, &mut out);
         super::qa::qa_row(ui, &qa, terrain.doc.revision(), sim.running(), &mut out);
         ui.separator();
@@ -310,7 +317,8 @@ fn draw_side_panel(
                 sim.running(),
                 &mut out,
             );
-            generator_section(ui, panel, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
+            let base = &terrain.doc.stack().base.source;
+            generator_section(ui, panel, base, &gen_state, &sim, time.elapsed_secs_f64(), &mut out);
             erosion_section(ui, panel, &sim);
             brush_section(ui, panel, &mut tool);
             super::overlay::view_section(ui, &mut look);
@@ -443,6 +451,7 @@ fn file_section(
                 ui.add(egui::DragValue::new(&mut panel.new_height).range(-10_000.0..=10_000.0));
                 ui.end_row();
             });
+            ui.small(extent_label(panel.new_size, panel.new_size, panel.new_cell));
             if ui.button("Create").clicked() {
                 out.write(EditorCommand::NewMap {
                     size: panel.new_size,
@@ -484,6 +493,7 @@ fn edit_section(ui: &mut egui::Ui, terrain: &EditorTerrain, sim: &SimState, out:
 fn generator_section(
     ui: &mut egui::Ui,
     panel: &mut PanelState,
+    base: &crate::editor::layers::BaseSource,
     gen_state: &GenState,
     sim: &SimState,
     now: f64,
@@ -497,6 +507,9 @@ fn generator_section(
                 match check_generator(&panel.generator) {
                     Ok(()) => {
                         panel.gen_error = None;
+                        // Sent: no Live edit is left to send.
+                        panel.gen_edited_at = None;
+                        panel.gen_sent = Some(panel.generator.clone());
                         out.write(EditorCommand::Generate(panel.generator.clone()));
                     }
                     Err(e) => panel.gen_error = Some(e),
@@ -511,6 +524,12 @@ fn generator_section(
                 ui.spinner();
             }
         });
+        let g = &panel.generator;
+        ui.small(extent_label(g.width, g.height, g.cell_size))
+            .on_hover_text("The world the generator makes: (nodes − 1) × cell size");
+        if let Some(note) = super::panel_sync::base_note(g, base) {
+            ui.small(note);
+        }
         match edit_params(ui, "generator", "GenerateParams", &mut panel.generator) {
             Ok(true) => {
                 panel.gen_error = None;
@@ -774,6 +793,20 @@ fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool
     });
 }
 
+/// A map's size for the panel: nodes, cell size and the world's extent, `(n − 1)·cell` a side, in
+/// metres below 1 km: "513 × 513 nodes · 8 m cells = 4.10 × 4.10 km".
+pub fn extent_label(width: usize, height: usize, cell_size: f32) -> String {
+    let side = |n: usize| n.saturating_sub(1) as f64 * cell_size as f64;
+    let (x, z) = (side(width), side(height));
+    let extent = if x.max(z) >= 1000.0 {
+        format!("{:.2} × {:.2} km", x / 1000.0, z / 1000.0)
+    } else {
+        let m = |v: f64| if v >= 100.0 || v.fract() == 0.0 { format!("{v:.0}") } else { format!("{v:.1}") };
+        format!("{} × {} m", m(x), m(z))
+    };
+    format!("{width} × {height} nodes · {cell_size} m cells = {extent}")
+}
+
 /// The controls, as the Help section and the README list them.
 pub const HELP: &str = "\
 Camera: middle-drag or Alt+left-drag orbits · Shift+middle-drag pans · wheel zooms.
@@ -787,4 +820,19 @@ fn help_section(ui: &mut egui::Ui) {
             ui.label(line);
         }
     });
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn extent_labels_give_the_world_in_metres_or_km() {
+        assert_eq!(extent_label(513, 513, 8.0), "513 × 513 nodes · 8 m cells = 4.10 × 4.10 km");
+        assert_eq!(extent_label(513, 257, 2.0), "513 × 257 nodes · 2 m cells = 1.02 × 0.51 km");
+        assert_eq!(extent_label(257, 129, 2.0), "257 × 129 nodes · 2 m cells = 512 × 256 m");
+        assert_eq!(extent_label(65, 65, 0.25), "65 × 65 nodes · 0.25 m cells = 16 × 16 m");
+        assert_eq!(extent_label(100, 100, 0.5), "100 × 100 nodes · 0.5 m cells = 49.5 × 49.5 m");
+        assert_eq!(extent_label(1, 1, 2.0), "1 × 1 nodes · 2 m cells = 0 × 0 m");
+    }
 }

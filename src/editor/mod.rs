@@ -12,6 +12,8 @@
 //!   per-node RGBA image and its legend.
 //! - [`persist`]: settings, recent files, autosave.
 //! - [`script`]: scripted sessions that drive the real window.
+//! - [`view_extent`]: the 3-D view's distances (framing, zoom, clip planes, brush, haze) from the
+//!   map's extent in metres.
 
 pub mod build;
 pub mod document;
@@ -28,3 +30,4 @@ pub mod schema;
 pub mod script;
 pub mod simulate;
 pub mod timeline;
+pub mod view_extent;

@@ -243,6 +243,22 @@ fn labels(lo: f32, hi: f32) -> Vec<(f32, String)> {
     vec![(0.0, format_value(lo)), (1.0, format_value(hi))]
 }
 
+/// The unit a flow legend reads in and the divisor from `unit` to it, for flows up to `hi`:
+/// drainage areas (`m²`) of a world of many kilometres read in hectares or km² ("2.5 km²", not
+/// "2.50e6 m²"); other units stay.
+pub fn flow_display_unit(unit: &str, hi: f32) -> (f32, String) {
+    match unit {
+        "m²" if hi >= 1.0e6 => (1.0e6, "km²".into()),
+        "m²" if hi >= 1.0e4 => (1.0e4, "ha".into()),
+        _ => (1.0, unit.into()),
+    }
+}
+
+/// `labels` with each value divided by `div` (see [`flow_display_unit`]).
+fn scaled(ls: Vec<(f32, String)>, values: &[f32], div: f32) -> Vec<(f32, String)> {
+    ls.into_iter().zip(values).map(|((t, _), v)| (t, format_value(v / div))).collect()
+}
+
 /// Builds the overlay `p.kind` from `d`.
 pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
     let (w, h) = (d.map.width, d.map.height);
@@ -273,20 +289,25 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                     let t = (((1.0 + flow[i].max(0.0)).ln() - l0) / (l1 - l0)).clamp(0.0, 1.0);
                     (HEAT.at(t), t / 0.35)
                 });
-                // Labels at the decades between lo and hi.
-                let mut ls = labels(lo, hi);
+                // Labels at the decades between lo and hi, in a unit that suits the world's size.
+                let (div, unit) = flow_display_unit(d.flow_unit, hi);
+                let mut values = vec![lo, hi];
                 let mut dec = 10f32;
                 while dec < hi * 0.5 {
                     if dec > lo * 2.0 {
-                        ls.push((((1.0 + dec).ln() - l0) / (l1 - l0), format_value(dec)));
+                        values.push(dec);
                     }
                     dec *= 100.0;
                 }
+                let ls = values
+                    .iter()
+                    .map(|&v| ((((1.0 + v).ln() - l0) / (l1 - l0)).clamp(0.0, 1.0), format_value(v / div)))
+                    .collect();
                 Overlay {
                     image: image(rgba),
                     legend: Some(Legend {
                         title: title.into(),
-                        body: LegendBody::Ramp { ramp: HEAT, labels: ls, unit: d.flow_unit.into() },
+                        body: LegendBody::Ramp { ramp: HEAT, labels: ls, unit },
                         note: Some("log scale: ln(1 + flow)".into()),
                     }),
                 }
@@ -300,7 +321,11 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                     image: image(rgba),
                     legend: Some(Legend {
                         title: title.into(),
-                        body: LegendBody::Ramp { ramp: HEAT, labels: labels(lo, hi), unit: d.flow_unit.into() },
+                        body: LegendBody::Ramp {
+                            ramp: HEAT,
+                            labels: scaled(labels(lo, hi), &[lo, hi], flow_display_unit(d.flow_unit, hi).0),
+                            unit: flow_display_unit(d.flow_unit, hi).1,
+                        },
                         note: Some("linear scale".into()),
                     }),
                 }
@@ -379,7 +404,8 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                     let level = p.river_level.clamp(0.0, 1.0);
                     let threshold = ((1.0 + fmax).ln() * level).exp() - 1.0;
                     let threshold = if level > 0.0 { threshold.max(f32::MIN_POSITIVE) } else { threshold };
-                    notes.push(format!("river: flow ≥ {} {}", format_value(threshold), d.flow_unit));
+                    let (div, unit) = flow_display_unit(d.flow_unit, threshold);
+                    notes.push(format!("river: flow ≥ {} {unit}", format_value(threshold / div)));
                     Some(masks::river_mask(flow, threshold))
                 }
                 None => {
@@ -534,6 +560,22 @@ mod tests {
         let img = build(&p, &d).image.unwrap();
         assert_eq!(img.texel(1, 0)[..3], HEAT.at(9.0 / 99.0));
         assert_eq!(img.texel(3, 0)[..3], HEAT.at(1.0));
+    }
+
+    #[test]
+    fn drainage_areas_read_in_the_unit_of_the_world() {
+        let m = map(4, 1);
+        // A 32 km world's rivers drain hundreds of km²; a 1 km island's gullies hundreds of m².
+        let big = [0.0, 2.0e6, 5.0e7, 4.0e8];
+        let d = OverlayData { flow: Some(&big), flow_unit: "m²", ..OverlayData::heights(&m) };
+        let o = build(&params(OverlayKind::Flow), &d);
+        let LegendBody::Ramp { labels, unit, .. } = &o.legend.as_ref().unwrap().body else { panic!() };
+        assert_eq!(unit, "km²");
+        assert!(labels.iter().any(|(t, s)| s == "400" && *t == 1.0), "{labels:?}");
+        assert!(labels.iter().all(|(_, s)| !s.contains('e')), "no scientific notation: {labels:?}");
+        assert_eq!(flow_display_unit("m²", 5.0e4), (1.0e4, "ha".into()));
+        assert_eq!(flow_display_unit("m²", 900.0), (1.0, "m²".into()));
+        assert_eq!(flow_display_unit("particles", 1.0e9), (1.0, "particles".into()));
     }
 
     #[test]

@@ -127,7 +127,8 @@ pub enum Action {
     /// their defaults). Boxed, being by far the largest action; the RON is the same as unboxed.
     Look(Box<crate::editor::look::LookParams>),
     /// Place the orbit camera: `yaw` around +Y and `pitch` above the horizon (radians), at
-    /// `zoom` times the distance that frames the whole map, looking at the map's centre.
+    /// `zoom` times the distance that frames the whole map from that angle in the current view,
+    /// looking at the map's centre.
     Camera {
         /// Angle around +Y, radians.
         yaw: f32,
@@ -166,7 +167,7 @@ pub enum Action {
     /// Wait until this file exists (an outside driver's signal); the script's timeout applies.
     WaitFile(PathBuf),
     /// Write what the editor sees as JSON (window, viewport, panel, pointer, brush ring, camera,
-    /// buttons, counters) to `path`; with `since`, also every node whose height differs from that
+    /// buttons, counters, the Generator section's parameters and the document's base) to `path`; with `since`, also every node whose height differs from that
     /// BHEF file, with its window position.
     ViewReport {
         /// The JSON file to write (replaced atomically).

@@ -124,3 +124,31 @@ pub fn light_look() -> &'static str {
 /// The 257² island most window sessions work on (4 m cells, the default island's falloff and sea).
 pub const SMALL_ISLAND: &str = "Generate((width: 257, height: 257, cell_size: 4.0, seed: 7, falloff: Some((depth: 20.0)), \
                                 sea_level: Some((level: 0.0, coverage: Some(0.4)))))";
+
+/// Writes `script` to `dir/name` and runs the real editor binary on it under a private X server
+/// (`talus_bin`: the test crate's `env!("CARGO_BIN_EXE_talus")`); returns whether every action
+/// succeeded and the editor's log. The screen is larger than the window so the real pointer can
+/// rest outside it (a real cursor event over the map would move the pointer the script's virtual
+/// mouse drives). Without screenshots the window is 960×540: a frame costs about its pixel count
+/// under lavapipe, and these sessions check files, not pixels.
+pub fn run_editor_script(talus_bin: &str, dir: &std::path::Path, name: &str, script: &str) -> (bool, String) {
+    let script_path = dir.join(name);
+    std::fs::write(&script_path, script).unwrap();
+    let x = display(1400, 800, 0);
+    park_pointer(&x.1, 1390, 790);
+    let mut cmd = Command::new(talus_bin);
+    cmd.arg("editor");
+    if !taking_screenshots() {
+        cmd.args(["--window-size", "960x540"]);
+    }
+    let out = cmd
+        .arg("--script")
+        .arg(&script_path)
+        .env("DISPLAY", &x.1)
+        .env_remove("WAYLAND_DISPLAY")
+        .env("TALUS_CONFIG_DIR", dir.join("config"))
+        .output()
+        .unwrap();
+    let log = String::from_utf8_lossy(&out.stderr).into_owned() + &String::from_utf8_lossy(&out.stdout);
+    (out.status.success(), format!("({:?})\n{log}", out.status))
+}

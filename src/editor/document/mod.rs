@@ -7,7 +7,7 @@
 //! | action                               | what changes                                        |
 //! |--------------------------------------|-----------------------------------------------------|
 //! | brush stroke                         | `begin_stroke` → `stroke_to`* → `end_stroke`: the paint target's tiles (a sculpt layer, or an erosion layer's mask) |
-//! | generate                             | `set_base`: the base (same size: layers stay, erosion goes stale; another size: a new stack) |
+//! | generate                             | `set_base`: the base (same size: layers stay, erosion goes stale; another size: a new stack; the base as it is: nothing) |
 //! | new map / import                     | `replace_all`: a new stack on that base              |
 //! | simulation run                       | `apply_result`: a new erosion layer on top           |
 //! | whole-map edit (fix pits and spikes) | `apply_edit`: added to the top sculpt layer          |
@@ -357,9 +357,21 @@ impl Document {
     }
 
     /// Replaces the base (a generator's new result) as one undo step. The same size keeps every
-    /// layer (erosion layers go stale); another size starts a new stack.
+    /// layer (erosion layers go stale); another size starts a new stack. The base as it is (the
+    /// same source, size, cell size and heights, bit for bit: Generate with nothing changed) changes
+    /// nothing: no undo step, no unsaved change, no stale layer.
     pub fn set_base(&mut self, map: Heightmap, source: BaseSource, label: &str) -> Changed {
         self.replace_base(map, source, label, true)
+    }
+
+    /// True when `map` from `source` is the base as it is: the same source, size and cell size,
+    /// and the same heights bit for bit.
+    pub fn base_is(&self, map: &Heightmap, source: &BaseSource) -> bool {
+        let s = &self.stack;
+        s.base.source == *source
+            && (map.width, map.height) == (s.width(), s.height())
+            && map.cell_size.to_bits() == s.cell_size().to_bits()
+            && s.base.heights.to_dense().iter().zip(&map.data).all(|(a, b)| a.to_bits() == b.to_bits())
     }
 
     /// Replaces the whole terrain (new map, import) as one undo step: a new stack whose base is
@@ -369,7 +381,10 @@ impl Document {
     }
 
     fn replace_base(&mut self, map: Heightmap, source: BaseSource, label: &str, keep_layers: bool) -> Changed {
-        self.end_stroke();
+        let ended = self.end_stroke();
+        if keep_layers && self.base_is(&map, &source) {
+            return ended;
+        }
         self.record(label, None);
         if keep_layers && (map.width, map.height) == (self.stack.width(), self.stack.height()) {
             self.stack.set_base(&map, source);

@@ -114,6 +114,35 @@ fn sculpt_bits(doc: &Document) -> Vec<u32> {
     }
 }
 
+/// Generate with nothing changed (#35): the base it makes is the base as it is, so nothing
+/// changes: no undo step, no unsaved change, the layers as they were (erosion not stale).
+#[test]
+fn the_same_base_again_changes_nothing() {
+    let params =
+        crate::core::generate::GenerateParams { width: 97, height: 81, cell_size: 8.0, seed: 23, ..Default::default() };
+    let source = BaseSource::Generator(params.clone());
+    let map = crate::core::generate::generate(&params).unwrap();
+    let mut doc = Document::with_base(map.clone(), source.clone());
+    raise(&mut doc, [20.0, 20.0], [70.0, 60.0]);
+    thermal_run(&mut doc);
+    doc.saved_revision = doc.revision;
+    let (folded, steps) = (bits(doc.map()), doc.history().undo_len());
+    assert!(doc.base_is(&map, &source));
+    assert_eq!(doc.set_base(map.clone(), source.clone(), "Generate"), Changed::None);
+    assert_eq!(bits(doc.map()), folded);
+    assert_eq!(doc.history().undo_len(), steps, "no undo step");
+    assert!(!doc.is_unsaved() && !doc.has_stale(), "no change, nothing stale");
+    // Another seed, or the same heights from another source, is a new base.
+    let other = BaseSource::Generator(crate::core::generate::GenerateParams { seed: 24, ..params });
+    assert!(!doc.base_is(&map, &other) && !doc.base_is(&map, &BaseSource::Heights));
+    let mut moved = map.clone();
+    moved.data[5] = f32::from_bits(moved.data[5].to_bits() ^ 1);
+    assert!(!doc.base_is(&moved, &source), "one bit differs");
+    doc.set_base(map, other, "Generate");
+    assert_eq!(doc.history().undo_len(), steps + 1);
+    assert!(doc.has_stale());
+}
+
 #[test]
 fn a_new_base_keeps_the_sculpt_bit_exact_and_undo_brings_all_back() {
     let mut doc = Document::new(noisy(120, 90));

@@ -145,8 +145,9 @@ crate::params! {
         /// Mie phase asymmetry `g` (Henyey-Greenstein-like): how strongly haze glows around the sun.
         pub mie_asymmetry: f32 = 0.8, range [0.0, 0.99];
         /// Metres of air each scene metre counts for (the atmosphere's world scale, inverted): 1 is
-        /// physical; more makes a small map hazier with distance.
-        pub aerial_scale: f32 = 8.0, range [1.0, 200.0];
+        /// physical, so a 1 km island reads clear and a 32 km world hazes with distance; more
+        /// exaggerates the haze (a small map seen as a large one).
+        pub aerial_scale: f32 = 1.0, range [1.0, 200.0];
         /// Average ground albedo for the multiple scattering.
         pub ground_albedo: f32 = 0.3, range [0.0, 1.0];
         /// Brightness of the light the sky sheds on the terrain (an environment map generated from the
@@ -253,6 +254,11 @@ crate::params! {
         pub ambient: f32 = 6000.0, range [0.0, 100000.0];
         /// Plain sky (clear) colour without the atmosphere, sRGB `[r, g, b]`.
         pub sky_color: [f32; 3] = [0.55, 0.70, 0.88], range [0.0, 1.0];
+        /// Meteorological visibility of the air without the atmosphere, km: the distance at which
+        /// haze leaves 2 % of a dark hill's contrast (extinction `3.912 / V`, Koschmieder). 200 km is
+        /// the sea-level air of the atmosphere drawn when it is on (Bevy's Earth medium), so a 1 km
+        /// island reads clear and a 32 km world hazes toward its far shore; 20 km is a hazy day.
+        pub visibility_km: f32 = 200.0, range [0.5, 1000.0];
     }
 }
 
@@ -326,6 +332,7 @@ impl SkyParams {
             bloom: clampf(v.bloom, 0.0, 1.0, 0.0),
             ambient: clampf(v.ambient, 0.0, 100_000.0, dv.ambient),
             sky_color: clamp_rgb(v.sky_color, dv.sky_color),
+            visibility_km: clampf(v.visibility_km, 0.5, 1000.0, dv.visibility_km),
         };
         SkyParams { sun, shadows, atmosphere, light_shafts, camera }
     }

@@ -14,9 +14,17 @@
 //!   [`crate::core::jfa::shore_distance`]), `k = 2π / wave_length`, `ω = k · wave_speed`,
 //!   the crest function is `φ = k·d + ω·t`, `w = ((1 + cos φ) / 2)^4`; its amplitude fades in from
 //!   `wave_reach` to the shore ([`shore_wave`]); crests run toward smaller `d`, i.e. landward, and
-//!   turn into foam in the last `foam_width · 4` metres.
-//! - **Foam** at the waterline where the depth under the surface is below `foam_width`, broken by
-//!   noise: `f = (1 − smoothstep(0, foam_width, z)) · noise`.
+//!   whiten into foam as they break near the shore.
+//! - **Filtering by the pixel's footprint** (issue #35: a 4 km island seen whole must not show
+//!   14 m crests as wide aliased stripes): with `f` the metres one pixel covers, the crest
+//!   fades to its mean over a cycle, `E[((1 + cos φ)/2)^4] = 35/128`, as `f` grows from `λ/8` to
+//!   `λ/4` ([`shore_wave_filtered`]) — the band of breaking water stays, the stripes go.
+//! - **Foam** along the waterline, `foam_width` metres wide measured *horizontally* from the
+//!   shore (the same `d`), so the band is as wide on a gentle 32 km coast as on a steep island
+//!   cliff: `f = 1 − smoothstep(0, max(foam_width, footprint), d)`, scaled by
+//!   `min(1, foam_width / footprint)` so a band narrower than a pixel keeps its coverage instead of
+//!   flickering ([`waterline_foam`]), then broken by noise. The pipe model's sheet flow has no
+//!   shore field: it foams where its depth is under `0.03·foam_width` (9 cm at the default).
 
 use serde::{Deserialize, Serialize};
 
@@ -56,8 +64,9 @@ crate::params! {
         pub ripple_speed: f32 = 1.2, range [0.0, 50.0];
         /// Draw foam along the waterline and on breaking shore waves.
         pub foam: bool = true;
-        /// Water depth under which foam shows at the waterline, metres.
-        pub foam_width: f32 = 0.8, range [0.0, 50.0];
+        /// Width of the foam band along the waterline, metres measured horizontally from the shore
+        /// (pipe water: foam where its depth is under 3 % of this).
+        pub foam_width: f32 = 3.0, range [0.0, 50.0];
         /// Foam colour (sRGB colour).
         pub foam_color: [f32; 3] = [0.93, 0.96, 0.97], range [0.0, 1.0];
         /// Draw waves running toward the shore (from the jump-flooded distance to the shore).
@@ -147,6 +156,29 @@ pub fn shore_wave(p: &WaterParams, d: f32, t: f32) -> f32 {
     let crest = ((1.0 + phase.cos()) * 0.5).powi(4);
     let reach = p.wave_reach.max(1e-3);
     crest * smoothstep(reach, 0.6 * reach, d) * smoothstep(-0.5, 0.5, d)
+}
+
+/// Mean of the crest shape `((1 + cos φ) / 2)^4` over a cycle.
+pub const CREST_MEAN: f32 = 35.0 / 128.0;
+
+/// [`shore_wave`] filtered for a pixel covering `footprint` metres: the crest fades to its mean
+/// over a cycle ([`CREST_MEAN`]) as the footprint grows from `λ/8` to `λ/4` (the shader's
+/// `wave_lod`), so crests too fine for the pixels do not alias into stripes.
+pub fn shore_wave_filtered(p: &WaterParams, d: f32, t: f32, footprint: f32) -> f32 {
+    let lod = 1.0 - smoothstep(p.wave_length / 8.0, p.wave_length / 4.0, footprint);
+    let reach = p.wave_reach.max(1e-3);
+    let fade = smoothstep(reach, 0.6 * reach, d) * smoothstep(-0.5, 0.5, d);
+    CREST_MEAN * fade + (shore_wave(p, d, t) - CREST_MEAN * fade) * lod
+}
+
+/// Foam coverage `0 ..= 1` (before its noise) at horizontal distance `d` metres from the shore
+/// (positive at sea) for a pixel covering `footprint` metres (the shader's waterline foam).
+pub fn waterline_foam(p: &WaterParams, d: f32, footprint: f32) -> f32 {
+    if !p.foam || p.foam_width <= 0.0 {
+        return 0.0;
+    }
+    let f = footprint.max(1e-4);
+    (1.0 - smoothstep(0.0, p.foam_width.max(f), d.max(0.0))) * (p.foam_width / f).min(1.0)
 }
 
 /// Geometry of the pipe model's water surface (see [`pipe_surface`]).
@@ -279,6 +311,37 @@ mod tests {
         assert!(((d0 - d1) - p.wave_speed * 0.5).abs() < 0.05, "at wave_speed");
         assert_eq!(shore_wave(&p, -3.0, 0.0), 0.0, "no waves on land");
         assert_eq!(shore_wave(&p, p.wave_reach + 1.0, 0.0), 0.0, "none beyond the reach");
+    }
+
+    #[test]
+    fn crests_too_fine_for_the_pixels_fade_to_their_mean() {
+        let p = WaterParams::default();
+        // 6 ..= 48 m: inside the reach's full strength (below 0.6 · 90 m).
+        let ds: Vec<f32> = (0..4200).map(|i| 6.0 + i as f32 * 0.01).collect();
+        // Close up: the crests as they are.
+        assert!(ds.iter().all(|&d| (shore_wave_filtered(&p, d, 0.3, 0.1) - shore_wave(&p, d, 0.3)).abs() < 1e-6));
+        // Seen from far (pixels a third of a wavelength wide): no stripes left, only the band.
+        let far: Vec<f32> = ds.iter().map(|&d| shore_wave_filtered(&p, d, 0.3, p.wave_length / 3.0)).collect();
+        let (lo, hi) = far.iter().fold((f32::MAX, f32::MIN), |(a, b), &v| (a.min(v), b.max(v)));
+        assert!(hi - lo < 1e-3, "flat within the reach: {lo} ..= {hi}");
+        // The mean over whole cycles is kept: the band is as bright as the crests average.
+        let n = (p.wave_length * 3.0 / 0.01) as usize;
+        let mean: f32 = ds[..n].iter().map(|&d| shore_wave(&p, d, 0.3)).sum::<f32>() / n as f32;
+        assert!((mean - CREST_MEAN).abs() < 2e-3, "{mean}");
+        assert!((far[0] - CREST_MEAN).abs() < 1e-3);
+    }
+
+    #[test]
+    fn the_foam_band_is_metres_wide_whatever_the_coast() {
+        let p = WaterParams::default();
+        // Its width is measured from the shore, not by depth: the same on any slope.
+        assert_eq!(waterline_foam(&p, 0.0, 0.05), 1.0);
+        assert!(waterline_foam(&p, p.foam_width * 0.5, 0.05) > 0.4);
+        assert_eq!(waterline_foam(&p, p.foam_width + 0.1, 0.05), 0.0);
+        // Pixels wider than the band: the band's share of the pixel, not a flickering full line.
+        let wide = waterline_foam(&p, 0.0, p.foam_width * 4.0);
+        assert!((wide - 0.25).abs() < 1e-6, "{wide}");
+        assert_eq!(waterline_foam(&WaterParams { foam: false, ..p.clone() }, 0.0, 1.0), 0.0);
     }
 
     #[test]
