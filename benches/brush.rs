@@ -21,7 +21,7 @@ use talus::core::generate::fbm::FbmParams;
 use talus::core::generate::{Base, GenerateParams, generate, landscape_fbm};
 use talus::core::raycast::{Ray, raycast};
 use talus::core::undo::UndoStack;
-use talus::editor::mesh::chunk_geometry;
+use talus::editor::mesh::chunk_geometry_lod;
 
 fn map() -> Heightmap {
     // 1 m cells (the brush radii below are in metres), the default fBm's node-space look of
@@ -68,7 +68,8 @@ fn dabs(c: &mut Criterion) {
     g.bench_function("whole_map_clone", |b| b.iter(|| black_box(base.clone())));
     // What one dab costs the editor on the CPU: the dab, then the geometry of every 64-quad chunk
     // its rectangle (grown by one node for the normals) touches — 4 chunks for a radius-32 dab
-    // away from chunk borders, up to 9 across them. The GPU upload is not included.
+    // away from chunk borders, up to 9 across them — at full detail with the skirts the editor
+    // hangs under every chunk. The GPU upload is not included.
     let stats = base.stats();
     let mut hm = base.clone();
     let mut i = 0u32;
@@ -81,7 +82,7 @@ fn dabs(c: &mut Criterion) {
             let mut vertices = 0;
             for cy in r.y0.saturating_sub(1) / q..=((r.y1 - 1) / q).min(last(hm.height)) {
                 for cx in r.x0.saturating_sub(1) / q..=((r.x1 - 1) / q).min(last(hm.width)) {
-                    vertices += chunk_geometry(&hm, &stats, cx, cy, q).positions.len();
+                    vertices += chunk_geometry_lod(&hm, &stats, cx, cy, q, 1, true).positions.len();
                 }
             }
             black_box(vertices)

@@ -16,7 +16,7 @@
 //! image, so the picture is the same while the vertex count falls with the square of `s`.
 //! Neighbouring chunks of different steps meet along edges that do not coincide; each chunk
 //! therefore hangs a **skirt** below its four edges (the edge vertices again, lowered by the
-//! largest height range of any [`MAX_LOD_STEP`]-node stretch of that edge, plus 1 % of a cell),
+//! largest height range of the edge's [`MAX_LOD_STEP`]-node blocks, plus 1 % of a cell),
 //! which fills any crack from below. The brush and picking read the height field itself, not the
 //! mesh, so a coarse chunk never moves what the cursor touches.
 
@@ -103,9 +103,11 @@ pub fn chunk_geometry_lod(
         let right: Vec<usize> = (0..vh).map(|j| j * vw + vw - 1).collect();
         let bottom: Vec<usize> = (0..vw).rev().map(|i| (vh - 1) * vw + i).collect();
         let left: Vec<usize> = (0..vh).rev().map(|j| j * vw).collect();
-        let nodes = |e: &[usize]| -> Vec<(usize, usize)> { e.iter().map(|&k| (xs[k % vw], ys[k / vw])).collect() };
-        for edge in [top, right, bottom, left] {
-            let depth = edge_skirt_depth(map, &nodes(&edge)) + 0.01 * c;
+        // Each edge's nodes, every one of them, from the chunk's origin (for the skirt's depth).
+        let row = |y: usize| -> Vec<f32> { (x0..=x1).map(|x| map.get(x, y)).collect() };
+        let col = |x: usize| -> Vec<f32> { (y0..=y1).map(|y| map.get(x, y)).collect() };
+        for (edge, heights) in [(top, row(y0)), (right, col(x1)), (bottom, row(y1)), (left, col(x0))] {
+            let depth = skirt_depth(&heights) + 0.01 * c;
             let base = g.positions.len() as u32;
             for &k in &edge {
                 let p = g.positions[k];
@@ -125,23 +127,17 @@ pub fn chunk_geometry_lod(
     g
 }
 
-/// How far below an edge through `nodes` (in order, consecutive kept nodes) its skirt reaches:
-/// the largest height range over any stretch of [`MAX_LOD_STEP`] nodes along it, which bounds the
-/// gap between this edge at any level of detail and the neighbour's at any other.
-fn edge_skirt_depth(map: &Heightmap, nodes: &[(usize, usize)]) -> f32 {
-    let (Some(&first), Some(&last)) = (nodes.first(), nodes.last()) else { return 0.0 };
-    // Every node of the edge, whatever the step.
-    let (dx, dy) = (last.0 as isize - first.0 as isize, last.1 as isize - first.1 as isize);
-    let n = dx.unsigned_abs().max(dy.unsigned_abs());
-    let at = |t: usize| {
-        let f = |a: usize, d: isize| (a as isize + d.signum() * t as isize) as usize;
-        map.get(f(first.0, dx), f(first.1, dy))
-    };
-    let heights: Vec<f32> = (0..=n).map(at).collect();
-    heights
-        .windows((MAX_LOD_STEP + 1).min(heights.len()))
-        .map(|w| {
-            let (lo, hi) = w.iter().fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
+/// How far below an edge with these node heights (every node, from the chunk's origin) its skirt
+/// reaches: the largest height range over the edge's [`MAX_LOD_STEP`]-node blocks, aligned at the
+/// chunk's origin. Every level keeps nodes at multiples of its step from that origin (and the
+/// edge's last node), as the neighbour across the edge does, so each coarse segment of either
+/// side lies within one block and the two edges cannot be further apart than its range.
+fn skirt_depth(heights: &[f32]) -> f32 {
+    (0..heights.len().saturating_sub(1))
+        .step_by(MAX_LOD_STEP)
+        .map(|i| {
+            let block = &heights[i..(i + MAX_LOD_STEP + 1).min(heights.len())];
+            let (lo, hi) = block.iter().fold((f32::MAX, f32::MIN), |(a, b), &h| (a.min(h), b.max(h)));
             if hi.is_finite() && lo.is_finite() { hi - lo } else { 0.0 }
         })
         .fold(0.0, f32::max)

@@ -254,11 +254,6 @@ pub fn flow_display_unit(unit: &str, hi: f32) -> (f32, String) {
     }
 }
 
-/// `labels` with each value divided by `div` (see [`flow_display_unit`]).
-fn scaled(ls: Vec<(f32, String)>, values: &[f32], div: f32) -> Vec<(f32, String)> {
-    ls.into_iter().zip(values).map(|((t, _), v)| (t, format_value(v / div))).collect()
-}
-
 /// Builds the overlay `p.kind` from `d`.
 pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
     let (w, h) = (d.map.width, d.map.height);
@@ -313,6 +308,7 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                 }
             } else {
                 let (lo, hi) = range(p, (0.0, quantile(flow.iter().copied().filter(|&f| f > 0.0), 0.99)));
+                let (div, unit) = flow_display_unit(d.flow_unit, hi);
                 let rgba = paint(n, |i| {
                     let t = unit_t(flow[i], lo, hi);
                     (HEAT.at(t), t / 0.35)
@@ -321,11 +317,7 @@ pub fn build(p: &OverlayParams, d: &OverlayData) -> Overlay {
                     image: image(rgba),
                     legend: Some(Legend {
                         title: title.into(),
-                        body: LegendBody::Ramp {
-                            ramp: HEAT,
-                            labels: scaled(labels(lo, hi), &[lo, hi], flow_display_unit(d.flow_unit, hi).0),
-                            unit: flow_display_unit(d.flow_unit, hi).1,
-                        },
+                        body: LegendBody::Ramp { ramp: HEAT, labels: labels(lo / div, hi / div), unit },
                         note: Some("linear scale".into()),
                     }),
                 }
