@@ -167,7 +167,10 @@ pub mod gpu {
     use std::sync::{Arc, Mutex, PoisonError};
 
     use super::*;
-    use crate::gpu::{AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuError, GpuJobError};
+    use crate::gpu::{
+        AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuError, GpuJobError,
+        GpuStreamPowerJob,
+    };
 
     /// The pipe and thermal GPU job in the GPU models' one fallback wrapper
     /// ([`crate::gpu::fallback`]); the droplet job is [`GpuDropletJob`], the same wrapper.
@@ -216,15 +219,29 @@ pub mod gpu {
         name: &'static str,
         /// Whether the GPU version has the sea level (otherwise a run with a sea stays on the CPU).
         sea_level: bool,
+        /// Whether the GPU version takes steering masks.
+        steer: bool,
         build: GpuBuild,
     }
 
     /// The models with a GPU version. A model not listed runs on the CPU (with a note).
     static GPU_MODELS: &[GpuModel] = &[
-        GpuModel { name: "Droplet", sea_level: false, build: droplet },
-        GpuModel { name: "Pipe", sea_level: true, build: pipe },
-        GpuModel { name: "Thermal", sea_level: false, build: thermal },
+        GpuModel { name: "Droplet", sea_level: false, steer: false, build: droplet },
+        GpuModel { name: "Pipe", sea_level: true, steer: false, build: pipe },
+        GpuModel { name: "Thermal", sea_level: false, steer: false, build: thermal },
+        GpuModel { name: "StreamPower", sea_level: true, steer: true, build: stream_power },
     ];
+
+    fn stream_power(
+        ctx: Arc<GpuContext>,
+        t: &Heightmap,
+        p: &ModelParams,
+        i: &JobInputs,
+    ) -> Result<Box<dyn Simulation>, BuildError> {
+        let ModelParams::StreamPower(sp) = p else { unreachable!("GPU_MODELS is keyed by model") };
+        let j = GpuStreamPowerJob::new(ctx, t.clone(), sp.clone(), i.clone(), Default::default())?;
+        Ok(Box::new(crate::gpu::ResilientGpuJob::stream_power(j, p.clone(), i.clone())))
+    }
 
     fn droplet(
         ctx: Arc<GpuContext>,
@@ -290,7 +307,7 @@ pub mod gpu {
             // exists in the CPU models only so far.
             return Outcome::Unavailable(format!("the {model} model's GPU version has no sea level yet"));
         }
-        if inputs.steer.is_some() {
+        if inputs.steer.is_some() && !gpu.steer {
             // Steering masks (spawn boxes, sinks) exist in the CPU models only.
             return Outcome::Unavailable(format!("the {model} model's GPU version has no steering masks yet"));
         }
@@ -336,7 +353,6 @@ pub mod gpu {
 mod tests {
     use super::*;
     use crate::core::erosion::pipe::PipeParams;
-    use crate::core::erosion::stream_power::StreamPowerParams;
 
     fn hm() -> Heightmap {
         Heightmap::from_fn(32, 32, 1.0, |x, y| (x + 2 * y) as f32 * 0.3).unwrap()
@@ -365,7 +381,7 @@ mod tests {
 
     #[test]
     fn models_without_a_gpu_version_fall_back_with_a_note() {
-        let p = ModelParams::StreamPower(StreamPowerParams::default());
+        let p = ModelParams::Snowball(Default::default());
         let (_, used) = build_with_backend(hm(), &p, JobInputs::default(), Backend::Gpu).unwrap();
         assert_eq!(used.backend, Backend::Cpu);
         assert!(used.note.as_deref().is_some_and(|n| n.contains("GPU")), "{used}");
@@ -498,5 +514,31 @@ mod tests {
         erosion::run(sim.as_mut(), &Default::default(), |_| {});
         assert!(sim.is_done());
         assert!(sim.ledger().eroded > 0.0, "the droplets eroded nothing");
+    }
+
+    /// The default Simulate runs on the GPU on a map with a sea and a steering mask (no
+    /// fallback), and its books close.
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn stream_power_runs_on_the_gpu_backend_with_a_sea_and_a_mask() {
+        let Some(_) = crate::gpu::context::test_context() else { return };
+        let p = ModelParams::StreamPower(crate::core::erosion::stream_power::StreamPowerParams {
+            steps: 10,
+            ..Default::default()
+        });
+        let t = hm();
+        let weights: Vec<f32> = (0..t.len()).map(|i| if i % 5 == 0 { 0.0 } else { 1.0 }).collect();
+        let inputs = JobInputs {
+            sea_level: Some(3.0),
+            steer: Some(crate::core::erosion::steer::Steer::new(weights, true)),
+            ..Default::default()
+        };
+        let (mut sim, used) =
+            build_with_backend_opts(t, &p, inputs, Backend::Gpu, BackendOptions { allow_software: true }).unwrap();
+        assert_eq!(used.backend, Backend::Gpu, "{used}");
+        assert!(used.note.is_none(), "{used}");
+        erosion::run(sim.as_mut(), &Default::default(), |_| {});
+        assert!(sim.ledger().closes(1e-3), "{:?}", sim.ledger());
+        assert!(sim.ledger().eroded > 0.0);
     }
 }

@@ -6,6 +6,8 @@
 //!   the CPU from the last state read back, books continued, with a note as a value.
 //! * [`uniform`]: uniform blocks as named `#[repr(C)]` Pod structs checked against their WGSL.
 //! * [`pipe`]: the pipe model (Mei et al. 2007, Št'ava et al. 2008, seed 003) and thermal erosion.
+//! * [`stream_power`]: the stream-power model, the default Simulate (Schott et al. 2023, pointer
+//!   jumping after FastFlow, Jain et al. 2024).
 //!
 //! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
 //! `include_str!`, so the binary runs anywhere. The CPU models in [`crate::core::erosion`] are the
@@ -23,3 +25,6 @@ pub use pipe::{GpuErosionJob, GpuJobError};
 pub mod droplet;
 
 pub use droplet::{GpuDropletError, GpuDropletJob, GpuDropletOptions};
+pub mod stream_power;
+
+pub use stream_power::{GpuStreamPowerJob, GpuStreamPowerOptions};

@@ -621,7 +621,7 @@ impl StreamPowerJob {
 
 /// Terrain-following uplift rates, m/yr (module doc, step 1): `u · clamp((h − b)/(h_max − b), 0,
 /// 1)^p` with `b` the sea level, or the lowest height without a sea.
-fn terrain_uplift(h: &[f32], sea: Option<f32>, u: f32, p: f32) -> Vec<f32> {
+pub(crate) fn terrain_uplift(h: &[f32], sea: Option<f32>, u: f32, p: f32) -> Vec<f32> {
     let base = sea.unwrap_or_else(|| h.iter().copied().fold(f32::INFINITY, f32::min)) as f64;
     let top = h.iter().copied().fold(f32::NEG_INFINITY, f32::max) as f64;
     let span = top - base;

@@ -1,0 +1,73 @@
+// Stream power, routing of one step (on the uplifted heights h and the filled surface W):
+// - rcv_h: the steepest lower neighbour on h, the receiver incision cuts toward (the CPU's D8);
+// - rcv_w and 1/Σ S^p: the steepest lower neighbour on W and the MFD normaliser (Freeman 1991)
+//   of the neighbours lower on W, S = (W_i − W_j)/d;
+// - carry: where this node's suspended sediment goes (rcv_h; a lake-bottom node or, without lake
+//   deposition, a lake node: rcv_w across the lake; a sea node within SEA_SPREAD nodes of the
+//   land: SPREAD, shared equally among its neighbours further from the land, so a river's load
+//   fans out from its mouth ring by ring and fills the nearest sea first; a sea node further
+//   out, a drain or a sink: LOSE);
+// - room: what the node may take this step: a near sea node up to the shelf (sea − 0.5 m), a
+//   lake-bottom node (no lower neighbour, below W) up to min(W, lo + α·(W − lo)) with lo its
+//   lowest neighbour, so a lake fills from its bottom up.
+
+@compute @workgroup_size(16, 16)
+fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    let i = gid.y * P.w + gid.x;
+    let x = i32(gid.x);
+    let y = i32(gid.y);
+    let hi = h_src[i];
+    let wi = w_src[i];
+    let f = nodes[i].flags;
+    var rh = NONE;
+    var sh = 0.0;
+    var rw = NONE;
+    var sw = 0.0;
+    var norm = 0.0;
+    var lo = BIG;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        let j = nb(x, y, k);
+        if (j < 0) { continue; }
+        let d = inv_dist(k);
+        let hj = h_src[j];
+        lo = min(lo, hj);
+        let s = (hi - hj) * d;
+        if (s > sh) { sh = s; rh = k; }
+        let t = (wi - w_src[j]) * d;
+        if (t > 0.0) {
+            norm = norm + pow(t, P.mfd_p);
+            if (t > sw) { sw = t; rw = k; }
+        }
+    }
+    var room = 0.0;
+    var cy = rh;
+    if ((f & OUTLET) != 0u) {
+        rh = NONE;
+        rw = NONE;
+        norm = 0.0;
+        cy = LOSE;
+        if ((f & SEA) != 0u && has_sea() && (f & FAR_SEA) == 0u && seaward(f) > 0u) {
+            room = pos(P.shelf - hi);
+            cy = SPREAD;
+        }
+    } else if ((f & ANCHOR) != 0u) {
+        // The terminal basin of a map without outlets keeps everything that reaches it.
+        room = BIG;
+        cy = NONE;
+    } else {
+        let lake = wi > hi;
+        let keep = (P.flags & 8u) != 0u;
+        if (rh == NONE) {
+            if (keep) { room = pos(min(wi, lo + P.lake_fill * (wi - lo)) - hi); }
+            cy = rw;
+        } else if (lake && !keep && rw != NONE) {
+            cy = rw;
+        }
+    }
+    route[i].code = f32(rh + 16u * rw + 256u * cy);
+    route[i].inv_norm = select(0.0, 1.0 / norm, norm > 0.0);
+    route[i].room = room;
+    route[i].w = wi;
+    route[i].dep = 0.0;
+}
