@@ -134,8 +134,8 @@ pub struct ErodeArgs {
     #[arg(long)]
     pub keep_partial: bool,
     /// Where the model runs: `cpu` (the reference), `gpu` (wgpu compute; falls back to the CPU
-    /// with a message when no GPU can run it) or `auto` (a hardware GPU when present). Pipe and
-    /// thermal have GPU versions.
+    /// with a message when no GPU can run it) or `auto` (a hardware GPU when present). Stream
+    /// power, pipe, thermal and droplets have GPU versions.
     #[arg(long, value_enum, default_value_t = Backend::Cpu)]
     pub backend: Backend,
     /// Let `--backend gpu|auto` use a software adapter (Mesa lavapipe, WARP), e.g. for testing
