@@ -506,3 +506,65 @@ fn the_splat_rule_is_the_editor_materials() {
         }
     }
 }
+
+/// FNV-1a (64 bits) of every file of a folder, names and bytes, in name order.
+fn folder_hash(dir: &Path) -> u64 {
+    let mut names: Vec<PathBuf> = std::fs::read_dir(dir).unwrap().map(|e| e.unwrap().path()).collect();
+    names.sort();
+    let mut h = 0xcbf2_9ce4_8422_2325u64;
+    for p in names {
+        for b in p.file_name().unwrap().as_encoded_bytes().iter().chain(&std::fs::read(&p).unwrap()) {
+            h = (h ^ u64::from(*b)).wrapping_mul(0x100_0000_01b3);
+        }
+    }
+    h
+}
+
+/// Issue #36: the flow map's fill and sum and the files are computed in parallel, with the same
+/// bytes at any thread count and the same bytes as before (the hashes were recorded with the
+/// serial flood, the serial sum and the band-by-band writer, on this input; a change of the PNG
+/// encoder would change them too). The map has pits, a sea and a cell size whose area multiples
+/// are not exact in `f64`, so the order of every sum shows.
+#[test]
+fn a_tile_set_is_the_same_bytes_on_any_pool_and_as_before_the_parallel_writer() {
+    let hills = common::grid::sine_hills(257, 257);
+    let map = Heightmap::from_fn(257, 257, 0.37, |x, y| {
+        hills.get(x, y) - 6.0 + ((x * 7919 + y * 104_729) % 97) as f32 * 0.02
+    })
+    .unwrap();
+    let pits = talus::core::analysis::pits_and_spikes(&map, 0.0, 0.0).pits.len();
+    let sea = map.data.iter().filter(|&&v| v <= 0.0).count();
+    assert!(pits > 10 && sea > 1000 && sea < map.len() / 2, "{pits} pits, {sea} sea nodes");
+    let change: Vec<f32> = (0..map.len()).map(|i| ((i * 31 % 211) as f32 - 105.0) * 0.01).collect();
+    let d = tempfile::tempdir().unwrap();
+    let mut got = Vec::new();
+    for (engine, format) in [(Engine::Unity, TileFormat::R16), (Engine::Unreal, TileFormat::Png16)] {
+        let hashes: Vec<u64> = [1, 2, 4]
+            .into_iter()
+            .map(|threads| {
+                let dir = d.path().join(format!("{}-{threads}", engine.name()));
+                common::grid::in_pool(threads, || {
+                    let flow = talus::core::analysis::flow_log_area(&map, 0.0);
+                    let inp = TileSetInput {
+                        map: &map,
+                        name: "t",
+                        engine,
+                        format,
+                        layout: TileLayout { tiles_x: 4, tiles_y: 4, tile_size: 65 },
+                        maps: &MapKind::ALL,
+                        sea_level: 0.0,
+                        flow: Some(&flow),
+                        erosion_change: Some(&change),
+                        bands: SplatBands::default(),
+                        source: "test",
+                    };
+                    write_tile_set(&dir, &inp, false, &AtomicBool::new(false), &|_| {}).unwrap();
+                });
+                folder_hash(&dir)
+            })
+            .collect();
+        assert!(hashes.iter().all(|&h| h == hashes[0]), "{engine:?}: {hashes:x?} at 1, 2, 4 threads");
+        got.push(hashes[0]);
+    }
+    assert_eq!(got, [0x04bd_791c_6c77_d358, 0x39a1_544f_f4da_d22c], "the bytes before #36 (Unity R16, Unreal PNG16)");
+}

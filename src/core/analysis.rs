@@ -30,6 +30,13 @@
 //! graph tied to its edge conditions and scratch; the analysis needs the fill itself (for
 //! [`fill_pits`]) and the sea as outlet, so it floods directly.
 //!
+//! [`drainage_area`] and [`flow_log_area`] (a tile set's flow map, up to 16385²) compute the same
+//! bits on every core (issue #36): the filled surface is the unique solution of the flood's
+//! equations, which strips of rows reach in parallel (`analysis/strip_flood.rs`, after Barnes
+//! 2016), and each node's area is its donors' summed in the order above, by dependency counts
+//! (`analysis/accumulation.rs`, after Barnes 2017); both modules say why the bits are the
+//! serial flood's, and their tests hold them to it at several thread counts.
+//!
 //! # Slope–area concavity
 //! Flint's law (Flint 1974; Whipple & Tucker 1999, eq. 6) for channels at steady state:
 //!
@@ -65,10 +72,12 @@
 //! See [`fix`]: [`fill_pits`] (the priority-flood above), [`breach_pits`] (carving along the
 //! flood's path, Soille 2004), [`remove_spikes`] and [`raise_pits`] (single nodes only).
 
+mod accumulation;
 pub mod detail;
 pub mod fix;
 pub mod parity;
 pub mod spectrum;
+mod strip_flood;
 
 use std::cmp::Reverse;
 use std::collections::BinaryHeap;
@@ -260,9 +269,17 @@ pub struct Drainage {
 }
 
 /// The D8 receiver of non-outlet node `i` on the filled surface `z` (steepest descent, the flood's
-/// `parent` when rounding hid every lower neighbour) and the horizontal distance to it, metres.
+/// parent, `parent()`, when rounding hid every lower neighbour) and the horizontal distance to it,
+/// metres.
 #[inline]
-fn d8_receiver(w: usize, h: usize, dx: f32, z: &[f32], parent: &[u32], i: usize) -> (usize, f32) {
+pub(crate) fn d8_receiver(
+    w: usize,
+    h: usize,
+    dx: f32,
+    z: &[f32],
+    i: usize,
+    parent: impl FnOnce() -> usize,
+) -> (usize, f32) {
     let mut best = (0.0f32, NONE, 0.0f32);
     for_neighbours(w, h, i, |j, diag| {
         let d = if diag { dx * std::f32::consts::SQRT_2 } else { dx };
@@ -273,7 +290,7 @@ fn d8_receiver(w: usize, h: usize, dx: f32, z: &[f32], parent: &[u32], i: usize)
     });
     // The flood guarantees a strictly lower neighbour; keep the parent if rounding hid it.
     if best.1 == NONE {
-        let p = parent[i] as usize;
+        let p = parent();
         (p, if (p % w != i % w) && (p / w != i / w) { dx * std::f32::consts::SQRT_2 } else { dx })
     } else {
         (best.1 as usize, best.2)
@@ -292,7 +309,7 @@ pub fn drainage(hm: &Heightmap, sea: f32) -> Drainage {
         if is_outlet(w, h, i, hm.data[i], sea) {
             continue;
         }
-        let (r, d) = d8_receiver(w, h, dx, &fl.filled, &fl.parent, i);
+        let (r, d) = d8_receiver(w, h, dx, &fl.filled, i, || fl.parent[i] as usize);
         receiver[i] = r as u32;
         length[i] = d;
         slope[i] = (hm.data[i] - hm.data[r]) / d;
@@ -308,43 +325,39 @@ pub fn drainage(hm: &Heightmap, sea: f32) -> Drainage {
     Drainage { receiver, area, slope, length }
 }
 
-/// Peak bytes per node of [`drainage_area`]: the flood's filled heights (4), seen flags (1),
-/// parents (4) and pop order (4), the `f64` areas (8), and the sorted outlets (8 a node, counted
-/// for every node: an all-sea map is all outlets); its heap holds only the flood's land front.
-pub const DRAINAGE_AREA_BYTES_PER_NODE: u64 = 29;
+/// Peak bytes per node of [`drainage_area`]: the filled heights (4) with the directions, pending
+/// counts and `f64` areas of the sum (10); while filling, the filled heights (4) and the strips'
+/// heaps and seeds (8 for each node queued at once, at most about one a node).
+pub const DRAINAGE_AREA_BYTES_PER_NODE: u64 = 4 + accumulation::BYTES_PER_NODE;
 
-/// [`drainage`]'s `area` alone, bit for bit, without its receiver, slope and length grids: each
-/// receiver is found again as the areas are summed, in the flood's order reversed. For the flow
-/// maps of large builds (at most [`DRAINAGE_AREA_BYTES_PER_NODE`] bytes a node, 7.8 GB at 16385²,
-/// where [`drainage`] holds up to about 53).
+/// [`drainage`]'s `area` alone, bit for bit, without its receiver, slope and length grids, in
+/// parallel and with the same bits at any thread count: the filled surface by strips
+/// (`strip_flood`), then the areas by dependency counts (`accumulation`; the module docs say why
+/// the bits are the serial flood's). For the flow maps of large builds (at most
+/// [`DRAINAGE_AREA_BYTES_PER_NODE`] bytes a node, 3.8 GB at 16385², where [`drainage`] holds up
+/// to about 53).
 pub fn drainage_area(hm: &Heightmap, sea: f32) -> Vec<f64> {
-    let (w, h) = (hm.width, hm.height);
-    let fl = priority_flood(hm, sea, f32::MIN_POSITIVE);
-    let dx = hm.cell_size;
-    let cell = (dx as f64) * (dx as f64);
-    let mut area = vec![cell; hm.len()];
-    for &i in fl.order.iter().rev() {
-        let i = i as usize;
-        if is_outlet(w, h, i, hm.data[i], sea) {
-            continue;
-        }
-        let (r, _) = d8_receiver(w, h, dx, &fl.filled, &fl.parent, i);
-        area[r] += area[i];
-    }
-    area
+    let z = strip_flood::filled(hm, sea, f32::MIN_POSITIVE);
+    accumulation::areas(hm, sea, &z).into_iter().map(|a| f64::from_bits(a.into_inner())).collect()
 }
 
 /// Peak bytes per node of [`flow_log_area`]: [`drainage_area`]'s
-/// ([`DRAINAGE_AREA_BYTES_PER_NODE`]), the kept `f32` grid, and 4 for the flood's heap, which
-/// holds only its land front.
-pub const FLOW_BYTES_PER_NODE: u64 = DRAINAGE_AREA_BYTES_PER_NODE + 8;
+/// ([`DRAINAGE_AREA_BYTES_PER_NODE`]), and 2 more for the strips' heaps; the kept `f32` grid is
+/// made once the filled heights, directions and counts are gone (areas 8 + grid 4).
+pub const FLOW_BYTES_PER_NODE: u64 = DRAINAGE_AREA_BYTES_PER_NODE + 2;
 
 /// The log10 of each node's D8 drainage area in m² ([`drainage_area`]), as a map of the same size:
 /// an engine tile set's flow map (`core::io::tiles::maps`).
 pub fn flow_log_area(map: &Heightmap, sea_level: f32) -> Heightmap {
     use rayon::prelude::*;
-    let area = drainage_area(map, sea_level);
-    let data = area.par_iter().map(|&a| a.max(f64::MIN_POSITIVE).log10() as f32).collect();
+    use std::sync::atomic::Ordering;
+    let z = strip_flood::filled(map, sea_level, f32::MIN_POSITIVE);
+    let area = accumulation::areas(map, sea_level, &z);
+    drop(z);
+    let data = area
+        .par_iter()
+        .map(|a| f64::from_bits(a.load(Ordering::Relaxed)).max(f64::MIN_POSITIVE).log10() as f32)
+        .collect();
     Heightmap { width: map.width, height: map.height, cell_size: map.cell_size, data }
 }
 
@@ -680,6 +693,25 @@ mod tests {
             assert!((c.theta - theta).abs() < 0.05, "θ {} for {theta}", c.theta);
             assert!(c.r2 > 0.95 && c.nodes > 100, "{c:?}");
         }
+    }
+
+    /// [`drainage_area`] before #36, kept as the reference of the parallel one: the serial flood,
+    /// then each non-outlet node's area added to its receiver's in the pop order reversed.
+    pub(crate) fn drainage_area_serial(hm: &Heightmap, sea: f32) -> Vec<f64> {
+        let (w, h) = (hm.width, hm.height);
+        let fl = priority_flood(hm, sea, f32::MIN_POSITIVE);
+        let dx = hm.cell_size;
+        let cell = (dx as f64) * (dx as f64);
+        let mut area = vec![cell; hm.len()];
+        for &i in fl.order.iter().rev() {
+            let i = i as usize;
+            if is_outlet(w, h, i, hm.data[i], sea) {
+                continue;
+            }
+            let (r, _) = d8_receiver(w, h, dx, &fl.filled, i, || fl.parent[i] as usize);
+            area[r] += area[i];
+        }
+        area
     }
 
     #[test]

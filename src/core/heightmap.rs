@@ -269,6 +269,22 @@ impl Heightmap {
         Stats { min, max, mean: sum / self.data.len() as f64 }
     }
 
+    /// Lowest and highest height, the bits of [`Heightmap::stats`]'s, on every core (issue #36).
+    /// `f32::min` and `f32::max` skip NaN and pick one of two equal values, so in any order they
+    /// give the one extreme value, and a non-zero float has one bit pattern; only `−0` and `+0`
+    /// are equal with two, so a zero extreme is taken again in the serial order.
+    pub fn min_max(&self) -> (f32, f32) {
+        use rayon::prelude::*;
+        let pair = |a: (f32, f32), b: (f32, f32)| (a.0.min(b.0), a.1.max(b.1));
+        let none = || (f32::INFINITY, f32::NEG_INFINITY);
+        let (min, max) = self.data.par_iter().fold(none, |a, &h| pair(a, (h, h))).reduce(none, pair);
+        if min == 0.0 || max == 0.0 {
+            let s = self.stats();
+            return (s.min, s.max);
+        }
+        (min, max)
+    }
+
     /// Sum of all heights in f64 (the "volume" in metre·nodes used by erosion ledgers).
     pub fn sum(&self) -> f64 {
         self.data.iter().map(|&h| h as f64).sum()
@@ -305,14 +321,15 @@ impl Heightmap {
 
     /// Linearly maps the current `[min, max]` onto `[lo, hi]`. A flat map becomes `lo`.
     pub fn normalize(&mut self, lo: f32, hi: f32) {
-        let s = self.stats();
-        let span = s.max - s.min;
+        use rayon::prelude::*;
+        let (min, max) = self.min_max();
+        let span = max - min;
         if !span.is_finite() || span <= 0.0 {
-            self.data.iter_mut().for_each(|h| *h = lo);
+            self.data.par_iter_mut().for_each(|h| *h = lo);
             return;
         }
         let k = (hi - lo) / span;
-        self.data.iter_mut().for_each(|h| *h = lo + (*h - s.min) * k);
+        self.data.par_iter_mut().for_each(|h| *h = lo + (*h - min) * k);
     }
 
     /// True when every height is finite.
@@ -393,6 +410,27 @@ mod tests {
         // slope 1 m per node over 2 m → 0.5
         let l = (0.25f32 + 1.0).sqrt();
         assert!((n[0] + 0.5 / l).abs() < 1e-6 && (n[1] - 1.0 / l).abs() < 1e-6 && n[2].abs() < 1e-6);
+    }
+
+    #[test]
+    fn min_max_is_the_serial_stats_bits_on_any_pool() {
+        let mut cases: Vec<Vec<f32>> = vec![
+            (0..100_000).map(|i| ((i * 7919 % 1000) as f32 - 500.0) * 0.37).collect(),
+            vec![0.0, -0.0, 1.0, -0.0, 0.0],
+            vec![-0.0, 0.0, -1.0],
+            vec![f32::NAN, 2.0, f32::NAN, -3.0],
+            vec![f32::NAN; 4],
+        ];
+        cases.push((0..70_000).map(|i| if i % 3 == 0 { -0.0 } else { (i % 5) as f32 }).collect());
+        for data in cases {
+            let hm = Heightmap { width: data.len(), height: 1, cell_size: 1.0, data };
+            let s = hm.stats();
+            for threads in [1, 4] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let (lo, hi) = pool.install(|| hm.min_max());
+                assert_eq!((lo.to_bits(), hi.to_bits()), (s.min.to_bits(), s.max.to_bits()), "{:?}", &hm.data[..3]);
+            }
+        }
     }
 
     #[test]

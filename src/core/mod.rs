@@ -9,6 +9,7 @@ pub mod heightmap;
 pub mod io;
 pub mod jfa;
 pub mod params;
+pub mod rank;
 pub mod raycast;
 pub mod resample;
 pub mod rng;

@@ -74,6 +74,7 @@ use serde::{Deserialize, Serialize};
 
 use super::{GenError, check};
 use crate::core::heightmap::Heightmap;
+use crate::core::rank::Ranks;
 use crate::core::units::Sampling;
 
 crate::param_enum! {
@@ -287,21 +288,19 @@ impl SeaLevelParams {
     }
 }
 
-/// A threshold `T` with exactly `k` of the values `v` (all finite, `v` reordered) below it, unless
-/// values tie at it.
-fn threshold_below(v: &mut [f32], k: usize) -> f32 {
-    let n = v.len();
+/// A threshold `T` with exactly `k` of the finite values `r` counts below it, unless values tie
+/// at it: midway between the values of ranks `k − 1` and `k` in [`f32::total_cmp`] order (the
+/// order statistics are counted in parallel, [`Ranks`]; the bits are a selection's).
+fn threshold_below(r: &Ranks, k: usize) -> f32 {
+    let n = r.len();
     if k == 0 {
-        return *v.iter().min_by(|a, b| a.total_cmp(b)).expect("non-empty");
+        return r.values([0])[0];
     }
     if k >= n {
-        let top = *v.iter().max_by(|a, b| a.total_cmp(b)).expect("non-empty");
-        return top.next_up();
+        return r.values([n - 1])[0].next_up();
     }
-    // v[k] is the (k+1)-th smallest; the k smallest lie before it.
-    let (below, kth, _) = v.select_nth_unstable_by(k, |a, b| a.total_cmp(b));
-    let hi = *kth;
-    let lo = *below.iter().max_by(|a, b| a.total_cmp(b)).expect("k >= 1");
+    // The (k+1)-th smallest, and the largest of the k smallest below it.
+    let [lo, hi] = r.values([k - 1, k]);
     // Midpoint, but never equal to lo (lo must stay below the threshold).
     let mid = lo + (hi - lo) * 0.5;
     if mid > lo { mid } else { hi }
@@ -324,8 +323,8 @@ fn weight4(x: usize, y: usize, w: usize, h: usize) -> u64 {
 /// few selections (`d` only counts border nodes).
 fn coverage_threshold(hm: &Heightmap, coverage: f32) -> Option<f32> {
     let (w, h) = (hm.width, hm.height);
-    let mut v: Vec<f32> = hm.data.iter().copied().filter(|h| h.is_finite()).collect();
-    let n = v.len();
+    let ranks = Ranks::finite(&hm.data);
+    let n = ranks.len();
     if n == 0 {
         return None;
     }
@@ -361,14 +360,14 @@ fn coverage_threshold(hm: &Heightmap, coverage: f32) -> Option<f32> {
     let total = 4 * n as u64 - lack_below.last().expect("non-empty");
     let k = (coverage as f64 * total as f64).round();
     let mut c = ((k / 4.0).round() as usize).min(n);
-    let mut t = threshold_below(&mut v, c);
+    let mut t = threshold_below(&ranks, c);
     for _ in 0..32 {
         let next = (((k + lack_under(t) as f64) / 4.0).round() as usize).min(n);
         if next == c {
             break;
         }
         c = next;
-        t = threshold_below(&mut v, c);
+        t = threshold_below(&ranks, c);
     }
     Some(t)
 }
@@ -403,6 +402,43 @@ pub fn water_mask(hm: &Heightmap, level: f32) -> Vec<bool> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// [`threshold_below`] before #36: a serial selection on a copy of the finite values.
+    fn threshold_below_serial(v: &mut [f32], k: usize) -> f32 {
+        let n = v.len();
+        if k == 0 {
+            return *v.iter().min_by(|a, b| a.total_cmp(b)).expect("non-empty");
+        }
+        if k >= n {
+            let top = *v.iter().max_by(|a, b| a.total_cmp(b)).expect("non-empty");
+            return top.next_up();
+        }
+        let (below, kth, _) = v.select_nth_unstable_by(k, |a, b| a.total_cmp(b));
+        let hi = *kth;
+        let lo = *below.iter().max_by(|a, b| a.total_cmp(b)).expect("k >= 1");
+        let mid = lo + (hi - lo) * 0.5;
+        if mid > lo { mid } else { hi }
+    }
+
+    #[test]
+    fn the_counted_threshold_is_the_selections_bits() {
+        // Ties, signed zeros, a NaN and an infinity (not finite: left out), tiny steps.
+        let data: Vec<f32> = (0..5000)
+            .map(|i| match i % 11 {
+                0 => -0.0,
+                1 => 0.0,
+                2 if i == 2 => f32::NAN,
+                3 if i == 3 => f32::INFINITY,
+                _ => ((i * 7919 % 101) as f32 - 50.0) * 0.25 + (i % 3) as f32 * 1e-7,
+            })
+            .collect();
+        let mut finite: Vec<f32> = data.iter().copied().filter(|x| x.is_finite()).collect();
+        let ranks = Ranks::finite(&data);
+        for k in (0..=finite.len() + 1).step_by(7).chain([1, finite.len() - 1, finite.len()]) {
+            let want = threshold_below_serial(&mut finite, k);
+            assert_eq!(threshold_below(&ranks, k).to_bits(), want.to_bits(), "k = {k}");
+        }
+    }
 
     /// Seed-order view: `grid[i][j]` = node (x = i, y = j).
     fn by_ij(hm: &Heightmap) -> Vec<Vec<f32>> {

@@ -123,12 +123,12 @@ pub enum PlanStep {
     },
     /// The erosion layers' summed change is kept (for a tile set's erosion and deposition maps).
     KeepChange,
-    /// A tile set's tiles, written band by band.
+    /// A tile set's tiles and maps, written file by file in parallel.
     Tiles {
         /// The tiling.
         layout: TileLayout,
-        /// Bytes of one band's tile buffers.
-        band_bytes: u64,
+        /// Bytes of the buffers of the files written at once (one a thread).
+        buffer_bytes: u64,
     },
     /// A tile set's flow map: the drainage of the whole build.
     Flow {
@@ -144,13 +144,13 @@ impl fmt::Display for PlanStep {
             PlanStep::Base(how) => write!(f, "{how}"),
             PlanStep::Layer { name, how, .. } => write!(f, "{name}: {how}"),
             PlanStep::KeepChange => write!(f, "the erosion layers' summed change kept (one more f32 grid)"),
-            PlanStep::Tiles { layout: l, band_bytes } => write!(
+            PlanStep::Tiles { layout: l, buffer_bytes } => write!(
                 f,
-                "tiles: {}×{} of {} nodes, written band by band ({:.1} MiB of tile buffers)",
+                "tiles: {}×{} of {} nodes, written file by file in parallel ({:.1} MiB of file buffers)",
                 l.tiles_x,
                 l.tiles_y,
                 l.tile_size,
-                *band_bytes as f64 / 1048576.0
+                *buffer_bytes as f64 / 1048576.0
             ),
             PlanStep::Flow { bytes } => write!(
                 f,
@@ -301,8 +301,8 @@ pub fn plan(stack: &LayerStack, req: &BuildRequest) -> Result<BuildPlan, BuildEr
             steps.push(PlanStep::KeepChange);
         }
         let cost = tiles::plan_bytes(&l, &t.maps);
-        bytes += cost.band_bytes;
-        steps.push(PlanStep::Tiles { layout: l, band_bytes: cost.band_bytes });
+        bytes += cost.buffer_bytes;
+        steps.push(PlanStep::Tiles { layout: l, buffer_bytes: cost.buffer_bytes });
         if let Some(f) = cost.flow_bytes {
             bytes += f;
             steps.push(PlanStep::Flow { bytes: f });

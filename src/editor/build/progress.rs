@@ -33,7 +33,7 @@ pub enum Phase {
         /// Nodes along y.
         height: usize,
     },
-    /// Tiles and maps, band by band (a cancel still stops it).
+    /// Tiles and maps, file by file in parallel (a cancel still stops it).
     Tiles {
         /// The tiling.
         layout: TileLayout,

@@ -1,9 +1,10 @@
 //! A build written as an engine tile set (issue #27), the last part of a build whose target is
 //! [`super::Target::Tiles`]: the project is built once at the set's whole size
 //! `W = Kx·(S − 1) + 1`, the flow map's drainage is computed on that global build when it is asked
-//! for, and [`crate::core::io::tiles::write_tile_set`] cuts the tiles and maps band by band into a
-//! temporary folder renamed at the end (formats, the shared height range and the manifest are
-//! documented there). Cut from one build, neighbouring tiles share their edge rows bit for bit.
+//! for, and [`crate::core::io::tiles::write_tile_set`] cuts the tiles and maps, file by file in
+//! parallel, into a temporary folder renamed at the end (formats, the shared height range and the
+//! manifest are documented there). Cut from one build, neighbouring tiles share their edge rows bit
+//! for bit.
 //!
 //! [`layouts`] lists the tilings an engine allows for a project (the dialog's Tiles menu),
 //! [`layout_for`] resolves a request's tiling, [`write_set`] writes the set.
@@ -101,7 +102,7 @@ pub(super) struct SetInput<'a> {
 }
 
 /// Writes the tile set of `inp` into its folder: the flow map's drainage if asked for, then the
-/// tiles band by band; `report(phase, within)` hears of both. A cancel leaves nothing in or beside
+/// tiles and maps; `report(phase, within)` hears of both. A cancel leaves nothing in or beside
 /// the folder ([`BuildError::Cancelled`]).
 pub(super) fn write_set(
     inp: &SetInput,

@@ -315,18 +315,17 @@ pub struct MapRanges {
 
 impl MapRanges {
     /// The ranges of a map of statistics `stats` and cell size `cell` metres, with its flow
-    /// map's `log10 A` and its erosion change where there are (each one pass).
+    /// map's `log10 A` and its erosion change where there are (each one parallel pass: a maximum
+    /// is the same in any order, as `f32::max` skips NaN either way and a `±0` tie only arises
+    /// below the ranges' floors).
     pub fn measure(stats: &Stats, cell: f32, flow: Option<&Heightmap>, erosion_change: Option<&[f32]>) -> Self {
+        use rayon::prelude::*;
         let cell = cell as f64;
-        let flow_hi = flow.map_or(0.0, |f| f.stats().max);
+        let flow_hi = flow.map_or(0.0, |f| f.data.par_iter().copied().reduce(|| f32::NEG_INFINITY, f32::max));
         let flow_lo = (cell * cell).log10() as f32;
-        let (mut e, mut d) = (0.0f32, 0.0f32);
-        if let Some(c) = erosion_change {
-            for &v in c {
-                e = e.max(-v);
-                d = d.max(v);
-            }
-        }
+        let (e, d) = erosion_change.map_or((0.0, 0.0), |c| {
+            c.par_iter().map(|&v| (-v, v)).reduce(|| (0.0f32, 0.0f32), |a, b| (a.0.max(b.0), a.1.max(b.1)))
+        });
         MapRanges {
             flow: [flow_lo, flow_hi.max(flow_lo + 1e-3)],
             erosion: e.max(1e-6),

@@ -1,17 +1,21 @@
-//! Writing a tile set: streamed and atomic.
+//! Writing a tile set: in parallel, streamed and atomic.
 //!
 //! [`write_tile_set`] measures the whole map once ([`Ranges`]: its statistics, the shared height
-//! range, the maps' ranges; the manifest reuses them), then writes one band of tiles (one tile
-//! row) at a time, the band's tiles in parallel, each tile from its own buffers (a few bytes per
-//! node of one tile); it never holds a second copy of the map. The flow map needs one global
-//! computation, kept as one `f32` grid ([`crate::core::analysis::flow_log_area`]; its peak while
-//! computing is [`crate::core::analysis::FLOW_BYTES_PER_NODE`]).
+//! range, the maps' ranges; the manifest reuses them), then writes every file of the set (a tile's
+//! heights, one map of a tile) as its own job on rayon's pool (issue #36: 7 files a tile with all
+//! maps, so 16 cores stay busy even with 4 tiles across). Each job computes its file from the
+//! global map into its own buffers, encodes it, writes it and drops the buffers, so the set holds
+//! at most one file's buffers a thread (a few bytes per node of one tile) and never a second copy
+//! of the map. A file's bytes depend only on its tile and kind, so the set is the same, byte for
+//! byte, at any thread count and in any order the jobs run. The flow map needs one global
+//! computation, kept as one `f32` grid ([`crate::core::analysis::flow_log_area`], itself parallel;
+//! its peak while computing is [`crate::core::analysis::FLOW_BYTES_PER_NODE`]).
 //!
 //! Everything goes into a temporary folder `DIR.tmp-PID-N` next to `DIR`, the manifest last; the
 //! folder is renamed to `DIR` at the end ([`crate::core::io::atomic::write_dir_atomic`]). A
-//! cancel, a failed write (a full disk) or any other error deletes the temporary folder, so
-//! nothing is left; an existing `DIR` that is not empty is refused unless `force`, and is then
-//! replaced only once the new set is complete.
+//! cancel (checked before each file), a failed write (a full disk) or any other error deletes the
+//! temporary folder, so nothing is left; an existing `DIR` that is not empty is refused unless
+//! `force`, and is then replaced only once the new set is complete.
 
 use std::fs;
 use std::io::{Cursor, Write};
@@ -72,9 +76,14 @@ pub struct Ranges {
 
 impl Ranges {
     /// Measures `inp`: one pass over the heights, one over the flow map and one over the erosion
-    /// change where they are given.
+    /// change where they are given, each on every core. The heights' extremes are
+    /// [`Heightmap::stats`]'s bits ([`Heightmap::min_max`]); their mean, which no file holds, is
+    /// summed in chunks of 2^16 nodes in order (the same at any thread count).
     pub fn measure(inp: &TileSetInput) -> Self {
-        let stats = inp.map.stats();
+        let (min, max) = inp.map.min_max();
+        let chunks: Vec<f64> =
+            inp.map.data.par_chunks(1 << 16).map(|c| c.iter().map(|&h| h as f64).sum::<f64>()).collect();
+        let stats = Stats { min, max, mean: chunks.iter().sum::<f64>() / inp.map.len() as f64 };
         Ranges {
             stats,
             heights: inp.engine.spec().heights.range(&stats),
@@ -83,12 +92,12 @@ impl Ranges {
     }
 }
 
-/// The memory a tile set adds to its build's: the band's tile buffers, and the flow map's
-/// computation when a map needs it.
+/// The memory a tile set adds to its build's: the buffers of the files being written at once,
+/// and the flow map's computation when a map needs it.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub struct TileSetCost {
-    /// Bytes of one band's tile buffers.
-    pub band_bytes: u64,
+    /// Bytes of the files' buffers in flight (one file a thread).
+    pub buffer_bytes: u64,
     /// Peak bytes of the flow map's computation, when a map needs it.
     pub flow_bytes: Option<u64>,
 }
@@ -96,21 +105,29 @@ pub struct TileSetCost {
 impl TileSetCost {
     /// Both parts together.
     pub fn bytes(&self) -> u64 {
-        self.band_bytes + self.flow_bytes.unwrap_or(0)
+        self.buffer_bytes + self.flow_bytes.unwrap_or(0)
     }
 }
 
-/// What a tile set of `layout` with `maps` adds to its build's memory, for the build's plan.
+/// Bytes of one file's buffers, per node of its tile: the heights (`f32`), their samples (`u32`,
+/// `u16`) and the encoded file; a map's pixels (at most 4 bytes) and its PNG are fewer.
+const FILE_BYTES_PER_NODE: u64 = 16;
+
+/// What a tile set of `layout` with `maps` adds to its build's memory on rayon's pool, for the
+/// build's plan.
 pub fn plan_bytes(layout: &TileLayout, maps: &[MapKind]) -> TileSetCost {
     let nodes = (layout.width() * layout.height()) as u64;
     let s2 = (layout.tile_size * layout.tile_size) as u64;
-    // A tile's heights (f32), samples (u32, u16), one map's pixels (≤ 4 bytes) and its PNG.
-    let band_bytes = layout.tiles_x as u64 * s2 * 16;
-    TileSetCost { band_bytes, flow_bytes: needs_flow(maps).then_some(nodes * FLOW_BYTES_PER_NODE) }
+    let files = (layout.tiles_x * layout.tiles_y * (1 + maps.len())) as u64;
+    let at_once = files.min(rayon::current_num_threads() as u64);
+    TileSetCost {
+        buffer_bytes: at_once * s2 * FILE_BYTES_PER_NODE,
+        flow_bytes: needs_flow(maps).then_some(nodes * FLOW_BYTES_PER_NODE),
+    }
 }
 
 /// Writes the tile set of `inp` into `dir` (module doc: streamed, atomic, nothing left on error
-/// or cancel); `progress` hears the fraction of tiles written.
+/// or cancel); `progress` hears the fraction of files written.
 pub fn write_tile_set(
     dir: &Path,
     inp: &TileSetInput,
@@ -125,6 +142,14 @@ pub fn write_tile_set(
     write_dir_atomic(dir, force, |tmp| write_into(tmp, inp, cancel, progress))
 }
 
+/// One file of the set: tile `(tx, ty)`'s heights (`map: None`) or one of its maps.
+#[derive(Clone, Copy, Debug)]
+struct File {
+    tx: usize,
+    ty: usize,
+    map: Option<MapKind>,
+}
+
 fn write_into(
     tmp: &Path,
     inp: &TileSetInput,
@@ -134,24 +159,30 @@ fn write_into(
     let l = inp.layout;
     let r = Ranges::measure(inp);
     let src = source(inp, &r.maps)?;
-    let total = (l.tiles_x * l.tiles_y) as f64;
+    let kinds: Vec<Option<MapKind>> = std::iter::once(None).chain(inp.maps.iter().copied().map(Some)).collect();
+    let files: Vec<File> = (0..l.tiles_y)
+        .flat_map(|ty| (0..l.tiles_x).map(move |tx| (tx, ty)))
+        .flat_map(|(tx, ty)| kinds.iter().map(move |&map| File { tx, ty, map }))
+        .collect();
+    let total = files.len() as f64;
     let done = AtomicU64::new(0);
-    for ty in 0..l.tiles_y {
-        (0..l.tiles_x).into_par_iter().try_for_each(|tx| -> Result<(), TileError> {
-            if cancel.load(Ordering::Relaxed) {
-                return Err(TileError::Cancelled);
-            }
-            for (name, bytes) in tile_files(inp, &src, tx, ty, r.heights)? {
-                let p = tmp.join(&name);
-                let mut f = fs::File::create(&p).map_err(io_err("create", &p))?;
-                f.write_all(&bytes).map_err(io_err("write", &p))?;
-                f.sync_all().map_err(io_err("write", &p))?;
-            }
-            let d = done.fetch_add(1, Ordering::Relaxed) + 1;
-            progress(d as f64 / total);
-            Ok(())
-        })?;
-    }
+    // One file a job (module doc); rayon runs one job a thread at a time.
+    files.par_iter().with_max_len(1).try_for_each(|&f| -> Result<(), TileError> {
+        if cancel.load(Ordering::Relaxed) {
+            return Err(TileError::Cancelled);
+        }
+        let (name, bytes) = match f.map {
+            None => height_file(inp, f.tx, f.ty, r.heights)?,
+            Some(kind) => map_file(inp, &src, kind, f.tx, f.ty)?,
+        };
+        let p = tmp.join(&name);
+        let mut file = fs::File::create(&p).map_err(io_err("create", &p))?;
+        file.write_all(&bytes).map_err(io_err("write", &p))?;
+        file.sync_all().map_err(io_err("write", &p))?;
+        let d = done.fetch_add(1, Ordering::Relaxed) + 1;
+        progress(d as f64 / total);
+        Ok(())
+    })?;
     if cancel.load(Ordering::Relaxed) {
         return Err(TileError::Cancelled);
     }
@@ -216,21 +247,12 @@ fn q16(v: f32, [lo, hi]: [f32; 2]) -> u16 {
     (t.clamp(0.0, 1.0) * 65535.0).round() as u16
 }
 
-/// The files of tile `(tx, ty)`: name and bytes.
-fn tile_files(
-    inp: &TileSetInput,
-    src: &MapSource,
-    tx: usize,
-    ty: usize,
-    range: [f32; 2],
-) -> Result<Vec<(String, Vec<u8>)>, TileError> {
+/// The heights of tile `(tx, ty)`, quantised over `range`: file name and bytes.
+fn height_file(inp: &TileSetInput, tx: usize, ty: usize, range: [f32; 2]) -> Result<(String, Vec<u8>), TileError> {
     let s = inp.layout.tile_size;
     let (x0, y0) = (tx * (s - 1), ty * (s - 1));
     let map = inp.map;
     let w = map.width;
-    let nodes = || (0..s * s).map(move |i| (x0 + i % s, y0 + i / s));
-    let mut out = Vec::new();
-    // Heights.
     let mut hts: Vec<f32> = Vec::with_capacity(s * s);
     for y in y0..y0 + s {
         hts.extend_from_slice(&map.data[y * w + x0..y * w + x0 + s]);
@@ -250,24 +272,34 @@ fn tile_files(
             b
         }
     };
-    out.push((hfile, bytes));
-    for &kind in inp.maps {
-        let file = kind.file(inp.name, tx, ty);
-        let bytes = match kind.spec().encoding {
-            Encoding::Grey16 { value, range } => {
-                let range = range(src.ranges);
-                encode::<Luma<u16>, u16>(s, nodes().map(|(x, y)| q16(value(src, x, y), range)).collect(), &file)?
-            }
-            Encoding::Rgb8(pixel) => {
-                encode::<Rgb<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
-            }
-            Encoding::Rgba8(pixel) => {
-                encode::<Rgba<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
-            }
-        };
-        out.push((file, bytes));
-    }
-    Ok(out)
+    Ok((hfile, bytes))
+}
+
+/// Map `kind` of tile `(tx, ty)`: file name and bytes.
+fn map_file(
+    inp: &TileSetInput,
+    src: &MapSource,
+    kind: MapKind,
+    tx: usize,
+    ty: usize,
+) -> Result<(String, Vec<u8>), TileError> {
+    let s = inp.layout.tile_size;
+    let (x0, y0) = (tx * (s - 1), ty * (s - 1));
+    let nodes = || (0..s * s).map(move |i| (x0 + i % s, y0 + i / s));
+    let file = kind.file(inp.name, tx, ty);
+    let bytes = match kind.spec().encoding {
+        Encoding::Grey16 { value, range } => {
+            let range = range(src.ranges);
+            encode::<Luma<u16>, u16>(s, nodes().map(|(x, y)| q16(value(src, x, y), range)).collect(), &file)?
+        }
+        Encoding::Rgb8(pixel) => {
+            encode::<Rgb<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
+        }
+        Encoding::Rgba8(pixel) => {
+            encode::<Rgba<u8>, u8>(s, nodes().flat_map(|(x, y)| pixel(src, x, y)).collect(), &file)?
+        }
+    };
+    Ok((file, bytes))
 }
 
 #[cfg(test)]
@@ -287,9 +319,10 @@ mod tests {
     fn the_cost_has_a_flow_part_only_for_maps_that_need_it() {
         let l = TileLayout { tiles_x: 2, tiles_y: 2, tile_size: 129 };
         let c = plan_bytes(&l, &[MapKind::Slope]);
-        assert_eq!(c, TileSetCost { band_bytes: 2 * 129 * 129 * 16, flow_bytes: None });
+        let files = 8.min(rayon::current_num_threads() as u64);
+        assert_eq!(c, TileSetCost { buffer_bytes: files * 129 * 129 * 16, flow_bytes: None });
         let f = plan_bytes(&l, &[MapKind::Flow]);
         assert_eq!(f.flow_bytes, Some(257 * 257 * FLOW_BYTES_PER_NODE));
-        assert_eq!(f.bytes(), f.band_bytes + 257 * 257 * FLOW_BYTES_PER_NODE);
+        assert_eq!(f.bytes(), f.buffer_bytes + 257 * 257 * FLOW_BYTES_PER_NODE);
     }
 }
