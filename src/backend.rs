@@ -217,20 +217,31 @@ pub mod gpu {
     struct GpuModel {
         /// [`crate::core::erosion::ModelEntry::name`].
         name: &'static str,
-        /// Whether the GPU version has the sea level (otherwise a run with a sea stays on the CPU).
-        sea_level: bool,
-        /// Whether the GPU version takes steering masks.
-        steer: bool,
+        /// What of a run the GPU version cannot do yet, if anything (such a run stays on the CPU,
+        /// with a note naming it).
+        lacks: fn(&ModelParams, &JobInputs) -> Option<&'static str>,
         build: GpuBuild,
     }
 
-    /// The models with a GPU version. A model not listed runs on the CPU (with a note).
+    /// The models with a GPU version. A model not listed runs on the CPU (with a note). Each of
+    /// them takes the sea level, the hardness map and every edge mode.
     static GPU_MODELS: &[GpuModel] = &[
-        GpuModel { name: "Droplet", sea_level: false, steer: false, build: droplet },
-        GpuModel { name: "Pipe", sea_level: true, steer: false, build: pipe },
-        GpuModel { name: "Thermal", sea_level: false, steer: false, build: thermal },
-        GpuModel { name: "StreamPower", sea_level: true, steer: true, build: stream_power },
+        GpuModel { name: "Droplet", lacks: droplet_lacks, build: droplet },
+        GpuModel { name: "Pipe", lacks: pipe_lacks, build: pipe },
+        GpuModel { name: "Thermal", lacks: |_, _| None, build: thermal },
+        GpuModel { name: "StreamPower", lacks: |_, _| None, build: stream_power },
     ];
+
+    /// The droplets on the GPU have the sea and steering masks, not the change blur.
+    fn droplet_lacks(p: &ModelParams, _: &JobInputs) -> Option<&'static str> {
+        let blur = matches!(p, ModelParams::Droplet(d) if d.blur_m.is_some_and(|b| b > 0.0));
+        blur.then_some("change blur (`blur_m`)")
+    }
+
+    /// The pipe model on the GPU has the sea, not the steering masks (rain weights and sinks).
+    fn pipe_lacks(_: &ModelParams, i: &JobInputs) -> Option<&'static str> {
+        i.steer.is_some().then_some("steering masks (rain weights, sinks)")
+    }
 
     fn stream_power(
         ctx: Arc<GpuContext>,
@@ -302,14 +313,8 @@ pub mod gpu {
         let Some(gpu) = GPU_MODELS.iter().find(|g| g.name == params.entry().name) else {
             return Outcome::Unavailable(format!("the {model} model has no GPU version"));
         };
-        if inputs.sea_level.is_some() && !gpu.sea_level {
-            // The sea (droplets end there and drop their load spread; thermal's underwater angle)
-            // exists in the CPU models only so far.
-            return Outcome::Unavailable(format!("the {model} model's GPU version has no sea level yet"));
-        }
-        if inputs.steer.is_some() && !gpu.steer {
-            // Steering masks (spawn boxes, sinks) exist in the CPU models only.
-            return Outcome::Unavailable(format!("the {model} model's GPU version has no steering masks yet"));
+        if let Some(what) = (gpu.lacks)(params, inputs) {
+            return Outcome::Unavailable(format!("the {model} model's GPU version has no {what} yet"));
         }
         let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
         let ctx = match context(choice) {
@@ -492,6 +497,48 @@ mod tests {
                 assert!(used.note.as_deref().is_some_and(|n| n.contains("auto")), "{used}");
             }
         }
+    }
+
+    /// A sea level or a steering mask keeps no GPU model off the GPU but the pipe model's mask
+    /// (and the droplets' change blur): `--backend gpu` on a map with a sea runs droplets, pipe
+    /// and thermal on the GPU, with books that close.
+    #[cfg(feature = "gpu")]
+    #[test]
+    fn a_sea_and_a_mask_run_on_the_gpu_backend() {
+        let Some(_) = crate::gpu::context::test_context() else { return };
+        let opts = BackendOptions { allow_software: true };
+        let droplets = crate::core::erosion::droplet::DropletParams {
+            droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(2000),
+            ..Default::default()
+        };
+        let thermal = crate::core::erosion::thermal::ThermalParams { iterations: 10, ..Default::default() };
+        let pipe = PipeParams { steps: 10, ..Default::default() };
+        let mask = crate::core::erosion::Steer::new((0..32 * 32).map(|i| (i % 32) as f32 / 31.0).collect(), true);
+        // The ramp of `hm` runs from 0 to 27.9 m: a sea at 10 m covers about a third of it.
+        let sea = JobInputs { sea_level: Some(10.0), seed: 3, ..Default::default() };
+        let steered = JobInputs { steer: Some(mask), ..sea.clone() };
+        let models = [ModelParams::Droplet(droplets.clone()), ModelParams::Pipe(pipe), ModelParams::Thermal(thermal)];
+        for p in &models {
+            for (what, inputs) in [("sea", &sea), ("sea and mask", &steered)] {
+                let (mut sim, used) = build_with_backend_opts(hm(), p, inputs.clone(), Backend::Gpu, opts).unwrap();
+                let name = p.entry().cli;
+                if matches!(p, ModelParams::Pipe(_)) && inputs.steer.is_some() {
+                    assert_eq!(used.backend, Backend::Cpu, "{name}, {what}: {used}");
+                    let note = used.note.unwrap_or_default();
+                    assert!(note.contains("GPU version has no steering masks"), "{name}, {what}: {note}");
+                    continue;
+                }
+                assert_eq!((used.backend, &used.note), (Backend::Gpu, &None), "{name}, {what}: {used}");
+                erosion::run(sim.as_mut(), &Default::default(), |_| {});
+                let l = sim.ledger();
+                assert!(l.moved() > 0.0 && l.closes(1e-4), "{name}, {what}: {l:?}");
+            }
+        }
+        // What is still missing falls back with its name.
+        let blur = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { blur_m: Some(4.0), ..droplets });
+        let (_, used) = build_with_backend_opts(hm(), &blur, sea, Backend::Gpu, opts).unwrap();
+        assert_eq!(used.backend, Backend::Cpu);
+        assert!(used.note.as_deref().is_some_and(|n| n.contains("blur_m")), "{used}");
     }
 
     #[cfg(feature = "gpu")]

@@ -11,9 +11,14 @@
 //             node's accumulated change into the fixed-point heights `hq` (exact integers), holds
 //             the min-height guard, refreshes `hf` and the f32 erosion/deposition maps, and clears
 //             the accumulators. Who claims a node does not matter: the whole sum is applied.
+//   `sea`   — sea mode only, one invocation per droplet: finishes the step of each droplet that
+//             stood at the sea (`act` bit 3; CPU droplet/sea.rs `sea_step`): it keeps the shares of
+//             its deposit the nodes took, takes back those of nodes that refused them (see `fold`),
+//             then ends with its load gone or moves one cell on.
 // Integer addition is associative, so the result never depends on the order threads run in.
 //
-// 64-bit integers are vec2<u32>(lo, hi), two's complement where signed.
+// 64-bit integers are vec2<u32>(lo, hi), two's complement where signed. Their arithmetic, the
+// random streams and the geometry are in droplet_lib.wgsl (appended to this source).
 
 struct Params {
     w: u32,
@@ -63,10 +68,26 @@ struct Params {
     row: u32,
     // Claim stamp of the batch's step 0 (step j claims with stamp_base + j).
     stamp_base: u32,
-    _pad: u32,
+    // Sea mode (`SEA`): the level in metres and ⌊sea/unit⌋ in height units (i64 lo, hi).
+    _pad2: u32,
+    sea: f32,
+    sea_lo: u32,
+    sea_hi: u32,
+    // Steering mask (steer.rs): bit 0 = spawn in the box (x0, y0) + (sx, sy)·ξ and live with
+    // probability w(nearest node), bit 1 = sinks (a droplet on a node with w = 0 ends there).
+    steer: u32,
+    spawn_x0: f32,
+    spawn_sx: f32,
+    spawn_y0: f32,
+    spawn_sy: f32,
+    // Seed of the side stream a droplet's life is drawn from (seed ^ LIFE_SALT).
+    life_lo: u32,
+    life_hi: u32,
+    _pad0: u32,
+    _pad1: u32,
 }
 
-// One droplet between two steps (80 bytes).
+// One droplet between two steps (88 bytes).
 struct Drop {
     x: f32,
     y: f32,
@@ -81,7 +102,9 @@ struct Drop {
     life: u32,
     rng: vec2<u32>,
     // What the last step changed, for `apply`: bit 0 = erosion brush at (ax, ay), bit 1 = deposit
-    // on the cell of (ax, ay), bit 2 = deposit on the cell of (x, y); `tick` = the step's index.
+    // on the cell of (ax, ay), bit 2 = deposit on the cell of (x, y) (in sea mode on the disc
+    // around the point instead of its cell), bit 3 = at the sea: deposit shares in the brush
+    // footprint at (ax, ay), the step finished by `sea`; `tick` = the step's index.
     act: u32,
     ax: f32,
     ay: f32,
@@ -89,305 +112,56 @@ struct Drop {
     // Books of this droplet so far (u64 height units).
     eroded: vec2<u32>,
     deposited: vec2<u32>,
+    // At the sea: the load per unit brush weight, metres (the shares are `sa·w` capped).
+    sa: f32,
 }
 
 @group(0) @binding(0) var<uniform> P: Params;
 // Heights (f32 view) after the previous step; `apply` refreshes the nodes it folds.
 @group(0) @binding(1) var<storage, read_write> hf: array<f32>;
-// Erodibility per node (only read when P.has_hard = 1; a 1-element dummy otherwise).
-@group(0) @binding(2) var<storage, read> hard: array<f32>;
+// Per node: erodibility (read when P.has_hard = 1) and the steering mask's weight (read when
+// P.steer ≠ 0); a 1-element dummy when neither.
+@group(0) @binding(2) var<storage, read> nodein: array<vec2<f32>>;
 // Brush taps: 16 variants × P.taps of (dx, dy, weight, 0).
 @group(0) @binding(3) var<storage, read> brush: array<vec4<f32>>;
-// Per-node change of the current step, 4 words a node: eroded (lo, hi), deposited (lo, hi), u64
-// height units; cleared by `apply`.
+// Per-node change of the current step, 6 words a node: eroded (lo, hi), deposited (lo, hi) and
+// the sea step's deposit shares (lo, hi), u64 height units; cleared by `apply`.
 @group(0) @binding(4) var<storage, read_write> acc: array<atomic<u32>>;
-// Run totals (u64 each): eroded, deposited, lost at the border, lifted by the guard, droplets ended.
+// Run totals (u64 each): eroded, deposited, lost at the border, lifted by the guard, droplets
+// ended, and the residue of sea droplets (loads under a micrometre, booked as dropped).
 @group(0) @binding(5) var<storage, read_write> books: array<atomic<u32>>;
-// Fixed-point heights, i64 in height units: the authoritative terrain.
-@group(0) @binding(6) var<storage, read_write> hq: array<vec2<u32>>;
+// Fixed-point heights, i64 in height units: the authoritative terrain (xy), and (zw) the height
+// before the step that last folded the node (what the sea step's shares were computed from).
+@group(0) @binding(6) var<storage, read_write> hq: array<vec4<u32>>;
 // Per-node f32 totals of the run: eroded, deposited (m).
 @group(0) @binding(7) var<storage, read_write> maps: array<vec2<f32>>;
 // Per-node run totals, 4 words a node: visits (lo, hi), water volume (lo, hi) in water units.
 @group(0) @binding(8) var<storage, read_write> flow: array<atomic<u32>>;
 // The batch's droplets.
 @group(0) @binding(9) var<storage, read_write> drops: array<Drop>;
-// Per node: stamp of the last step that claimed it in `apply`.
+// Per node, 2 words: the stamp of the last step that claimed it in `apply`, and of the last step
+// in which it refused the sea step's shares.
 @group(0) @binding(10) var<storage, read_write> claim: array<atomic<u32>>;
 
+// Sea mode (a pipeline constant: a job without a sea compiles none of the sea's code, which
+// lavapipe would otherwise run at a great cost even where it is skipped).
+override SEA: bool = false;
+const ACC_N: u32 = 6u;
 const ACC_ERO: u32 = 0u;
 const ACC_DEP: u32 = 2u;
+const ACC_SEA: u32 = 4u;
 const BOOK_ERO: u32 = 0u;
 const BOOK_DEP: u32 = 2u;
 const BOOK_LOST: u32 = 4u;
 const BOOK_LIFT: u32 = 6u;
 const BOOK_ENDED: u32 = 8u;
+const BOOK_RESIDUE: u32 = 10u;
+// Sea mode: radius (nodes) of the disc land deposits are spread over (droplet/sea.rs LAND_SPREAD;
+// `deposit_disc` relies on it being 2).
+const LAND_SPREAD: f32 = 2.0;
+// A sea droplet's load below this (metres) is booked as dropped, not carried on (sea.rs).
+const SEA_RESIDUE: f32 = 1e-6;
 const TWO32: f32 = 4294967296.0;
-
-// ---------------------------------------------------------------- 64-bit integer helpers
-
-fn add64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let lo = a.x + b.x;
-    return vec2<u32>(lo, a.y + b.y + select(0u, 1u, lo < a.x));
-}
-
-fn sub64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    return vec2<u32>(a.x - b.x, a.y - b.y - select(0u, 1u, a.x < b.x));
-}
-
-fn is_zero64(a: vec2<u32>) -> bool {
-    return a.x == 0u && a.y == 0u;
-}
-
-// Unsigned a < b.
-fn ult64(a: vec2<u32>, b: vec2<u32>) -> bool {
-    return a.y < b.y || (a.y == b.y && a.x < b.x);
-}
-
-// Signed a < b.
-fn slt64(a: vec2<u32>, b: vec2<u32>) -> bool {
-    let ah = bitcast<i32>(a.y);
-    let bh = bitcast<i32>(b.y);
-    return ah < bh || (ah == bh && a.x < b.x);
-}
-
-fn min_u64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    return select(b, a, ult64(a, b));
-}
-
-// Unsigned value as f32 (rounded).
-fn u64_f32(a: vec2<u32>) -> f32 {
-    return f32(a.y) * TWO32 + f32(a.x);
-}
-
-// Signed value as f32 (rounded).
-fn i64_f32(a: vec2<u32>) -> f32 {
-    if (bitcast<i32>(a.y) < 0) {
-        return -u64_f32(sub64(vec2<u32>(0u, 0u), a));
-    }
-    return u64_f32(a);
-}
-
-// A non-negative count held in an f32 as a u64, rounded to nearest; NaN/negative → 0, capped
-// below 2^56 (no amount of a sane run comes near; see the overflow note in droplet.rs).
-fn f32_u64(q0: f32) -> vec2<u32> {
-    if (!(q0 >= 0.5)) {
-        return vec2<u32>(0u, 0u);
-    }
-    let q = min(q0, 7.2057594e16);
-    if (q < 4294967040.0) {
-        return vec2<u32>(u32(floor(q + 0.5)), 0u);
-    }
-    // Here q ≥ 2^31 is an integer; the split is exact (hi < 2^24).
-    let hi = floor(q / TWO32);
-    return vec2<u32>(u32(q - hi * TWO32), u32(hi));
-}
-
-// Atomic 64-bit add: the low word's wrap is carried into the high word. Each add that wraps
-// the low word carries exactly once, so the final (lo, hi) is the exact sum in any order.
-fn acc_add(i: u32, v: vec2<u32>) {
-    if (is_zero64(v)) {
-        return;
-    }
-    let old = atomicAdd(&acc[i], v.x);
-    let hi = v.y + select(0u, 1u, old + v.x < old);
-    if (hi != 0u) {
-        atomicAdd(&acc[i + 1u], hi);
-    }
-}
-
-fn flow_add(i: u32, v: vec2<u32>) {
-    if (is_zero64(v)) {
-        return;
-    }
-    let old = atomicAdd(&flow[i], v.x);
-    let hi = v.y + select(0u, 1u, old + v.x < old);
-    if (hi != 0u) {
-        atomicAdd(&flow[i + 1u], hi);
-    }
-}
-
-fn book_add(i: u32, v: vec2<u32>) {
-    if (is_zero64(v)) {
-        return;
-    }
-    let old = atomicAdd(&books[i], v.x);
-    let hi = v.y + select(0u, 1u, old + v.x < old);
-    if (hi != 0u) {
-        atomicAdd(&books[i + 1u], hi);
-    }
-}
-
-// ---------------------------------------------------------------- SplitMix64 (same stream as the CPU)
-
-// Full 32×32 → 64-bit product from 16-bit halves.
-fn mul32(a: u32, b: u32) -> vec2<u32> {
-    let a0 = a & 0xffffu;
-    let a1 = a >> 16u;
-    let b0 = b & 0xffffu;
-    let b1 = b >> 16u;
-    let p00 = a0 * b0;
-    let p01 = a0 * b1;
-    let p10 = a1 * b0;
-    let p11 = a1 * b1;
-    let mid = p01 + (p00 >> 16u);
-    let mid2 = p10 + (mid & 0xffffu);
-    return vec2<u32>((mid2 << 16u) | (p00 & 0xffffu), p11 + (mid >> 16u) + (mid2 >> 16u));
-}
-
-// Low 64 bits of a 64×64 product.
-fn mul64(a: vec2<u32>, b: vec2<u32>) -> vec2<u32> {
-    let p = mul32(a.x, b.x);
-    return vec2<u32>(p.x, p.y + a.x * b.y + a.y * b.x);
-}
-
-fn xorshr64(a: vec2<u32>, n: u32) -> vec2<u32> {
-    return a ^ vec2<u32>((a.x >> n) | (a.y << (32u - n)), a.y >> n);
-}
-
-fn mix64(z0: vec2<u32>) -> vec2<u32> {
-    var z = mul64(xorshr64(z0, 30u), vec2<u32>(0x1ce4e5b9u, 0xbf58476du));
-    z = mul64(xorshr64(z, 27u), vec2<u32>(0x133111ebu, 0x94d049bbu));
-    return xorshr64(z, 31u);
-}
-
-// SplitMix64::stream(seed, index).
-fn rng_stream(seed: vec2<u32>, index: vec2<u32>) -> vec2<u32> {
-    return mix64(seed ^ mix64(add64(index, vec2<u32>(0xd9b4e019u, 0x632be59bu))));
-}
-
-var<private> rng: vec2<u32>;
-
-fn next_f32() -> f32 {
-    rng = add64(rng, vec2<u32>(0x7f4a7c15u, 0x9e3779b9u));
-    let z = mix64(rng);
-    return f32(z.y >> 8u) * (1.0 / 16777216.0);
-}
-
-// Uniform unit vector by rejection (as particles::random_unit; bounded, then a fixed fallback).
-fn random_unit() -> vec2<f32> {
-    for (var k = 0; k < 256; k++) {
-        let a = next_f32() * 2.0 - 1.0;
-        let b = next_f32() * 2.0 - 1.0;
-        let l2 = a * a + b * b;
-        if (l2 > 1e-4 && l2 <= 1.0) {
-            let l = sqrt(l2);
-            return vec2<f32>(a / l, b / l);
-        }
-    }
-    return vec2<f32>(1.0, 0.0);
-}
-
-// ---------------------------------------------------------------- geometry (as particles::Geom)
-
-struct AxisCell {
-    i0: u32,
-    i1: u32,
-    f: f32,
-}
-
-fn axis_cell(p: f32, n: u32, wrap: bool) -> AxisCell {
-    var c: AxisCell;
-    if (wrap) {
-        c.i0 = min(u32(max(p, 0.0)), n - 1u);
-        c.i1 = select(c.i0 + 1u, 0u, c.i0 + 1u == n);
-    } else {
-        c.i0 = min(u32(max(p, 0.0)), n - 2u);
-        c.i1 = min(c.i0 + 1u, n - 1u);
-    }
-    c.f = clamp(p - f32(c.i0), 0.0, 1.0);
-    return c;
-}
-
-struct Cell {
-    i00: u32,
-    i10: u32,
-    i01: u32,
-    i11: u32,
-    u: f32,
-    v: f32,
-}
-
-fn cell_at(x: f32, y: f32) -> Cell {
-    let cx = axis_cell(x, P.w, P.wrap_x != 0u);
-    let cy = axis_cell(y, P.h, P.wrap_y != 0u);
-    var c: Cell;
-    c.i00 = cy.i0 * P.w + cx.i0;
-    c.i10 = cy.i0 * P.w + cx.i1;
-    c.i01 = cy.i1 * P.w + cx.i0;
-    c.i11 = cy.i1 * P.w + cx.i1;
-    c.u = cx.f;
-    c.v = cy.f;
-    return c;
-}
-
-fn bilinear(c: Cell) -> f32 {
-    let u = c.u;
-    let v = c.v;
-    return hf[c.i00] * (1.0 - u) * (1.0 - v) + hf[c.i10] * u * (1.0 - v) + hf[c.i01] * (1.0 - u) * v + hf[c.i11] * u * v;
-}
-
-fn nearest(x: f32, y: f32) -> u32 {
-    var xi = u32(x + 0.5);
-    var yi = u32(y + 0.5);
-    if (xi >= P.w) {
-        xi = select(P.w - 1u, 0u, P.wrap_x != 0u);
-    }
-    if (yi >= P.h) {
-        yi = select(P.h - 1u, 0u, P.wrap_y != 0u);
-    }
-    return yi * P.w + xi;
-}
-
-// p mod span in [0, span).
-fn wrap_into(p: f32, span: f32) -> f32 {
-    if (p >= 0.0 && p < span) {
-        return p;
-    }
-    let r = p - span * floor(p / span);
-    return select(0.0, r, r >= 0.0 && r < span);
-}
-
-// One axis of a move: x = new position, y = 1 if it bounced, z = 1 if it left through a drain.
-fn move_axis(p: f32, span: f32, wrap: bool, low_drain: bool, high_drain: bool) -> vec3<f32> {
-    if (wrap) {
-        return vec3<f32>(wrap_into(p, span), 0.0, 0.0);
-    }
-    if (p < 0.0) {
-        if (low_drain) {
-            return vec3<f32>(0.0, 0.0, 1.0);
-        }
-        return vec3<f32>(clamp(-p, 0.0, span), 1.0, 0.0);
-    }
-    if (p > span) {
-        if (high_drain) {
-            return vec3<f32>(0.0, 0.0, 1.0);
-        }
-        return vec3<f32>(clamp(2.0 * span - p, 0.0, span), 1.0, 0.0);
-    }
-    if (p != p) {
-        return vec3<f32>(0.0, 0.0, 1.0);
-    }
-    return vec3<f32>(p, 0.0, 0.0);
-}
-
-// Node (x, y) by signed coordinates, wrapped on wrapped axes; -1 outside the map.
-fn node(x: i32, y: i32) -> i32 {
-    let w = i32(P.w);
-    let h = i32(P.h);
-    var xx = x;
-    var yy = y;
-    if (P.wrap_x != 0u) {
-        xx = ((x % w) + w) % w;
-    } else if (x < 0 || x >= w) {
-        return -1;
-    }
-    if (P.wrap_y != 0u) {
-        yy = ((y % h) + h) % h;
-    } else if (y < 0 || y >= h) {
-        return -1;
-    }
-    return yy * w + xx;
-}
 
 // ---------------------------------------------------------------- erosion and deposition
 
@@ -448,13 +222,13 @@ fn erode(x: f32, y: f32, amount: f32) -> vec2<u32> {
         let i = u32(ni);
         var take = a * tap.z;
         if (P.has_hard != 0u) {
-            take *= hard[i];
+            take *= nodein[i].x;
         }
         if (P.guard != 0u) {
             take = min(take, max(hf[i] - P.floor, 0.0));
         }
         let q = f32_u64(take * P.inv_unit);
-        acc_add(i * 4u + ACC_ERO, q);
+        acc_add(i * ACC_N + ACC_ERO, q);
         got = add64(got, q);
     }
     return got;
@@ -484,9 +258,121 @@ fn deposit(c: Cell, d: vec2<u32>) {
         }
         let part = min_u64(f32_u64(df * ws[k]), rest);
         rest = sub64(rest, part);
-        acc_add(ids[k] * 4u + ACC_DEP, part);
+        acc_add(ids[k] * ACC_N + ACC_DEP, part);
     }
-    acc_add(ids[big] * 4u + ACC_DEP, rest);
+    acc_add(ids[big] * ACC_N + ACC_DEP, rest);
+}
+
+// The cell a position stands on (its floor, within the map), as particles::Geom::owner_cell.
+fn owner(x: f32, y: f32) -> vec2<i32> {
+    return vec2<i32>(i32(min(u32(max(x, 0.0)), P.w - 1u)), i32(min(u32(max(y, 0.0)), P.h - 1u)));
+}
+
+// Sea mode's land deposit (particles::deposit_disc, uncapped): `d` units over the nodes n within
+// LAND_SPREAD = 2 of p = (x, y), weights 2 − |p − n| over the in-map ones; each node gets its
+// rounded share, the heaviest one (the first of them) the remainder, so the parts sum to `d`
+// exactly. With p in the cell (bx, by) those nodes lie in the 4×4 block bx − 1 … bx + 2,
+// by − 1 … by + 2 (the CPU's 6×6 candidates less the rows and columns 2 or more away), which
+// `apply` claims whole. (Two passes over the block rather than a list of taps: a function-local
+// array slows lavapipe down many times over.)
+fn disc_weight(o: vec2<i32>, k: i32, x: f32, y: f32) -> f32 {
+    let nx = o.x - 1 + k % 4;
+    let ny = o.y - 1 + k / 4;
+    let ex = f32(nx) - x;
+    let ey = f32(ny) - y;
+    let dist = sqrt(ex * ex + ey * ey);
+    return select(0.0, LAND_SPREAD - dist, dist < LAND_SPREAD && node(nx, ny) >= 0);
+}
+
+fn deposit_disc(x: f32, y: f32, d: vec2<u32>) {
+    if (is_zero64(d)) {
+        return;
+    }
+    let o = owner(x, y);
+    var sum = 0.0;
+    var big = -1;
+    var bigw = 0.0;
+    for (var k = 0; k < 16; k++) {
+        let wk = disc_weight(o, k, x, y);
+        sum += wk;
+        if (wk > bigw) {
+            big = k;
+            bigw = wk;
+        }
+    }
+    if (big < 0 || !(sum > 0.0)) {
+        // No in-map node within reach (cannot happen inside the map): the cell's corners.
+        deposit(cell_at(x, y), d);
+        return;
+    }
+    let a = u64_f32(d) / sum;
+    var rest = d;
+    for (var k = 0; k < 16; k++) {
+        let wk = disc_weight(o, k, x, y);
+        if (k == big || !(wk > 0.0)) {
+            continue;
+        }
+        let part = min_u64(f32_u64(a * wk), rest);
+        rest = sub64(rest, part);
+        acc_add(u32(node(o.x - 1 + k % 4, o.y - 1 + k / 4)) * ACC_N + ACC_DEP, part);
+    }
+    acc_add(u32(node(o.x - 1 + big % 4, o.y - 1 + big / 4)) * ACC_N + ACC_DEP, rest);
+}
+
+// A deposit at p = (x, y) in cell `c`: on the disc around p in sea mode, bilinear otherwise (the
+// CPU's `deposit_at`).
+fn deposit_at(c: Cell, x: f32, y: f32, d: vec2<u32>) {
+    if (SEA) {
+        deposit_disc(x, y, d);
+    } else {
+        deposit(c, d);
+    }
+}
+
+// The sea level in height units, ⌊sea/unit⌋ (so a node at it is at or below the f32 sea).
+fn sea_units() -> vec2<u32> {
+    return vec2<u32>(P.sea_lo, P.sea_hi);
+}
+
+// One tap of the sea step's deposit (sea.rs `deposit_spread`, capped at the sea level): tap `t` of
+// brush `b` takes the share `sa·w` of the load, at most its room below the sea level (integer
+// units, from its height `before` the step: `hq.xy` in `walk`, `hq.zw` once `apply` folded it) and
+// at most `rest`, what the earlier taps left of the load. `node` = −1 for a tap that takes nothing.
+// Products only, so `walk` and `sea` compute the same shares to the bit.
+struct Share {
+    node: i32,
+    units: vec2<u32>,
+}
+
+fn sea_share(b: Brush, t: u32, sa: f32, rest: vec2<u32>, before: bool) -> Share {
+    var r: Share;
+    r.node = -1;
+    r.units = vec2<u32>(0u, 0u);
+    let tap = brush[b.base + t];
+    if (tap.z <= 0.0) {
+        return r;
+    }
+    let ni = node(b.bx + i32(tap.x), b.by + i32(tap.y));
+    if (ni < 0) {
+        return r;
+    }
+    let q = hq[u32(ni)];
+    let h = select(q.xy, q.zw, before);
+    let room = sub64(sea_units(), h);
+    if (!slt64(vec2<u32>(0u, 0u), room)) {
+        return r;
+    }
+    let u = min_u64(min_u64(f32_u64(sa * tap.z * P.inv_unit), room), rest);
+    if (!is_zero64(u)) {
+        r.node = ni;
+        r.units = u;
+    }
+    return r;
+}
+
+// The steering mask's weight at node i.
+fn steer_weight(i: u32) -> f32 {
+    return nodein[i].y;
 }
 
 fn visit(i: u32, water: f32) {
@@ -495,6 +381,16 @@ fn visit(i: u32, water: f32) {
 }
 
 // ---------------------------------------------------------------- one step of every droplet
+
+// Books a droplet that ended: its erosion, deposits, what left the map, the residue of a sea
+// droplet, and one more droplet ended.
+fn book_end(s: Drop, lost: vec2<u32>, residue: vec2<u32>) {
+    book_add(BOOK_ERO, s.eroded);
+    book_add(BOOK_DEP, s.deposited);
+    book_add(BOOK_LOST, lost);
+    book_add(BOOK_RESIDUE, residue);
+    book_add(BOOK_ENDED, vec2<u32>(1u, 0u));
+}
 
 @compute @workgroup_size(64)
 fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -510,10 +406,19 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     if (s.status == 0u) {
-        // Spawn (as DropletJob::spawn): two draws from the droplet's own stream, the edge rules.
-        rng = rng_stream(vec2<u32>(P.seed_lo, P.seed_hi), add64(vec2<u32>(P.first_lo, P.first_hi), vec2<u32>(k, 0u)));
-        let sx = next_f32() * P.span_x;
-        let sy = next_f32() * P.span_y;
+        // Spawn (as DropletJob::spawn): two draws from the droplet's own stream (in the mask's
+        // box with a steering mask), the edge rules.
+        let id = add64(vec2<u32>(P.first_lo, P.first_hi), vec2<u32>(k, 0u));
+        rng = rng_stream(vec2<u32>(P.seed_lo, P.seed_hi), id);
+        var sx: f32;
+        var sy: f32;
+        if ((P.steer & 1u) != 0u) {
+            sx = P.spawn_x0 + next_f32() * P.spawn_sx;
+            sy = P.spawn_y0 + next_f32() * P.spawn_sy;
+        } else {
+            sx = next_f32() * P.span_x;
+            sy = next_f32() * P.span_y;
+        }
         s.x = move_axis(sx, P.span_x, P.wrap_x != 0u, false, false).x;
         s.y = move_axis(sy, P.span_y, P.wrap_y != 0u, false, false).x;
         s.dx = 0.0;
@@ -525,6 +430,23 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
         s.life = 0u;
         s.eroded = vec2<u32>(0u, 0u);
         s.deposited = vec2<u32>(0u, 0u);
+        s.sa = 0.0;
+        if ((P.steer & 1u) != 0u) {
+            // A steered droplet lives with probability w of its nearest node: one draw from its
+            // side stream, which leaves the main stream as it is (Spawner::lives).
+            let main = rng;
+            rng = rng_stream(vec2<u32>(P.life_lo, P.life_hi), id);
+            let xi = next_f32();
+            rng = main;
+            if (!(xi < steer_weight(nearest(s.x, s.y)))) {
+                s.status = 2u;
+                s.act = 0u;
+                s.rng = rng;
+                book_add(BOOK_ENDED, vec2<u32>(1u, 0u));
+                drops[k] = s;
+                return;
+            }
+        }
         visit(nearest(s.x, s.y), s.water);
     } else {
         rng = s.rng;
@@ -536,7 +458,14 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
     var ended = false;
     var settle = false;
     var lost = vec2<u32>(0u, 0u);
+    // The step's one deposit (units; at (ax, ay), or where the droplet ends when it settles): one
+    // call of `deposit_at` in the kernel, as lavapipe runs every copy of its loops.
+    var dep = vec2<u32>(0u, 0u);
     if (s.life >= P.max_life) {
+        ended = true;
+        settle = true;
+    } else if ((P.steer & 2u) != 0u && steer_weight(nearest(s.x, s.y)) == 0.0) {
+        // A sink (steering mask): the flow ends here, the load is dropped.
         ended = true;
         settle = true;
     } else {
@@ -563,86 +492,115 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
             ndx /= len;
             ndy /= len;
         }
-        // 3. One cell along it; the edges decide what leaving means.
-        let mx = move_axis(s.x + ndx, P.span_x, P.wrap_x != 0u, P.drain_left != 0u, P.drain_right != 0u);
-        let my = move_axis(s.y + ndy, P.span_y, P.wrap_y != 0u, P.drain_top != 0u, P.drain_bottom != 0u);
-        if (mx.z > 0.0 || my.z > 0.0) {
-            // Left through a drain: the sediment leaves the map.
-            lost = s.sed;
-            s.sed = vec2<u32>(0u, 0u);
-            ended = true;
-        } else {
-            if (mx.y > 0.0) {
-                ndx = -ndx;
-            }
-            if (my.y > 0.0) {
-                ndy = -ndy;
-            }
+        if (SEA && h_old <= P.sea) {
+            // At the sea (sea.rs `sea_step`): no erosion; the load is dropped with the erosion
+            // brush, each node taking at most its room below the sea level. The shares go to the
+            // nodes' sea accumulators; `apply` folds them where they fit, and `sea` takes back
+            // the refused ones and moves the droplet along the new direction.
             s.dx = ndx;
             s.dy = ndy;
-            let nx = mx.x;
-            let ny = my.x;
-            // 4. Height difference.
-            let dh = bilinear(cell_at(nx, ny)) - h_old;
-            // 5./6. Deposit or erode at the old position.
-            let sf = u64_f32(s.sed) * P.unit;
-            if (dh > 0.0) {
-                let a = min(sf, dh);
-                if (a > 0.0) {
-                    let d = min_u64(f32_u64(a * P.inv_unit), s.sed);
-                    deposit(c, d);
-                    s.deposited = add64(s.deposited, d);
-                    s.sed = sub64(s.sed, d);
-                    s.act |= 2u;
-                }
-            } else {
-                let cap = min(max(-dh, P.min_slope) * s.speed * s.water * P.capacity, 1e30);
-                if (sf > cap) {
-                    let a = (sf - cap) * P.deposition;
-                    if (a > 0.0) {
-                        let d = min_u64(f32_u64(a * P.inv_unit), s.sed);
-                        deposit(c, d);
-                        s.deposited = add64(s.deposited, d);
-                        s.sed = sub64(s.sed, d);
-                        s.act |= 2u;
-                    }
-                } else {
-                    let a = min((cap - sf) * P.erosion, -dh);
-                    if (a > 0.0) {
-                        let got = erode(s.x, s.y, a);
-                        s.eroded = add64(s.eroded, got);
-                        s.sed = add64(s.sed, got);
-                        s.act |= 1u;
+            s.sa = 0.0;
+            if (!is_zero64(s.sed)) {
+                let b = brush_at(s.x, s.y);
+                s.sa = u64_f32(s.sed) * P.unit * b.norm;
+                var rest = s.sed;
+                for (var t = 0u; t < P.taps; t++) {
+                    let sh = sea_share(b, t, s.sa, rest, false);
+                    if (sh.node >= 0) {
+                        rest = sub64(rest, sh.units);
+                        acc_add(u32(sh.node) * ACC_N + ACC_SEA, sh.units);
                     }
                 }
             }
-            // 7. Speed and water.
-            s.speed = sqrt(clamp(s.speed * s.speed - dh * P.gravity, 0.0, 1e30));
-            s.water *= P.keep_water;
-            s.life += 1u;
-            s.x = nx;
-            s.y = ny;
-            visit(nearest(nx, ny), s.water);
-            if (s.water < P.min_water) {
+            s.act |= 8u;
+        } else {
+            // 3. One cell along it; the edges decide what leaving means.
+            let mx = move_axis(s.x + ndx, P.span_x, P.wrap_x != 0u, P.drain_left != 0u, P.drain_right != 0u);
+            let my = move_axis(s.y + ndy, P.span_y, P.wrap_y != 0u, P.drain_top != 0u, P.drain_bottom != 0u);
+            if (mx.z > 0.0 || my.z > 0.0) {
+                // Left through a drain: the sediment leaves the map.
+                lost = s.sed;
+                s.sed = vec2<u32>(0u, 0u);
                 ended = true;
-                settle = true;
+            } else {
+                if (mx.y > 0.0) {
+                    ndx = -ndx;
+                }
+                if (my.y > 0.0) {
+                    ndy = -ndy;
+                }
+                s.dx = ndx;
+                s.dy = ndy;
+                let nx = mx.x;
+                let ny = my.x;
+                // 4. Height difference.
+                let dh = bilinear(cell_at(nx, ny)) - h_old;
+                // 5./6. Deposit or erode at the old position.
+                let sf = u64_f32(s.sed) * P.unit;
+                if (dh > 0.0) {
+                    let a = min(sf, dh);
+                    if (a > 0.0) {
+                        dep = min_u64(f32_u64(a * P.inv_unit), s.sed);
+                    }
+                } else {
+                    let cap = min(max(-dh, P.min_slope) * s.speed * s.water * P.capacity, 1e30);
+                    if (sf > cap) {
+                        let a = (sf - cap) * P.deposition;
+                        if (a > 0.0) {
+                            dep = min_u64(f32_u64(a * P.inv_unit), s.sed);
+                        }
+                    } else {
+                        let a = min((cap - sf) * P.erosion, -dh);
+                        if (a > 0.0) {
+                            let got = erode(s.x, s.y, a);
+                            s.eroded = add64(s.eroded, got);
+                            s.sed = add64(s.sed, got);
+                            s.act |= 1u;
+                        }
+                    }
+                }
+                if (!is_zero64(dep)) {
+                    s.deposited = add64(s.deposited, dep);
+                    s.sed = sub64(s.sed, dep);
+                    s.act |= 2u;
+                }
+                // 7. Speed and water.
+                s.speed = sqrt(clamp(s.speed * s.speed - dh * P.gravity, 0.0, 1e30));
+                s.water *= P.keep_water;
+                s.life += 1u;
+                s.x = nx;
+                s.y = ny;
+                visit(nearest(nx, ny), s.water);
+                if (s.water < P.min_water) {
+                    if (is_zero64(dep)) {
+                        ended = true;
+                        settle = true;
+                    } else {
+                        // Deposited this step already: it drops the rest where it stands at
+                        // the start of the next turn (as at the end of its life).
+                        s.life = P.max_life;
+                    }
+                }
             }
         }
     }
     if (ended) {
-        // At the end of its life (max lifetime or dried up) a droplet drops what it carries where
-        // it stands.
+        // At the end of its life (max lifetime, dried up or a sink) a droplet drops what it
+        // carries where it stands.
         if (settle && !is_zero64(s.sed)) {
-            deposit(cell_at(s.x, s.y), s.sed);
+            dep = s.sed;
             s.deposited = add64(s.deposited, s.sed);
             s.sed = vec2<u32>(0u, 0u);
             s.act |= 4u;
         }
         s.status = 2u;
-        book_add(BOOK_ERO, s.eroded);
-        book_add(BOOK_DEP, s.deposited);
-        book_add(BOOK_LOST, lost);
-        book_add(BOOK_ENDED, vec2<u32>(1u, 0u));
+        book_end(s, lost, vec2<u32>(0u, 0u));
+    }
+    if (!is_zero64(dep)) {
+        // At (ax, ay) for a step's deposit (act bit 1), where it stands when it settles (bit 2).
+        let px = select(s.ax, s.x, (s.act & 4u) != 0u);
+        let py = select(s.ay, s.y, (s.act & 4u) != 0u);
+        deposit_at(cell_at(px, py), px, py, dep);
     }
     s.rng = rng;
     drops[k] = s;
@@ -650,18 +608,23 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // ---------------------------------------------------------------- folding a step into the terrain
 
-// Folds node i's accumulated change into the terrain and clears it.
-fn fold(i: u32) {
-    let b = i * 4u;
+// Folds node i's accumulated change of the step `stamp` into the terrain and clears it. The sea
+// step's shares go in whole when they fit below the sea level (after the step's other changes),
+// else none of them does and the node records the refusal (`sea` then gives each droplet its
+// share back): exact, and the same whatever order the droplets ran in.
+fn fold(i: u32, stamp: u32) {
+    let b = i * ACC_N;
     let e = vec2<u32>(atomicLoad(&acc[b + 0u]), atomicLoad(&acc[b + 1u]));
     let d = vec2<u32>(atomicLoad(&acc[b + 2u]), atomicLoad(&acc[b + 3u]));
-    if (is_zero64(e) && is_zero64(d)) {
+    let sw = vec2<u32>(atomicLoad(&acc[b + 4u]), atomicLoad(&acc[b + 5u]));
+    let old = hq[i].xy;
+    if (is_zero64(e) && is_zero64(d) && is_zero64(sw)) {
+        hq[i] = vec4<u32>(old, old);
         return;
     }
-    for (var k = 0u; k < 4u; k++) {
+    for (var k = 0u; k < ACC_N; k++) {
         atomicStore(&acc[b + k], 0u);
     }
-    let old = hq[i];
     let free = sub64(add64(old, d), e);
     var nh = free;
     var lift = vec2<u32>(0u, 0u);
@@ -677,26 +640,39 @@ fn fold(i: u32) {
             book_add(BOOK_LIFT, lift);
         }
     }
-    hq[i] = nh;
+    var put = vec2<u32>(0u, 0u);
+    if (!is_zero64(sw)) {
+        if (slt64(sub64(sea_units(), nh), sw)) {
+            atomicStore(&claim[2u * i + 1u], stamp);
+        } else {
+            put = sw;
+            nh = add64(nh, sw);
+        }
+    }
+    hq[i] = vec4<u32>(nh, old);
     hf[i] = i64_f32(nh) * P.unit;
     var m = maps[i];
     m.x += u64_f32(e) * P.unit;
-    m.y += u64_f32(add64(d, lift)) * P.unit;
+    m.y += u64_f32(add64(add64(d, lift), put)) * P.unit;
     maps[i] = m;
 }
 
 // Claims node i for this step; the first claimer folds it.
 fn claim_fold(i: u32, stamp: u32) {
-    if (atomicExchange(&claim[i], stamp) != stamp) {
-        fold(i);
+    if (atomicExchange(&claim[2u * i], stamp) != stamp) {
+        fold(i, stamp);
     }
 }
 
-fn claim_cell(c: Cell, stamp: u32) {
-    claim_fold(c.i00, stamp);
-    claim_fold(c.i10, stamp);
-    claim_fold(c.i01, stamp);
-    claim_fold(c.i11, stamp);
+// Node `j` of those a deposit at (x, y) may reach: the cell's four corners, or in sea mode the
+// 4×4 block of `deposit_disc`; −1 outside the map.
+fn deposit_node(x: f32, y: f32, j: u32) -> i32 {
+    if (SEA) {
+        let o = owner(x, y);
+        return node(o.x - 1 + i32(j % 4u), o.y - 1 + i32(j / 4u));
+    }
+    let c = cell_at(x, y);
+    return i32(select(select(c.i00, c.i10, j == 1u), select(c.i01, c.i11, j == 3u), j >= 2u));
 }
 
 @compute @workgroup_size(64)
@@ -710,23 +686,96 @@ fn apply(@builtin(global_invocation_id) gid: vec3<u32>) {
         return;
     }
     let stamp = P.stamp_base + s.tick;
-    if ((s.act & 1u) != 0u) {
-        let b = brush_at(s.ax, s.ay);
-        for (var t = 0u; t < P.taps; t++) {
+    // Every node the step touched, in one loop (one copy of `fold` in the kernel): the brush at
+    // (ax, ay) for erosion or the sea's shares, then the nodes of the deposit.
+    let b = brush_at(s.ax, s.ay);
+    let brushed = (s.act & 1u) != 0u || ((s.act & 8u) != 0u && !is_zero64(s.sed));
+    let nb = select(0u, P.taps, brushed);
+    let nd = select(0u, select(4u, 16u, SEA), (s.act & 6u) != 0u);
+    let px = select(s.ax, s.x, (s.act & 4u) != 0u);
+    let py = select(s.ay, s.y, (s.act & 4u) != 0u);
+    for (var t = 0u; t < nb + nd; t++) {
+        var ni = -1;
+        if (t < nb) {
             let tap = brush[b.base + t];
-            if (tap.z <= 0.0) {
-                continue;
+            if (tap.z > 0.0) {
+                ni = node(b.bx + i32(tap.x), b.by + i32(tap.y));
             }
-            let ni = node(b.bx + i32(tap.x), b.by + i32(tap.y));
-            if (ni >= 0) {
-                claim_fold(u32(ni), stamp);
-            }
+        } else {
+            ni = deposit_node(px, py, t - nb);
+        }
+        if (ni >= 0) {
+            claim_fold(u32(ni), stamp);
         }
     }
-    if ((s.act & 2u) != 0u) {
-        claim_cell(cell_at(s.ax, s.ay), stamp);
+}
+
+// ---------------------------------------------------------------- the rest of a sea step
+
+@compute @workgroup_size(64)
+fn sea(@builtin(global_invocation_id) gid: vec3<u32>) {
+    let k = gid.y * P.row + gid.x;
+    if (k >= P.count) {
+        return;
     }
-    if ((s.act & 4u) != 0u) {
-        claim_cell(cell_at(s.x, s.y), stamp);
+    var s = drops[k];
+    if ((s.act & 8u) == 0u || s.status != 1u) {
+        return;
     }
+    s.act = s.act & ~8u;
+    // The shares `walk` gave (the same numbers, from the heights before the step), less those
+    // of the nodes that refused them.
+    if (!is_zero64(s.sed)) {
+        let stamp = P.stamp_base + s.tick;
+        let b = brush_at(s.ax, s.ay);
+        var rest = s.sed;
+        var back = vec2<u32>(0u, 0u);
+        for (var t = 0u; t < P.taps; t++) {
+            let sh = sea_share(b, t, s.sa, rest, true);
+            if (sh.node >= 0) {
+                rest = sub64(rest, sh.units);
+                if (atomicLoad(&claim[2u * u32(sh.node) + 1u]) == stamp) {
+                    back = add64(back, sh.units);
+                }
+            }
+        }
+        let put = sub64(sub64(s.sed, rest), back);
+        s.deposited = add64(s.deposited, put);
+        s.sed = sub64(s.sed, put);
+    }
+    var ended = false;
+    var lost = vec2<u32>(0u, 0u);
+    var residue = vec2<u32>(0u, 0u);
+    if (u64_f32(s.sed) * P.unit < SEA_RESIDUE) {
+        // The load is (all but) gone: the droplet ends, the few units left are booked as dropped.
+        residue = s.sed;
+        s.sed = vec2<u32>(0u, 0u);
+        ended = true;
+    } else {
+        // One cell on along the new direction, to drop the rest farther out.
+        let mx = move_axis(s.x + s.dx, P.span_x, P.wrap_x != 0u, P.drain_left != 0u, P.drain_right != 0u);
+        let my = move_axis(s.y + s.dy, P.span_y, P.wrap_y != 0u, P.drain_top != 0u, P.drain_bottom != 0u);
+        if (mx.z > 0.0 || my.z > 0.0) {
+            lost = s.sed;
+            s.sed = vec2<u32>(0u, 0u);
+            ended = true;
+        } else {
+            if (mx.y > 0.0) {
+                s.dx = -s.dx;
+            }
+            if (my.y > 0.0) {
+                s.dy = -s.dy;
+            }
+            s.x = mx.x;
+            s.y = my.x;
+            // (At the end of its life the next `walk` drops the rest where it stands.)
+            s.life += 1u;
+            visit(nearest(s.x, s.y), s.water);
+        }
+    }
+    if (ended) {
+        s.status = 2u;
+        book_end(s, lost, residue);
+    }
+    drops[k] = s;
 }

@@ -15,7 +15,8 @@ struct Params {
     edge_t: u32,
     edge_b: u32,
     // bit 0: per-node hardness, bit 1: per-node water input, bit 2: depth limit on,
-    // bit 3: a sea (nodes with b < sea hold their water surface at the sea level).
+    // bit 3: a sea (nodes with b < sea hold their water surface at the sea level),
+    // bit 4: thermal erosion alone with a sea (pairs at or below `sea` use the underwater talus).
     flags: u32,
     _pad0: u32,
     _pad1: u32,
@@ -38,8 +39,8 @@ struct Params {
     th_rate: f32,
     th_inv_amax: f32,
     sea: f32,        // erosion floor and sea level: the sea level, or −3.4e38 without a sea
-    _pad4: f32,
-    _pad5: f32,
+    w_card: f32,     // thermal underwater talus drop, cardinal neighbour (flags bit 4)
+    w_diag: f32,     // thermal underwater talus drop, diagonal neighbour
 }
 
 const WALL: u32 = 0u;
@@ -67,6 +68,16 @@ const SLOT_SEA: u32 = 8u;
 fn is_sea(b: f32) -> bool { return (P.flags & 8u) != 0u && b < P.sea; }
 // A sea or shore node (`b ≤ sea`): deposits never raise it above the sea level.
 fn is_wet(b: f32) -> bool { return (P.flags & 8u) != 0u && b <= P.sea; }
+
+// The thermal talus drop toward neighbour j (0–3 cardinal, 4–7 diagonal) between heights c and n
+// (thermal kernel.rs `talus_pair`): the underwater drop when both are at or below the sea
+// (flags bit 4: thermal alone with a sea), the talus drop otherwise.
+fn talus_pair(j: i32, c: f32, n: f32) -> f32 {
+    if ((P.flags & 16u) != 0u && fmax(c, n) <= P.sea) {
+        return select(P.w_diag, P.w_card, j < 4);
+    }
+    return select(P.t_diag, P.t_card, j < 4);
+}
 
 // max(x, 0) with NaN → 0, as `pos` in thermal.rs.
 fn pos(x: f32) -> f32 { return select(0.0, x, x > 0.0); }

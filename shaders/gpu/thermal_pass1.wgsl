@@ -4,6 +4,8 @@
 //   s_i = a_i·M_i/(2·E_i)                       donor factor, a_i = min(1, rate·hardness_i)
 //   q_i = min(1, max_j e(j→i)/(a_max·Σ_j e(j→i)))   receiver limit
 // A drain neighbour is the terrain continued linearly (2h_i − h_opposite); walls do not exist.
+// With a sea (thermal alone, flags bit 4) a pair of nodes both at or below it uses the underwater
+// talus drop W·Δ_ij instead of T·Δ_ij (`talus_pair`; the same number on both sides of a pair).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> hgt: array<f32>;
@@ -28,9 +30,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         let t = select(P.t_diag, P.t_card, j < 4);
         let o = node(x, y, DX[j], DY[j]);
         if (o >= 0) {
-            let diff = c - hgt[o];
-            let eo = pos(diff - t);
-            let ei = pos(-diff - t);
+            let hn = hgt[o];
+            let diff = c - hn;
+            let tp = talus_pair(j, c, hn);
+            let eo = pos(diff - tp);
+            let ei = pos(-diff - tp);
             es = es + eo;
             em = fmax(em, eo);
             isum = isum + ei;

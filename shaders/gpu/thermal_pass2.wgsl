@@ -2,6 +2,7 @@
 // each node writes only itself (double buffered, race-free, conservative):
 //   h_i' = h_i − s_i·Σ_j e(i→j)·q_j + q_i·Σ_j s_j·e(j→i)
 // Material sliding across a drain is booked as lost; eroded/deposited go to the books and maps.
+// The talus drop of a pair is pass 1's (`talus_pair`: underwater below the sea).
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> hgt: array<f32>;
@@ -31,9 +32,11 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
             let t = select(P.t_diag, P.t_card, j < 4);
             let o = node(x, y, DX[j], DY[j]);
             if (o >= 0) {
-                let diff = c - hgt[o];
-                let eo = pos(diff - t);
-                let ei = pos(-diff - t);
+                let hn = hgt[o];
+                let diff = c - hn;
+                let tp = talus_pair(j, c, hn);
+                let eo = pos(diff - tp);
+                let ei = pos(-diff - tp);
                 let nsq = sq[o];
                 out = out + eo * nsq.y;
                 inn = inn + nsq.x * ei;

@@ -1,6 +1,6 @@
 //! Particle (droplet) erosion on the GPU — SPEC §2a, seed 000 (after H. T. Beyer, *Implementation
 //! of a method for hydraulic erosion*, TU München 2015), deterministic whatever order the GPU runs
-//! its threads in. Kernel: `shaders/gpu/droplet.wgsl`. The CPU model
+//! its threads in. Kernels: `shaders/gpu/droplet.wgsl` (helpers in `droplet_lib.wgsl`). The CPU model
 //! [`crate::core::erosion::droplet`] is the reference: the same [`DropletParams`] with the same
 //! meaning, converted to the same grid units ([`DropletParams::in_grid_units`]: droplet count,
 //! brush radius in nodes, step limit, smallest drop per step), the same steps, the same random
@@ -26,15 +26,55 @@
 //! 7. `v = √max(0, v² − Δh·g)`, `W ← W·(1 − evaporation)`; a droplet at `L` steps or whose
 //!    water fell below 10⁻²⁰ of its start drops its remaining sediment where it stands.
 //!
+//! ## The sea ([`JobInputs::sea_level`], the CPU's *sea mode*, `droplet/sea.rs`)
+//! With a finite sea level `S` the rules of the CPU model's sea mode hold:
+//!
+//! * the erosion floor is at least `S` (`max(floor, S)`): nothing is dug below the sea, nor out
+//!   of a node under it;
+//! * a droplet whose position's bilinear height is `≤ S` has reached the sea: it never erodes,
+//!   drops its load with the erosion brush (weights `w` renormalised over the in-map nodes), node
+//!   `n` taking `min(s·w(n), room(n))` with `room(n) = ⌊S/u⌋ − h(n)` in height units `u` (so a
+//!   node is filled at most to the water line), in tap order and at most `s` in all, then moves
+//!   one cell along its new direction (inertia and the gradient, as on land; speed and water
+//!   unchanged) to drop the rest farther out; it ends when less than 10⁻⁶ m·node is left (the
+//!   residue is booked as `clamped`, as on the CPU), through a drain edge (`lost_at_border`) or
+//!   at the end of its life (dropping the rest where it stands);
+//! * deposits on land, and the load dropped at the end of a life, are spread over the disc of
+//!   radius [`LAND_SPREAD`](crate::core::erosion::droplet::LAND_SPREAD) = 2 nodes (weights
+//!   `2 − |p − n|`, renormalised, uncapped) instead of the cell's four corners;
+//! * when the run ends ([`Simulation::finish`]) the isolated one-node extremes left on land are
+//!   levelled by the CPU's own `particles::relax_extremes` on the heights read back.
+//!
+//! In lockstep several droplets at the sea may fill one node in the same step. Each computes its
+//! shares from the heights before the step, so together they could overfill it; instead a node
+//! takes the step's shares (summed in a third accumulator) only when all of them fit below the
+//! water line after the step's other changes, and otherwise takes none and records the refusal;
+//! a third pass, `sea`, gives each droplet back its shares on the refusing nodes (recomputed to
+//! the bit: products only, from the height each node had before the step, kept beside it) and
+//! finishes its step. So the cap is exact, the books stay exact integers and nothing depends on
+//! thread order; a refused share is carried on and dropped farther out, as the CPU carries what
+//! a full footprint cannot take.
+//!
+//! ## Steering masks ([`JobInputs::steer`], `core::erosion::steer`)
+//! As on the CPU: spawn positions are drawn in the bounding box of the mask's nodes with `w > 0`
+//! (the same two draws of the droplet's stream), and a droplet lives with probability `w` of its
+//! nearest node (one draw from its side stream `SplitMix64::stream(seed ^ LIFE_SALT, i)`), so the
+//! same droplets live on both sides; in sink mode the erodibility is `hardness·w`, and a droplet
+//! whose nearest node has `w = 0` ends there and drops its load.
+//!
+//! Not on the GPU: the change blur (`blur_m`, applied to each batch's change on the CPU); this
+//! job ignores it, and the backend runs such runs on the CPU with a note.
+//!
 //! ## Scheme: droplets in lockstep
 //! The droplets of a batch (`in_flight` of them, [`GpuDropletOptions`]) advance together, one
 //! step per pair of dispatches: `walk` (one invocation per droplet: one step, reading the heights
 //! as they were after the previous step) and `apply` (one invocation per droplet again: each node
 //! its step touched is claimed with `atomicExchange` of the step's stamp, and the one claimer
-//! folds the node's whole accumulated change into the terrain). So every droplet sees its own
+//! folds the node's whole accumulated change into the terrain), plus `sea` in sea mode (see
+//! *The sea*). So every droplet sees its own
 //! earlier changes and everyone's from earlier steps, as on the CPU; only the steps of one turn
 //! are concurrent — the CPU's lockstep lanes, with `in_flight` lanes instead of 8. The state of a
-//! droplet (80 bytes) lives in a buffer between steps; a batch takes `L + 1` turns (`L` the step limit),
+//! droplet (88 bytes) lives in a buffer between steps; a batch takes `L + 1` turns (`L` the step limit),
 //! encoded 256 turns per submission, and stops early once every droplet has ended.
 //!
 //! A first version let each droplet run its whole life in one dispatch on the heights of the
@@ -47,6 +87,10 @@
 //! classic serial order: +0.1 % with 128 in flight, +0.5 % with 512, +2.0 % with 1024 (the
 //! default there), +5.7 % with 2048. (The CPU's
 //! parallel tile mode eroded +92 % on the same run: it is the serial order both are held to.)
+//! With a sea, on the default island (257², sea at 0 m, 12 000 droplets, 1032 in flight,
+//! `tests::gpu_matches_cpu_with_a_sea_on_the_island`, lavapipe): eroded +1.5 %, deposited
+//! +1.6 %, deposited into the sea −1.7 %, change maps r = 0.96, no land node below the sea and
+//! no sea node dug on either side, no pits or spikes left on land.
 //!
 //! ## Fixed-point books (why the result does not depend on thread order)
 //! Every change is an integer number of *height units* `u = 2^(e−31)` metres, `2^e ≤ max|h| <
@@ -61,7 +105,8 @@
 //! the authoritative **fixed-point heights** (i64 units) and rewrites the f32 view the next step
 //! reads. Integer sums are associative, so two runs give the same bits, and the terrain books
 //! close exactly in units: `Σ Δh = deposited − eroded` (+ the guard's lift, see below) and
-//! `eroded = deposited + lost_at_border` after every step. The f32 heightmap handed out rounds
+//! `eroded = deposited + lost_at_border` (+ the sea droplets' residue, booked as a negative
+//! `clamped` as on the CPU) after every step. The f32 heightmap handed out rounds
 //! each node once (< ½ ulp), which is all `Ledger::terrain_error` can see.
 //!
 //! **Overflow.** One contribution is at most `2^56` units (`f32_u64` caps it; that is `2^25`
@@ -76,7 +121,9 @@
 //! **The floor guard.** A droplet limits its take from a node to `h − floor` using the
 //! height after the previous step; several droplets of one step together can overshoot it. `apply` then holds the node
 //! at `min(old, floor)` (as the CPU's blur mode does) and books the lift as `clamped`, so
-//! `eroded + clamped = deposited + lost_at_border` still closes.
+//! `eroded + clamped = deposited + lost_at_border` still closes. In units the floor is rounded
+//! up and the sea level down, so a guarded node never ends below the floor (nor the sea) and a
+//! node filled to the water line never above it.
 //!
 //! ## Flow maps
 //! `Fields::flow` counts droplet visits per node (the nearest node after each move, and the spawn
@@ -87,40 +134,44 @@
 //! show and fall back from. A fault *during* the run (device lost) is caught after the step that
 //! met it: [`GpuDropletJob`] is the GPU part ([`GpuDropletCore`]) in the GPU models' one fallback
 //! wrapper ([`super::fallback`]), which continues on the CPU model from the last state read back
-//! (the remaining droplets, the same erosion floor, the seed mixed with the progress; see
-//! [`GpuJob::adjust_continuation`]), so a job never ends silently or takes its caller down; the
+//! (the remaining droplets, the same erosion floor, sea and mask, the seed mixed with the
+//! progress; see [`GpuJob::adjust_continuation`]), so a job never ends silently or takes its caller down; the
 //! note saying so is one of the job's [`Simulation::notes`].
 
 use std::sync::{Arc, OnceLock};
 
 use crate::core::erosion::droplet::{DropletGrid, DropletParams};
-use crate::core::erosion::hardness::{HardnessRule, check_hardness};
-use crate::core::erosion::setup::particle_grid;
+use crate::core::erosion::particles::{EXTREME_TOLERANCE, Geom, relax_extremes};
+use crate::core::erosion::setup::{ParticleSetup, prepare_particle_job};
+use crate::core::erosion::steer::LIFE_SALT;
 use crate::core::erosion::{
-    Boundary, EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, MapSize, ModelParams, Progress, Side,
-    Simulation,
+    EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, MapSize, ModelParams, Progress, Side, Simulation,
 };
 use crate::core::heightmap::Heightmap;
 
 use super::context::{GpuContext, GpuError};
 use super::fallback::{GpuJob, Handover, ResilientGpuJob};
+use device::Device;
 
-/// The WGSL source, embedded so the binary works anywhere.
-pub const SHADER: &str = include_str!("../../shaders/gpu/droplet.wgsl");
+/// The WGSL source (the kernels, then their helpers), embedded so the binary works anywhere.
+pub const SHADER: &str =
+    concat!(include_str!("../../shaders/gpu/droplet.wgsl"), "\n", include_str!("../../shaders/gpu/droplet_lib.wgsl"));
 
 /// Threads per workgroup of `walk` and `apply` (must match their `@workgroup_size`).
 const WG: u32 = 64;
 /// Bytes of one droplet's state between steps (the WGSL `Drop` struct).
-const DROP_BYTES: u64 = 80;
+const DROP_BYTES: u64 = 88;
 /// Steps encoded per submission; between two, the host checks whether any droplet is still alive.
 const STEPS_PER_SUBMIT: u32 = 256;
 /// Sub-cell brush positions per axis (as the CPU model).
 const SUB: usize = 4;
-/// Words per node in the step accumulators (eroded, deposited) and in the flow totals (visits,
-/// water volume): two u64 each.
-const ACC_WORDS: u64 = 4;
-/// Words of the run's book counters: eroded, deposited, lost, lifted, droplets ended (u64 each).
-const BOOK_WORDS: usize = 10;
+/// Words per node in the step accumulators (eroded, deposited, the sea step's shares): two each.
+const ACC_WORDS: u64 = 6;
+/// Words per node in the flow totals (visits, water volume): two u64.
+const FLOW_WORDS: u64 = 4;
+/// Book counters: eroded, deposited, lost, lifted, droplets ended, sea residue (u64 each).
+const BOOKS: usize = 6;
+const BOOK_WORDS: usize = 2 * BOOKS;
 
 super::uniform::wgsl_uniform! {
     /// The uniform block of `walk` and `apply` (the WGSL `Params` struct of `droplet.wgsl`; the
@@ -178,7 +229,22 @@ super::uniform::wgsl_uniform! {
         row: u32,
         /// Claim stamp of the batch's step 0.
         stamp_base: u32,
-        _pad: u32,
+        /// Sea mode (the pipeline constant `SEA`): the level (m) and `⌊sea/unit⌋` (i64 as lo, hi).
+        _pad2: u32,
+        sea: f32,
+        sea_lo: u32,
+        sea_hi: u32,
+        /// Steering mask: bit 0 spawn box and lives, bit 1 sinks; the spawn box.
+        steer: u32,
+        spawn_x0: f32,
+        spawn_sx: f32,
+        spawn_y0: f32,
+        spawn_sy: f32,
+        /// Seed of the life side stream (`seed ^ LIFE_SALT`, lo, hi).
+        life_lo: u32,
+        life_hi: u32,
+        _pad0: u32,
+        _pad1: u32,
     }
 }
 
@@ -233,37 +299,6 @@ fn brush_taps(radius: f32) -> (Vec<[f32; 4]>, u32) {
     (out, taps as u32)
 }
 
-/// A 2-D grid of workgroups covering `threads` threads of `size` per group (a dimension may hold
-/// at most 65 535 groups): `(groups_x, groups_y, threads per row)`.
-fn grid(threads: u32, size: u32) -> (u32, u32, u32) {
-    let groups = threads.div_ceil(size).max(1);
-    let gx = groups.min(65_535);
-    (gx, groups.div_ceil(gx), gx * size)
-}
-
-fn entry(binding: u32, buf: &wgpu::Buffer) -> wgpu::BindGroupEntry<'_> {
-    wgpu::BindGroupEntry { binding, resource: buf.as_entire_binding() }
-}
-
-/// The GPU side of a job: buffers, pipelines, bind groups.
-struct Device {
-    ctx: Arc<GpuContext>,
-    params: wgpu::Buffer,
-    hf: wgpu::Buffer,
-    hq: wgpu::Buffer,
-    /// Held only through the bind groups.
-    _acc: wgpu::Buffer,
-    books: wgpu::Buffer,
-    maps: wgpu::Buffer,
-    flow: wgpu::Buffer,
-    drops: wgpu::Buffer,
-    claim: wgpu::Buffer,
-    walk: wgpu::ComputePipeline,
-    apply: wgpu::ComputePipeline,
-    walk_bind: wgpu::BindGroup,
-    apply_bind: wgpu::BindGroup,
-}
-
 /// Host copies read back from the GPU, valid until the next step or edit.
 #[derive(Default)]
 struct Cache {
@@ -271,7 +306,7 @@ struct Cache {
     /// Per node: eroded, deposited, visits, water volume.
     maps: OnceLock<Vec<[f32; 4]>>,
     erosion_maps: OnceLock<ErosionMaps>,
-    books: OnceLock<[u64; 5]>,
+    books: OnceLock<[u64; BOOKS]>,
 }
 
 /// A droplet-erosion job on the GPU that goes on on the CPU if the GPU fails mid-run (see the
@@ -339,6 +374,8 @@ pub struct GpuDropletCore {
     unit_k: i32,
     wunit: f32,
     floor: f32,
+    /// The sea level (sea mode), where it is a finite one.
+    sea: Option<f32>,
     in_flight: u32,
     done: u64,
     /// Claim stamp of the next batch's first step.
@@ -360,12 +397,11 @@ impl GpuDropletCore {
         opts: GpuDropletOptions,
     ) -> Result<Self, GpuDropletError> {
         let mut params = params;
-        // The CPU job's preamble (version-1 values, ranges, grid units, finite heights).
-        let grid = particle_grid(&terrain, &mut params)?;
+        // The CPU job's preamble (version-1 values, ranges, grid units, finite heights, the
+        // hardness and steering checks, the erodibility: the hardness, times the mask in sink mode).
+        let setup = prepare_particle_job(&terrain, &mut params, inputs.clone())?;
+        let grid = setup.grid;
         let n = terrain.len();
-        if let Some(h) = &inputs.hardness {
-            check_hardness(h, n, HardnessRule::AtMost1000)?;
-        }
         let (w, h) = (terrain.width, terrain.height);
         let degenerate = w < 2 || h < 2;
         let stats = terrain.stats();
@@ -374,6 +410,9 @@ impl GpuDropletCore {
             (None, true) => stats.min,
             (None, false) => f32::NEG_INFINITY,
         };
+        // With a sea, erosion never takes a node below it (nor lowers one already under water).
+        let sea = setup.sea();
+        let floor = sea.map_or(floor, |s| floor.max(s));
         let volume = terrain.sum();
         let in_flight = opts.in_flight.unwrap_or((n / 64).clamp(64, 1 << 20) as u32).max(1);
         let unit_k = unit_exp(stats.min.abs().max(stats.max.abs()));
@@ -386,6 +425,7 @@ impl GpuDropletCore {
             unit_k,
             wunit,
             floor,
+            sea,
             in_flight,
             done: 0,
             stamp: 1,
@@ -396,9 +436,16 @@ impl GpuDropletCore {
             grid,
             last: terrain,
         };
-        job.fill_block(&inputs.boundary, inputs.hardness.is_some());
+        job.fill_block(&setup, setup.erodibility.is_some());
         if !degenerate {
-            job.dev = Some(job.build_device(ctx, inputs.hardness.as_deref())?);
+            // Per node: the erodibility and the mask's weight.
+            let steer = setup.steer().map(|s| s.weights.as_slice());
+            let nodein: Option<Vec<[f32; 2]>> = (setup.erodibility.is_some() || steer.is_some()).then(|| {
+                (0..n)
+                    .map(|i| [setup.erodibility.as_ref().map_or(1.0, |k| k[i]), steer.map_or(1.0, |w| w[i])])
+                    .collect()
+            });
+            job.dev = Some(job.build_device(ctx, nodein.as_deref())?);
         }
         Ok(job)
     }
@@ -408,7 +455,8 @@ impl GpuDropletCore {
         2f64.powi(self.unit_k)
     }
 
-    fn fill_block(&mut self, b: &Boundary, has_hard: bool) {
+    fn fill_block(&mut self, setup: &ParticleSetup<DropletGrid>, has_hard: bool) {
+        let b = &setup.inputs.boundary;
         let p = &self.params;
         let g = self.grid;
         let (w, h) = (self.last.width, self.last.height);
@@ -449,181 +497,59 @@ impl GpuDropletCore {
             seed_hi: (self.seed >> 32) as u32,
             reach: g.radius.ceil() as u32,
             taps,
+            sea: self.sea.unwrap_or(0.0),
             ..DropletUniform::default()
         };
+        let geom = Geom::new(w, h, b);
+        if let Some(sp) = setup.spawner(&geom) {
+            let bl = &mut self.block;
+            (bl.spawn_x0, bl.spawn_sx, bl.spawn_y0, bl.spawn_sy) = sp.spawn_box();
+            bl.steer = 1 | if setup.steer().is_some_and(|s| s.sink) { 2 } else { 0 };
+            let life = self.seed ^ LIFE_SALT;
+            (bl.life_lo, bl.life_hi) = (life as u32, (life >> 32) as u32);
+        }
         self.set_unit(self.unit_k);
     }
 
-    /// Sets the height unit `2^k` (and the floor in those units) in the uniform block.
+    /// Sets the height unit `2^k` (and the floor and sea level in those units) in the uniform
+    /// block. The floor is rounded up and the sea level down, so a node held at the floor is not
+    /// below it and one filled to the sea level is not above it.
     fn set_unit(&mut self, k: i32) {
         self.unit_k = k;
         let unit = 2f64.powi(k);
-        let fq = if self.floor.is_finite() {
-            (self.floor as f64 / unit).round().clamp(-(2f64.powi(62)), 2f64.powi(62)) as i64
-        } else {
-            0
+        let q = |v: f32, r: fn(f64) -> f64| {
+            if v.is_finite() { r(v as f64 / unit).clamp(-(2f64.powi(62)), 2f64.powi(62)) as i64 as u64 } else { 0 }
         };
-        self.block.floor_lo = fq as u64 as u32;
-        self.block.floor_hi = ((fq as u64) >> 32) as u32;
+        let fq = q(self.floor, f64::ceil);
+        (self.block.floor_lo, self.block.floor_hi) = (fq as u32, (fq >> 32) as u32);
+        let sq = q(self.sea.unwrap_or(0.0), f64::floor);
+        (self.block.sea_lo, self.block.sea_hi) = (sq as u32, (sq >> 32) as u32);
         self.block.inv_unit = pow2(-k);
         self.block.unit = pow2(k);
     }
 
-    /// Fixed-point heights (i64 as lo, hi words) of `data` in the current unit.
-    fn to_units(&self, data: &[f32]) -> Vec<[u32; 2]> {
+    /// Fixed-point heights of `data` in the current unit (i64 as lo, hi words), twice: the
+    /// height and the height before the last step that folded the node.
+    fn to_units(&self, data: &[f32]) -> Vec<[u32; 4]> {
         let inv = 2f64.powi(-self.unit_k);
         data.iter()
             .map(|&v| {
                 let q = (v as f64 * inv).round().clamp(-(2f64.powi(62)), 2f64.powi(62)) as i64 as u64;
-                [q as u32, (q >> 32) as u32]
+                [q as u32, (q >> 32) as u32, q as u32, (q >> 32) as u32]
             })
             .collect()
     }
 
-    fn build_device(&self, ctx: Arc<GpuContext>, hardness: Option<&[f32]>) -> Result<Device, GpuError> {
-        let n = self.last.len() as u64;
-        ctx.check_fits("droplet accumulators", n * ACC_WORDS * 4)?;
-        ctx.check_fits("droplet flow", n * ACC_WORDS * 4)?;
-        ctx.check_fits("droplet states", self.in_flight as u64 * DROP_BYTES)?;
-        let params = ctx.uniform_buffer("droplet params", &self.block)?;
-        let hf = ctx.storage_buffer_init("droplet heights f32", &self.last.data)?;
-        let hq = ctx.storage_buffer_init("droplet heights fixed", &self.to_units(&self.last.data))?;
-        let hard = match hardness {
-            Some(hd) => ctx.storage_buffer_init("droplet hardness", hd)?,
-            None => ctx.storage_buffer("droplet hardness (none)", 4)?,
-        };
-        let (taps, _) = brush_taps(self.grid.radius);
-        let brush = ctx.storage_buffer_init("droplet brush", &taps)?;
-        let acc = ctx.storage_buffer("droplet accumulators", n * ACC_WORDS * 4)?;
-        let books = ctx.storage_buffer("droplet books", BOOK_WORDS as u64 * 4)?;
-        let maps = ctx.storage_buffer("droplet maps", n * 8)?;
-        let flow = ctx.storage_buffer("droplet flow", n * ACC_WORDS * 4)?;
-        let drops = ctx.storage_buffer("droplet states", self.in_flight as u64 * DROP_BYTES)?;
-        let claim = ctx.storage_buffer("droplet claims", n * 4)?;
-        let module = ctx.shader("droplet.wgsl", SHADER)?;
-        let walk = ctx.compute_pipeline("droplet walk", &module, "walk")?;
-        let apply = ctx.compute_pipeline("droplet apply", &module, "apply")?;
-        let walk_bind = ctx.scoped("droplet walk bind group", |d| {
-            d.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("droplet walk"),
-                layout: &walk.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &params),
-                    entry(1, &hf),
-                    entry(2, &hard),
-                    entry(3, &brush),
-                    entry(4, &acc),
-                    entry(5, &books),
-                    entry(8, &flow),
-                    entry(9, &drops),
-                ],
-            })
-        })?;
-        let apply_bind = ctx.scoped("droplet apply bind group", |d| {
-            d.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some("droplet apply"),
-                layout: &apply.get_bind_group_layout(0),
-                entries: &[
-                    entry(0, &params),
-                    entry(1, &hf),
-                    entry(3, &brush),
-                    entry(4, &acc),
-                    entry(5, &books),
-                    entry(6, &hq),
-                    entry(7, &maps),
-                    entry(9, &drops),
-                    entry(10, &claim),
-                ],
-            })
-        })?;
-        Ok(Device {
-            ctx,
-            params,
-            hf,
-            hq,
-            _acc: acc,
-            books,
-            maps,
-            flow,
-            drops,
-            claim,
-            walk,
-            apply,
-            walk_bind,
-            apply_bind,
-        })
-    }
-
-    /// Runs droplets `start .. end` on the GPU, in batches of `in_flight` advancing in lockstep:
-    /// per step one `walk` and one `apply` dispatch, [`STEPS_PER_SUBMIT`] steps per submission,
-    /// stopping early once every droplet of the batch has ended. Waits for the GPU.
-    fn run_gpu(&mut self, start: u64, end: u64) -> Result<(), GpuError> {
-        let Some(dev) = &self.dev else { return Ok(()) };
-        let ctx = &dev.ctx;
-        let steps = self.grid.max_lifetime.saturating_add(1);
-        let mut first = start;
-        while first < end {
-            let count = (end - first).min(self.in_flight as u64) as u32;
-            let (gx, gy, row) = grid(count, WG);
-            if self.stamp.checked_add(steps).is_none_or(|s| s == u32::MAX) {
-                // Stamps would wrap: forget every claim (0 is never a stamp).
-                let mut enc =
-                    ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("claims") });
-                enc.clear_buffer(&dev.claim, 0, None);
-                ctx.queue().submit([enc.finish()]);
-                self.stamp = 1;
-            }
-            self.block.first_lo = first as u32;
-            self.block.first_hi = (first >> 32) as u32;
-            self.block.count = count;
-            self.block.row = row;
-            self.block.stamp_base = self.stamp;
-            ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
-            // Only a batch longer than one submission checks for an early end (a readback).
-            let ended_before = if steps > STEPS_PER_SUBMIT { self.read_books()?[4] } else { 0 };
-            let mut step = 0u32;
-            while step < steps {
-                let upto = (step + STEPS_PER_SUBMIT).min(steps);
-                let mut enc =
-                    ctx.device().create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("droplets") });
-                if step == 0 {
-                    enc.clear_buffer(&dev.drops, 0, Some(count as u64 * DROP_BYTES));
-                }
-                {
-                    let mut pass = enc.begin_compute_pass(&wgpu::ComputePassDescriptor {
-                        label: Some("droplet steps"),
-                        timestamp_writes: None,
-                    });
-                    for _ in step..upto {
-                        pass.set_pipeline(&dev.walk);
-                        pass.set_bind_group(0, &dev.walk_bind, &[]);
-                        pass.dispatch_workgroups(gx, gy, 1);
-                        pass.set_pipeline(&dev.apply);
-                        pass.set_bind_group(0, &dev.apply_bind, &[]);
-                        pass.dispatch_workgroups(gx, gy, 1);
-                    }
-                }
-                ctx.queue().submit([enc.finish()]);
-                step = upto;
-                if step < steps && self.read_books()?[4] - ended_before >= count as u64 {
-                    break;
-                }
-            }
-            self.stamp += steps;
-            first += count as u64;
-        }
-        ctx.wait()
-    }
-
-    /// Reads the GPU's book counters (eroded, deposited, lost, lifted in units; droplets ended).
-    fn read_books(&self) -> Result<[u64; 5], GpuError> {
-        let Some(dev) = &self.dev else { return Ok([0; 5]) };
+    /// Reads the GPU's book counters (eroded, deposited, lost, lifted in units; droplets ended;
+    /// the sea droplets' residue in units).
+    fn read_books(&self) -> Result<[u64; BOOKS], GpuError> {
+        let Some(dev) = &self.dev else { return Ok([0; BOOKS]) };
         let w = dev.ctx.read_u32(&dev.books, 0, BOOK_WORDS)?;
-        Ok([0, 1, 2, 3, 4].map(|k| w[2 * k] as u64 | (w[2 * k + 1] as u64) << 32))
+        Ok(std::array::from_fn(|k| w[2 * k] as u64 | (w[2 * k + 1] as u64) << 32))
     }
 
-    fn books(&self) -> [u64; 5] {
-        *self.cache.books.get_or_init(|| self.read_books().unwrap_or([0; 5]))
+    fn books(&self) -> [u64; BOOKS] {
+        *self.cache.books.get_or_init(|| self.read_books().unwrap_or([0; BOOKS]))
     }
 
     /// Reads the f32 heights back.
@@ -658,12 +584,12 @@ impl GpuDropletCore {
     /// The books of the GPU part: host-side totals plus the counters still on the GPU.
     fn gpu_ledger(&self, volume_after: f64) -> Ledger {
         let u = self.height_unit();
-        let [e, d, lost, lift, _] = self.books();
+        let [e, d, lost, lift, _, residue] = self.books();
         let mut l = self.ledger;
         l.eroded += e as f64 * u;
         l.deposited += (d + lift) as f64 * u;
         l.lost_at_border += lost as f64 * u;
-        l.clamped += lift as f64 * u;
+        l.clamped += (lift as f64 - residue as f64) * u;
         l.volume_after = volume_after;
         l
     }
@@ -675,7 +601,7 @@ impl GpuDropletCore {
         self.ledger = self.gpu_ledger(self.ledger.volume_after);
         self.cache.books = OnceLock::new();
         if let Some(dev) = &self.dev
-            && b != [0; 5]
+            && b != [0; BOOKS]
         {
             dev.ctx.write(&dev.books, 0, &[0u32; BOOK_WORDS]);
         }
@@ -727,9 +653,8 @@ impl GpuJob for GpuDropletCore {
         format!("{err}; droplets continue on the CPU from droplet {done}")
     }
 
-    /// The CPU's guard stays where the GPU's was (not at the new minimum), the seed is mixed with
-    /// the droplets done (the rest must not repeat the first droplets' paths), and there is no
-    /// sea (the GPU version has none).
+    /// The CPU's guard stays where the GPU's was (not at the new minimum), and the seed is mixed
+    /// with the droplets done (the rest must not repeat the first droplets' paths).
     fn adjust_continuation(&self, params: &mut ModelParams, inputs: &mut JobInputs, done: u64) {
         if let ModelParams::Droplet(p) = params
             && p.min_height.is_none()
@@ -739,7 +664,6 @@ impl GpuJob for GpuDropletCore {
             p.min_height = Some(self.floor);
         }
         inputs.seed = crate::core::rng::mix64(self.seed ^ done.wrapping_mul(0x9e37_79b9_7f4a_7c15));
-        inputs.sea_level = None;
     }
 }
 
@@ -794,6 +718,42 @@ impl Simulation for GpuDropletCore {
         }
     }
 
+    /// Sea mode: levels the isolated one-node extremes left on land, as the CPU job's `finish`
+    /// does (`particles::relax_extremes` on the heights read back, booked as erosion and
+    /// deposition, the f32 rounding of the trades as `clamped`), and uploads the result.
+    fn finish(&mut self) {
+        let Some(sea) = self.sea else { return };
+        if self.fault.is_some() || self.degenerate || self.done == 0 || self.dev.is_none() {
+            return;
+        }
+        let mut hm = self.heightmap().clone();
+        let mut maps: Vec<[f32; 2]> = self.gpu_maps().iter().map(|m| [m[0], m[1]]).collect();
+        if let Err(e) = self.flush_books() {
+            self.fail(e);
+            return;
+        }
+        let (e, d) = relax_extremes(&mut hm, sea, EXTREME_TOLERANCE, &mut |i, dh| {
+            if dh < 0.0 { maps[i][0] -= dh } else { maps[i][1] += dh }
+        });
+        if e == 0.0 && d == 0.0 {
+            return;
+        }
+        self.ledger.eroded += e;
+        self.ledger.deposited += d;
+        self.ledger.clamped += d - e;
+        let s = hm.stats();
+        self.set_unit(unit_exp(s.min.abs().max(s.max.abs())));
+        let q = self.to_units(&hm.data);
+        if let Some(dev) = &self.dev {
+            dev.ctx.write(&dev.params, 0, std::slice::from_ref(&self.block));
+            dev.ctx.write(&dev.hf, 0, &hm.data);
+            dev.ctx.write(&dev.hq, 0, &q);
+            dev.ctx.write(&dev.maps, 0, &maps);
+        }
+        self.last = hm;
+        self.cache = Cache::default();
+    }
+
     /// A failure to read the books back stops the job before the edit is applied (the wrapper
     /// then applies it to the CPU continuation).
     fn edit_terrain(&mut self, f: &mut dyn FnMut(&mut Heightmap)) {
@@ -829,5 +789,6 @@ impl Simulation for GpuDropletCore {
     }
 }
 
+mod device;
 #[cfg(test)]
 mod tests;

@@ -28,6 +28,16 @@
 //! took in (slot 8), and keeps shore nodes (`b = sea`) at the sea level; the job fills the sea
 //! when it is built, as on the CPU.
 //!
+//! Thermal erosion alone with a sea level (flags bit 4) uses the CPU's underwater talus
+//! ([`ThermalKernel::with_sea`]): a pair of neighbours both at or below the sea settles to
+//! `underwater_angle`, `e(i→j) = max(0, h_i − h_j − W·Δ_ij)` with `W = tan(underwater_angle)`
+//! when `max(h_i, h_j) ≤ sea` (`talus_pair` in `pipe_common.wgsl`; the same number on both sides
+//! of a pair, so still conservative); a drain's virtual neighbour keeps the land talus. The pipe
+//! model's interleaved thermal step has no underwater talus, on the CPU either. A steering mask
+//! multiplies thermal's erodibility, `a_i = min(1, rate·hardness_i·w_i)` (as on the CPU); the
+//! pipe model on the GPU has no steering masks (the backend runs steered pipe jobs on the CPU,
+//! and [`GpuErosionJob::pipe`] ignores `JobInputs::steer`).
+//!
 //! ## Passes, fusion and bandwidth
 //!
 //! Each field is a flat storage buffer; the terrain is a ping-pong pair. Steps 3, 4 and 7 are
@@ -74,7 +84,7 @@ use super::context::{GpuContext, GpuError, groups};
 use super::fallback::{GpuJob, Handover, ResilientGpuJob};
 use crate::core::erosion::hardness::{HardnessRule, check_hardness};
 use crate::core::erosion::pipe::{Advection, PipeParams, WaterBudget, add_source, fill_sea, sea_floor};
-use crate::core::erosion::thermal::ThermalParams;
+use crate::core::erosion::thermal::{ThermalKernel, ThermalParams};
 use crate::core::erosion::{
     EdgeMode, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Side, Simulation, apply_edit, check_param,
 };
@@ -152,10 +162,12 @@ super::uniform::wgsl_uniform! {
         t_diag: f32,
         th_rate: f32,
         th_inv_amax: f32,
-        /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea).
+        /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea),
+        /// or the sea level of thermal erosion alone (flags bit 4).
         sea: f32,
-        _pad4: f32,
-        _pad5: f32,
+        /// Thermal alone with a sea: the underwater talus drops (`ThermalKernel::with_sea`).
+        w_card: f32,
+        w_diag: f32,
     }
 }
 
@@ -331,8 +343,14 @@ impl GpuErosionJob {
         check_terrain(&terrain)?;
         params.validate()?;
         check_param("cell_size", terrain.cell_size as f64, 1.0e-9, 1.0e9, "(0, 1e9] metres")?;
+        let mut inputs = inputs;
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, terrain.len(), HardnessRule::NonNegative)?;
+        }
+        // A steering mask scales what each node may give up, as on the CPU (`k·w`).
+        if let Some(s) = inputs.steer.take() {
+            s.check(terrain.len())?;
+            inputs.hardness = Some(s.scaled(inputs.hardness.as_deref()));
         }
         let cell = terrain.cell_size;
         Self::build(ctx, terrain, Model::Thermal(params), inputs, cell)
@@ -427,6 +445,13 @@ impl GpuErosionJob {
             gp.t_diag = td;
             gp.th_rate = tp.rate;
             gp.th_inv_amax = inv;
+        }
+        // Thermal alone takes the sea's underwater talus (the pipe model's interleaved thermal
+        // step has none on the CPU either).
+        if let (Model::Thermal(tp), Some(sea)) = (&model, inputs.sea_level.filter(|s| s.is_finite())) {
+            let k = ThermalKernel::new(tp, w, h, lx, bnd, None)?.with_sea(tp, Some(sea), lx);
+            (gp.sea, gp.w_card, gp.w_diag) = k.underwater();
+            gp.flags |= 16;
         }
 
         // Buffers (sizes checked against the limits first: a map too large is a typed error).

@@ -41,8 +41,9 @@
 //!
 //!    With `sink = false`, `w` only steers where the water comes from (and thermal's erodibility).
 //! 3. **No mask** (`steer = None`): every model runs exactly as before, to the bit.
-//! 4. The GPU versions have no steering: a steered run on the GPU backend runs on the CPU with a
-//!    note.
+//! 4. On the GPU: the droplets and thermal erosion take the mask exactly as above (the droplets
+//!    draw the same spawn positions and lives); the pipe model has none yet, so a steered pipe run
+//!    on the GPU backend runs on the CPU with a note.
 //!
 //! ## Generated masks
 //! * [`height_mask`]: `w = S(lo, hi, h)` (`S` the smoothstep; `lo > hi` reverses the ramp,
@@ -158,6 +159,13 @@ impl Spawner {
         Self { weights: steer.weights.clone(), w, x0, sx, y0, sy }
     }
 
+    /// The spawn box, `(x0, sx, y0, sy)`: positions are `(x0 + ξ·sx, y0 + ξ'·sy)` (for the GPU
+    /// droplets, which draw the same numbers).
+    #[cfg(feature = "gpu")]
+    pub(crate) fn spawn_box(&self) -> (f32, f32, f32, f32) {
+        (self.x0, self.sx, self.y0, self.sy)
+    }
+
     /// A spawn position (before the edge rules), drawn from `rng` as the unsteered spawn does:
     /// x, then y.
     #[inline]
@@ -179,7 +187,7 @@ impl Spawner {
 }
 
 /// Mixed into the seed of the side stream a particle's life is drawn from.
-const LIFE_SALT: u64 = 0x57EE_12A5_C0DE_0016;
+pub(crate) const LIFE_SALT: u64 = 0x57EE_12A5_C0DE_0016;
 
 /// `S(lo, hi, v)`, the smoothstep ramp (a step at `lo` when `lo == hi`).
 fn ramp(lo: f32, hi: f32, v: f32) -> f32 {

@@ -313,3 +313,56 @@ fn tiny_and_odd_maps_run() {
         assert!(d.0 < 1e-4, "{w}×{h}: {d:?}");
     }
 }
+
+/// Thermal erosion alone with a sea (pairs of nodes at or below it settle to the underwater
+/// angle), a steering mask (an erodibility multiplier) and a hardness map, against the CPU; two
+/// GPU runs give the same bits, and the sea changes the result (it is not ignored).
+#[test]
+fn gpu_matches_cpu_thermal_with_a_sea_and_a_mask_256() {
+    let Some(ctx) = test_context() else { return };
+    let ctx = Arc::new(ctx);
+    let n = 256;
+    let hm =
+        Heightmap::from_fn(n, n, 1.0, |x, y| 30.0 * signed_f32(hash2(x as i64, y as i64, 5)) + 0.3 * x as f32).unwrap();
+    let mut sorted = hm.data.clone();
+    sorted.sort_by(f32::total_cmp);
+    let sea = sorted[sorted.len() / 2];
+    let hardness: Vec<f32> = (0..n * n).map(|i| if (i / n) < n / 4 { 0.4 } else { 1.0 }).collect();
+    let mask: Vec<f32> = (0..n * n).map(|i| ((i % n) as f32 / n as f32).min(1.0)).collect();
+    let p = ThermalParams { iterations: 40, underwater_angle: 15.0, ..Default::default() };
+    let inputs = JobInputs {
+        boundary: Boundary {
+            left: EdgeMode::Drain,
+            right: EdgeMode::Wall,
+            top: EdgeMode::Wrap,
+            bottom: EdgeMode::Wrap,
+        },
+        hardness: Some(hardness),
+        sea_level: Some(sea),
+        steer: Some(crate::core::erosion::Steer::new(mask, true)),
+        ..Default::default()
+    };
+    let gpu_run = |inputs: &JobInputs| {
+        let mut g = GpuErosionJob::thermal(ctx.clone(), hm.clone(), p.clone(), inputs.clone()).unwrap();
+        run(&mut g);
+        g
+    };
+    let gpu = gpu_run(&inputs);
+    let mut cpu = ThermalJob::new(hm.clone(), p.clone(), inputs.clone()).unwrap();
+    run(&mut cpu);
+    compare(
+        "thermal, sea at the median + mask + hardness 256² 40 iterations",
+        &gpu,
+        &cpu,
+        &Tol { height: (1e-3, 1e-4), water: (0.0, 0.0), sediment: (0.0, 0.0) },
+    );
+    let d = diff(&gpu.maps().deposited, &cpu.maps().deposited);
+    assert!(d.0 < 1e-3, "maps differ {d:?}");
+    let again = gpu_run(&inputs);
+    let bits = |j: &GpuErosionJob| j.heightmap().data.iter().map(|v| v.to_bits()).collect::<Vec<u32>>();
+    assert_eq!(bits(&gpu), bits(&again), "two GPU runs differ");
+    assert_eq!(gpu.ledger(), again.ledger());
+    let dry = gpu_run(&JobInputs { sea_level: None, ..inputs.clone() });
+    let d = diff(&gpu.heightmap().data, &dry.heightmap().data);
+    assert!(d.0 > 0.1, "the sea changed nothing: {d:?}");
+}

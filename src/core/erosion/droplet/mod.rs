@@ -59,8 +59,8 @@
 //! result instead.
 //!
 //! ## The sea ([`JobInputs::sea_level`](super::JobInputs::sea_level))
-//! With a sea level the job runs in *sea mode* (issue 13; the GPU droplets have no sea yet, so
-//! the backend runs such jobs on the CPU):
+//! With a sea level the job runs in *sea mode* (issue 13; the GPU droplets, `crate::gpu::droplet`,
+//! follow the same rules):
 //!
 //! * Erosion never takes a node below the sea, nor anything from a node under water: the
 //!   erosion floor is at least the sea level (the same guard as `min_height`).

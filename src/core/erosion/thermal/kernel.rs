@@ -112,6 +112,12 @@ impl ThermalKernel {
         self
     }
 
+    /// The sea level and the underwater talus drops (cardinal, diagonal) the kernel uses (−∞ and
+    /// `f32::MAX` without a sea), for the GPU version.
+    pub fn underwater(&self) -> (f32, f32, f32) {
+        (self.sea, self.w_card, self.w_diag)
+    }
+
     /// The talus drop for direction `j` between heights `c` and `n`: the underwater one when
     /// both are at or below the sea.
     #[inline(always)]
