@@ -150,6 +150,43 @@ pub fn build_with_backend_opts(
     }
 }
 
+/// Runs the model's detail pass on one level of a build's ladder (`--erosion refine`) on
+/// `backend`: the GPU version where the model's pass has one and the GPU runs it (`Gpu`, or
+/// `Auto` with a hardware adapter), the CPU pass otherwise. `false` when the model has no pass.
+/// A GPU failure leaves the level as it was and runs the CPU pass, with a note saying why.
+pub fn refine_pass(
+    model: &ModelParams,
+    settings: &erosion::refine::RefineParams,
+    level: &mut erosion::refine::Level,
+    inputs: &JobInputs,
+    cancel: &std::sync::atomic::AtomicBool,
+    backend: Backend,
+    opts: BackendOptions,
+) -> Result<(bool, BackendUsed), JobError> {
+    let mut note: Option<String> = None;
+    #[cfg(feature = "gpu")]
+    if backend != Backend::Cpu {
+        match gpu::refine(model, settings, level, inputs, cancel, opts) {
+            Some(Ok(adapter)) => {
+                return Ok((true, BackendUsed { backend: Backend::Gpu, adapter: Some(adapter), note: None }));
+            }
+            Some(Err(Err(e))) => return Err(e),
+            Some(Err(Ok(why))) => note = Some(why),
+            None => note = Some(format!("the {} model's detail pass has no GPU version", model.entry().cli)),
+        }
+    }
+    #[cfg(not(feature = "gpu"))]
+    if backend != Backend::Cpu {
+        let _ = opts;
+        note = Some("this build has no GPU support (cargo feature `gpu`)".into());
+    }
+    let note = note.map(|why| {
+        if backend == Backend::Auto { format!("auto: {why}") } else { format!("fell back to the CPU: {why}") }
+    });
+    let ran = model.refine_pass(settings, level, inputs, cancel)?;
+    Ok((ran, BackendUsed { backend: Backend::Cpu, adapter: None, note }))
+}
+
 /// The menu labels of the models with a GPU version, in menu order (e.g. `["Droplets", "Pipe model",
 /// "Thermal"]`): what the editor's backend tooltip lists. Empty without the `gpu` feature.
 pub fn gpu_model_labels() -> Vec<&'static str> {
@@ -164,9 +201,11 @@ pub fn gpu_model_labels() -> Vec<&'static str> {
 /// (one per adapter choice) and the build that falls back to the CPU (only with feature `gpu`).
 #[cfg(feature = "gpu")]
 pub mod gpu {
+    use std::sync::atomic::AtomicBool;
     use std::sync::{Arc, Mutex, PoisonError};
 
     use super::*;
+    use crate::core::erosion::refine::{Level, RefineParams};
     use crate::gpu::{
         AdapterChoice, GpuContext, GpuDropletError, GpuDropletJob, GpuErosionJob, GpuError, GpuJobError,
         GpuStreamPowerJob,
@@ -221,16 +260,35 @@ pub mod gpu {
         /// with a note naming it).
         lacks: fn(&ModelParams, &JobInputs) -> Option<&'static str>,
         build: GpuBuild,
+        /// The GPU version of the model's detail pass in a build's ladder
+        /// ([`crate::core::erosion::refine`]), if it has one.
+        refine: Option<GpuRefine>,
     }
+
+    /// One level's detail pass on the GPU (the level is unchanged when it fails).
+    type GpuRefine =
+        fn(&GpuContext, &ModelParams, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), BuildError>;
 
     /// The models with a GPU version. A model not listed runs on the CPU (with a note). Each of
     /// them takes the sea level, the hardness map and every edge mode.
     static GPU_MODELS: &[GpuModel] = &[
-        GpuModel { name: "Droplet", lacks: droplet_lacks, build: droplet },
-        GpuModel { name: "Pipe", lacks: pipe_lacks, build: pipe },
-        GpuModel { name: "Thermal", lacks: |_, _| None, build: thermal },
-        GpuModel { name: "StreamPower", lacks: |_, _| None, build: stream_power },
+        GpuModel { name: "Droplet", lacks: droplet_lacks, build: droplet, refine: None },
+        GpuModel { name: "Pipe", lacks: pipe_lacks, build: pipe, refine: None },
+        GpuModel { name: "Thermal", lacks: |_, _| None, build: thermal, refine: None },
+        GpuModel { name: "StreamPower", lacks: |_, _| None, build: stream_power, refine: Some(stream_power_refine) },
     ];
+
+    fn stream_power_refine(
+        ctx: &GpuContext,
+        p: &ModelParams,
+        r: &RefineParams,
+        lv: &mut Level,
+        i: &JobInputs,
+        cancel: &AtomicBool,
+    ) -> Result<(), BuildError> {
+        let ModelParams::StreamPower(sp) = p else { unreachable!("GPU_MODELS is keyed by model") };
+        Ok(crate::gpu::refine::stream_power_pass(ctx, sp, r, lv, i, cancel)?)
+    }
 
     /// The droplets on the GPU have the sea and steering masks, not the change blur.
     fn droplet_lacks(p: &ModelParams, _: &JobInputs) -> Option<&'static str> {
@@ -327,6 +385,30 @@ pub mod gpu {
             Err(BuildError::Invalid(e)) => Outcome::Invalid(e),
             Err(BuildError::Gpu(e)) => Outcome::Unavailable(format!("{model} on the GPU: {e}")),
         }
+    }
+
+    /// [`super::refine_pass`] on the GPU: `None` when the model's pass has no GPU version, else
+    /// the adapter it ran on, or why it could not run there.
+    pub(super) fn refine(
+        model: &ModelParams,
+        settings: &RefineParams,
+        level: &mut Level,
+        inputs: &JobInputs,
+        cancel: &AtomicBool,
+        opts: BackendOptions,
+    ) -> Option<Result<String, Result<String, JobError>>> {
+        let name = model.entry().cli;
+        let pass = GPU_MODELS.iter().find(|g| g.name == model.entry().name)?.refine?;
+        let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
+        let ctx = match context(choice) {
+            Ok(c) => c,
+            Err(e) => return Some(Err(Ok(e.to_string()))),
+        };
+        Some(match pass(&ctx, model, settings, level, inputs, cancel) {
+            Ok(()) => Ok(ctx.info().to_string()),
+            Err(BuildError::Invalid(e)) => Err(Err(e)),
+            Err(BuildError::Gpu(e)) => Err(Ok(format!("the {name} detail pass on the GPU: {e}"))),
+        })
     }
 
     /// Whether the registry model `name` has a GPU version.
@@ -495,6 +577,51 @@ mod tests {
             Err(_) => {
                 assert_eq!(used.backend, Backend::Cpu);
                 assert!(used.note.as_deref().is_some_and(|n| n.contains("auto")), "{used}");
+            }
+        }
+    }
+
+    /// A build's detail pass runs on the GPU where the model's pass has a GPU version, on the CPU
+    /// otherwise with a note saying why, and on the CPU quietly when asked for.
+    #[test]
+    fn a_detail_pass_runs_where_the_backend_and_the_model_allow() {
+        use crate::core::erosion::refine::{Level, RefineParams};
+        use crate::core::erosion::stream_power::StreamPowerParams;
+        use crate::core::erosion::thermal::ThermalParams;
+        let input = Heightmap::from_fn(33, 33, 2.0, |x, y| {
+            let (dx, dy) = (x as f32 - 16.0, y as f32 - 16.0);
+            (20.0 - 0.05 * (dx * dx + dy * dy)).max(-2.0) + 0.3 * ((x * 7 + y * 3) % 5) as f32
+        })
+        .unwrap();
+        let inputs = JobInputs { sea_level: Some(0.0), ..Default::default() };
+        let sp = ModelParams::StreamPower(StreamPowerParams::default());
+        let thermal = ModelParams::Thermal(ThermalParams::default());
+        let run = |model: &ModelParams, backend: Backend, opts: BackendOptions| {
+            let mut map = input.clone();
+            let mut drainage = model.refine_start(&map, &inputs).unwrap();
+            let mut lv =
+                Level { map: &mut map, input: &input, drainage: &mut drainage, index: 1, levels: 1, input_range: None };
+            let cancel = std::sync::atomic::AtomicBool::new(false);
+            let (ran, used) =
+                refine_pass(model, &RefineParams::default(), &mut lv, &inputs, &cancel, backend, opts).unwrap();
+            assert!(ran);
+            (map, used)
+        };
+        let (cpu, used) = run(&sp, Backend::Cpu, BackendOptions::default());
+        assert_eq!(used, BackendUsed { backend: Backend::Cpu, adapter: None, note: None });
+        assert_ne!(cpu.data, input.data);
+        let (_, used) = run(&thermal, Backend::Gpu, BackendOptions { allow_software: true });
+        assert_eq!(used.backend, Backend::Cpu);
+        let note = used.note.unwrap_or_default();
+        assert!(note.starts_with("fell back to the CPU:"), "{note}");
+        #[cfg(feature = "gpu")]
+        {
+            assert!(note.contains("detail pass has no GPU version"), "{note}");
+            if crate::gpu::context::test_context().is_some() {
+                let (gpu, used) = run(&sp, Backend::Gpu, BackendOptions { allow_software: true });
+                assert_eq!((used.backend, used.note), (Backend::Gpu, None));
+                let worst = gpu.data.iter().zip(&cpu.data).map(|(g, c)| (g - c).abs()).fold(0.0f32, f32::max);
+                assert!(worst < 0.05, "GPU and CPU passes differ by {worst} m");
             }
         }
     }

@@ -18,6 +18,7 @@ use super::CliError;
 use super::generate::generate_defaults;
 use super::params::apply_sets;
 use super::tiles::TileArgs;
+use crate::backend::Backend;
 use crate::core::erosion::refine::RefineParams;
 use crate::core::generate::generate;
 use crate::core::io::preview;
@@ -78,6 +79,13 @@ pub struct BuildArgs {
     /// Also write a hill-shaded PNG of the result, averaged down to at most 2048 pixels a side.
     #[arg(long)]
     pub preview: Option<PathBuf>,
+    /// Where the erosion layers' detail passes (`--erosion refine`) and re-runs run, for every
+    /// layer: `cpu`, `gpu` (falls back to the CPU with a message when no GPU can run it) or `auto`
+    /// (a hardware GPU when present). Without it each layer runs where its Simulate ran (the
+    /// editor's default: `auto`). Stream power's pass has a GPU version; TALUS_GPU_SOFTWARE=1 lets
+    /// `gpu` use a software adapter (lavapipe).
+    #[arg(long, value_enum)]
+    pub backend: Option<Backend>,
     /// The engine tile set flags.
     #[command(flatten)]
     pub tiles: TileArgs,
@@ -144,6 +152,14 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     let mut p = read(&a.project)?;
     p.stack.verify_stale();
     set_base(&mut p.stack, &a.sets)?;
+    if let Some(b) = a.backend {
+        let ids: Vec<u64> = p.stack.layers().iter().map(|l| l.id).collect();
+        for id in ids {
+            if let Some(e) = p.stack.layer_mut(id).and_then(|l| l.erosion_mut()) {
+                e.recipe.backend = b;
+            }
+        }
+    }
     let erosion = ErosionBuild::parse(&a.erosion).unwrap_or_default();
     let (size, target) = if tiled {
         let (w, h) = (p.stack.width(), p.stack.height());
@@ -221,6 +237,10 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
             );
         }
     }
+    for line in &built.passes_ran_on {
+        eprintln!("detail passes: {line}");
+    }
+    report["passes_ran_on"] = serde_json::json!(built.passes_ran_on);
     if a.parity {
         report["parity"] = parity_report(&p.stack, built, a.native.as_deref())?;
     }

@@ -8,6 +8,8 @@
 //! * [`pipe`]: the pipe model (Mei et al. 2007, Št'ava et al. 2008, seed 003) and thermal erosion.
 //! * [`stream_power`]: the stream-power model, the default Simulate (Schott et al. 2023, pointer
 //!   jumping after FastFlow, Jain et al. 2024).
+//! * [`refine`]: the build's detail passes (a build that erodes on its way up, issue #34): the
+//!   stream-power pass's stencils.
 //!
 //! The WGSL kernels live in the top-level `shaders/gpu/` folder and are embedded with
 //! `include_str!`, so the binary runs anywhere. The CPU models in [`crate::core::erosion`] are the
@@ -25,6 +27,7 @@ pub use pipe::{GpuErosionJob, GpuJobError};
 pub mod droplet;
 
 pub use droplet::{GpuDropletError, GpuDropletJob, GpuDropletOptions};
+pub mod refine;
 pub mod stream_power;
 
 pub use stream_power::{GpuStreamPowerJob, GpuStreamPowerOptions};

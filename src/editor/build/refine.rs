@@ -121,7 +121,8 @@ pub(super) fn crop(src: &[f32], sw: usize, [x0, y0]: [usize; 2], (w, h): (usize,
 /// Refines erosion layer `e` (index `index` of `stack`) on `map`, the fold below it at the build's
 /// size: `map` becomes that fold plus the layer's refined change (see the module doc), blended
 /// with the layer's strength and `mask` (resampled to the build). `extent` says whether `stack` is
-/// the project or a window of it. `report(f)` hears how far the ladder is.
+/// the project or a window of it. `report(f)` hears how far the ladder is. Returns where the
+/// passes ran (the last level's backend; `None` when no pass ran).
 #[allow(clippy::too_many_arguments)]
 pub(super) fn refine_layer(
     map: &mut Heightmap,
@@ -133,7 +134,7 @@ pub(super) fn refine_layer(
     params: &RefineParams,
     cancel: &AtomicBool,
     report: &(dyn Fn(f64) + Sync),
-) -> Result<(), BuildError> {
+) -> Result<Option<crate::backend::BackendUsed>, BuildError> {
     let layer_err = |msg: String| BuildError::Layer { layer: stack.layers()[index].name.clone(), msg };
     let (w, h) = (stack.width(), stack.height());
     let (nw, nh) = (map.width, map.height);
@@ -166,6 +167,8 @@ pub(super) fn refine_layer(
         })
     };
     let model = &recipe.model;
+    let opts = crate::backend::BackendOptions::from_env();
+    let mut ran_on = None;
     // The range of the fold below over the whole preview: every level and every window of the
     // project scales by the one range (stream power's terrain-following uplift).
     let range_of = |d: &[f32]| d.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)));
@@ -228,7 +231,13 @@ pub(super) fn refine_layer(
                 levels: ladder.len(),
                 input_range,
             };
-            model.refine_pass(params, &mut lv, &inputs, cancel).map_err(|e| layer_err(e.to_string()))?;
+            // On the layer's backend: the GPU pass where the model has one and a GPU runs it.
+            let (ran, used) =
+                crate::backend::refine_pass(model, params, &mut lv, &inputs, cancel, recipe.backend, opts)
+                    .map_err(|e| layer_err(e.to_string()))?;
+            if ran {
+                ran_on = Some(used);
+            }
             detail_only(before, &mut state.data, lw, lh, params.coarse_sigma_cells);
         }
         done += (lw * lh) as f64;
@@ -254,7 +263,7 @@ pub(super) fn refine_layer(
             row[x] += s * m * (res[x] - row[x]);
         }
     });
-    Ok(())
+    Ok(ran_on)
 }
 
 #[cfg(test)]

@@ -28,6 +28,9 @@ pub struct Built {
     /// the plan keeps it ([`PlanStep::KeepChange`]): each layer adds `after − before` of its own
     /// step, so sculpt layers above or below do not enter it.
     pub erosion_change: Option<Vec<f32>>,
+    /// Where each refined layer's detail passes ran, one line per layer (`"Stream power: GPU:
+    /// <adapter>"`, or `CPU` with the reason where the GPU was asked for and could not).
+    pub passes_ran_on: Vec<String>,
 }
 
 /// Reports a phase and how far it is, `within ∈ [0, 1]` of the stack's stage `k`.
@@ -54,7 +57,7 @@ pub(super) fn build_stack(
             let first = stack.layers().iter().position(|l| l.visible && l.erosion().is_some());
             stack.input_of(first.unwrap_or(stack.layers().len()))
         });
-        return Ok(Built { map, input, erosion_change: None });
+        return Ok(Built { map, input, erosion_change: None, passes_ran_on: Vec::new() });
     }
     if let Some(l) = stack.layers().iter().find(|l| l.visible && l.erosion().is_some_and(|e| e.stale)) {
         return Err(BuildError::StaleLayer(l.name.clone()));
@@ -114,6 +117,7 @@ pub(super) fn build_layers(
     let (nw, nh) = (plan.width, plan.height);
     let mut input = None;
     let mut change: Option<Vec<f32>> = plan.keeps_change().then(|| vec![0.0f32; nw * nh]);
+    let mut passes_ran_on = Vec::new();
 
     let layer_steps = plan.steps.iter().filter_map(|s| match s {
         PlanStep::Layer { index, name, how } => Some((*index, name, how)),
@@ -149,7 +153,7 @@ pub(super) fn build_layers(
                         upsample_erosion(&mut map, &delta, e.strength, mask.as_deref(), (w, h), plan.ratio, cancel)?;
                     }
                     LayerHow::Refine { .. } => {
-                        super::refine::refine_layer(
+                        let used = super::refine::refine_layer(
                             &mut map,
                             stack,
                             extent,
@@ -160,6 +164,9 @@ pub(super) fn build_layers(
                             cancel,
                             &|f| report(stage, f, phase()),
                         )?;
+                        if let Some(used) = used {
+                            passes_ran_on.push(format!("{}: {used}", l.name));
+                        }
                     }
                     LayerHow::Rerun { .. } => {
                         let steer_mask = e.steers_by_mask().then(|| resampled(&e.mask, w, h, nw, nh, Some((0.0, 1.0))));
@@ -192,5 +199,5 @@ pub(super) fn build_layers(
             msg: "the build holds a height that is not finite".into(),
         });
     }
-    Ok(Built { map, input, erosion_change: change })
+    Ok(Built { map, input, erosion_change: change, passes_ran_on })
 }

@@ -64,14 +64,82 @@ fn ipow(x: f32, p: u32) -> f32 {
     }
 }
 
-/// The base (the sea, else the lowest input height) and span of the model's terrain-following
-/// uplift (`terrain_uplift` in the model), from the whole preview's range where the ladder gives
-/// it (`range`, see [`Level::input_range`]), else from the level's input.
-fn uplift_range(h: &[f32], sea: Option<f32>, range: Option<(f32, f32)>) -> (f64, f64) {
-    let (lo, hi) = range
-        .unwrap_or_else(|| h.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v))));
-    let base = sea.unwrap_or(lo) as f64;
-    (base, hi as f64 - base)
+/// The uplift rate of the pass at a node, m/yr (module doc, step 3): the model's uplift rule on
+/// the level's input. A per-node uplift map is the preview's, and at another level the terrain's
+/// rule stands in for it. Shared with the GPU pass (`crate::gpu::refine`), so both lift the same.
+pub(crate) struct PassUplift {
+    uplift: f32,
+    follow: bool,
+    exponent: f64,
+    /// The base (the sea, else the lowest input height) and span of the model's terrain-following
+    /// uplift (`terrain_uplift` in the model), from the whole preview's range where the ladder
+    /// gives it (see [`Level::input_range`]), else from the level's input.
+    base: f64,
+    span: f64,
+}
+
+impl PassUplift {
+    pub(crate) fn new(p: &StreamPowerParams, input: &[f32], sea: Option<f32>, range: Option<(f32, f32)>) -> Self {
+        let (lo, hi) = range.unwrap_or_else(|| {
+            input.iter().fold((f32::INFINITY, f32::NEG_INFINITY), |(lo, hi), &v| (lo.min(v), hi.max(v)))
+        });
+        let base = sea.unwrap_or(lo) as f64;
+        Self {
+            uplift: p.uplift,
+            follow: p.uplift_mode == UpliftMode::FollowTerrain || p.uplift_map.is_some(),
+            exponent: p.uplift_exponent as f64,
+            base,
+            span: hi as f64 - base,
+        }
+    }
+
+    /// The rate at a node whose input height is `v`.
+    #[inline]
+    pub(crate) fn at(&self, v: f32) -> f32 {
+        if !self.follow {
+            return self.uplift;
+        }
+        let t = (v as f64 - self.base) / self.span;
+        if t > 0.0 && self.span.is_finite() {
+            (self.uplift as f64 * t.min(1.0).powf(self.exponent)) as f32
+        } else {
+            0.0
+        }
+    }
+}
+
+/// The nodes that take water and give none at a level: `Drain` edges and the sea in the level's
+/// input (shared with the GPU pass).
+pub(crate) fn pass_outlets(input: &[f32], w: usize, h: usize, inputs: &JobInputs) -> Vec<u8> {
+    let sea = inputs.sea_level.filter(|s| s.is_finite()).unwrap_or(f32::NEG_INFINITY);
+    let mut outlet = outlet_mask(w, h, &inputs.boundary);
+    for (o, &v) in outlet.iter_mut().zip(input) {
+        if v <= sea {
+            *o = 1;
+        }
+    }
+    outlet
+}
+
+/// The time step of a level's pass, years, and the level's steps; `None` when the level has no
+/// pass (no years, or a map narrower than 3 nodes). Errors: bad settings, a drainage that is not
+/// one value per node.
+pub(crate) fn pass_steps(r: &RefineParams, lv: &Level) -> Result<Option<(f32, u32)>, JobError> {
+    r.validate()?;
+    let years = r.stream_power_years_at(lv.index, lv.levels);
+    let steps = r.stream_power_steps.max(1);
+    let (w, h) = (lv.map.width, lv.map.height);
+    if years <= 0.0 || w < 3 || h < 3 {
+        return Ok(None);
+    }
+    if lv.drainage.len() != w * h {
+        return Err(JobError::BadParam {
+            name: "drainage length",
+            value: lv.drainage.len() as f64,
+            range: "one per node",
+        });
+    }
+    Ok(Some((years / steps as f32, steps)))
 }
 
 /// No receiver (a pit, a flat, an outlet).
@@ -119,47 +187,16 @@ pub fn pass(
     inputs: &JobInputs,
     cancel: &AtomicBool,
 ) -> Result<(), JobError> {
-    r.validate()?;
-    let years = r.stream_power_years_at(lv.index, lv.levels);
-    let steps = r.stream_power_steps.max(1);
+    let Some((dt, steps)) = pass_steps(r, lv)? else { return Ok(()) };
     let (w, h) = (lv.map.width, lv.map.height);
     let n = w * h;
-    if years <= 0.0 || w < 3 || h < 3 {
-        return Ok(());
-    }
-    if lv.drainage.len() != n {
-        return Err(JobError::BadParam {
-            name: "drainage length",
-            value: lv.drainage.len() as f64,
-            range: "one per node",
-        });
-    }
-    let dt = years / steps as f32;
     let dx = lv.map.cell_size;
     let sea_level = inputs.sea_level.filter(|s| s.is_finite());
     let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
     let input = &lv.input.data;
-    let mut outlet = outlet_mask(w, h, &inputs.boundary);
-    for (o, &v) in outlet.iter_mut().zip(input) {
-        if v <= sea {
-            *o = 1;
-        }
-    }
-    // The uplift rule of the model on the level's input (module doc); a per-node uplift map is
-    // the preview's, and at another level the terrain's rule stands in for it.
-    let follow = p.uplift_mode == UpliftMode::FollowTerrain || p.uplift_map.is_some();
-    let (u_base, u_span) = uplift_range(input, sea_level, lv.input_range);
-    let uplift = |i: usize| -> f32 {
-        if !follow {
-            return p.uplift;
-        }
-        let t = (input[i] as f64 - u_base) / u_span;
-        if t > 0.0 && u_span.is_finite() {
-            (p.uplift as f64 * t.min(1.0).powf(p.uplift_exponent as f64)) as f32
-        } else {
-            0.0
-        }
-    };
+    let outlet = pass_outlets(input, w, h, inputs);
+    let rate = PassUplift::new(p, input, sea_level, lv.input_range);
+    let uplift = |i: usize| -> f32 { rate.at(input[i]) };
     let hard = inputs.hardness.as_deref();
     let mut diffusion =
         (p.diffusion > 0.0).then(|| Diffusion::new(Grid { w, h, wrap_x: false, wrap_y: false }, &outlet, hard));

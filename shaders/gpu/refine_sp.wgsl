@@ -1,0 +1,289 @@
+// The stream-power detail pass of a build that erodes on its way up, on the GPU
+// (src/gpu/refine.rs; the CPU reference and the equations are
+// src/core/erosion/stream_power/refine.rs). Every kernel is a stencil that gathers from the
+// heights of the step before and writes only its own node (or, in the diffusion, its own line),
+// so the result does not depend on thread order.
+//
+// One step:  receivers → sweep (drainage, one node further) → incise (+ uplift) → diffusion
+// along rows → diffusion along columns.
+//
+// Ping-pong pairs (`*_src` → `*_dst`): the pass binds them in one order (group "0") or swapped
+// (group "1") and tracks where the current values are.
+
+struct Params {
+    w: u32,
+    h: u32,
+    flow_p: u32,     // the pass's MFD exponent p, a whole number in [1, 8]
+    linear: u32,     // 1: n = 1 (closed-form incision), 0: Newton
+    dx: f32,         // cell size Δx (m)
+    dx_diag: f32,    // √2·Δx
+    inv_dx: f32,     // 1/Δx
+    inv_dx_diag: f32,// 1/(√2·Δx)
+    cell2: f32,      // Δx², the area a node adds (m²)
+    k_dt: f32,       // K·strength·Δt
+    m: f32,          // area exponent
+    n: f32,          // slope exponent
+    a_scale: f32,    // 2^−40: areas are raised as pow_unit(A·2^−40, m)·2^(40m)
+    a_back: f32,     // 2^(40m)
+    sea: f32,        // sea level, −3.4e38 without a sea
+    dt: f32,         // Δt (years)
+    r_diff: f32,     // κ·Δt/Δx² of the implicit diffusion step; 0: no diffusion
+    _pad0: f32,
+    _pad1: f32,
+    _pad2: f32,
+}
+
+const OUTLET: u32 = 1u; // a drain edge or the sea in the level's input: takes water, gives none
+const SEA_IN: u32 = 2u; // at or below the sea in the level's input: counts at the sea surface
+
+@group(0) @binding(0) var<uniform> P: Params;
+@group(0) @binding(1) var<storage, read_write> h_src: array<f32>;
+@group(0) @binding(2) var<storage, read_write> h_dst: array<f32>;
+@group(0) @binding(3) var<storage, read_write> a_src: array<f32>;
+@group(0) @binding(4) var<storage, read_write> a_dst: array<f32>;
+// 1 / the steepest slope (0: no lower neighbour); the Thomas algorithm's c′ in the diffusion
+// kernels, which run after the step's last reader of it.
+@group(0) @binding(5) var<storage, read_write> steep: array<f32>;
+// 1 / the sum of the MFD weights of the lower neighbours; the Thomas algorithm's d′ in the
+// diffusion kernels.
+@group(0) @binding(6) var<storage, read_write> norm: array<f32>;
+// Per node, fixed for the level: flags, hardness c, the uplift rate U (m/yr).
+@group(0) @binding(7) var<storage, read_write> flags: array<u32>;
+@group(0) @binding(8) var<storage, read_write> hard: array<f32>;
+@group(0) @binding(9) var<storage, read_write> up: array<f32>;
+
+// D8 offsets in the CPU pass's order.
+const NX = array<i32, 8>(-1, 0, 1, -1, 1, -1, 0, 1);
+const NY = array<i32, 8>(-1, -1, -1, 0, 0, 1, 1, 1);
+const DIAG = array<bool, 8>(true, false, true, false, false, true, false, true);
+
+// Neighbour k of (x, y), or −1 off the map (the pass takes wrap edges as walls).
+fn nb(x: i32, y: i32, k: u32) -> i32 {
+    let nx = x + NX[k];
+    let ny = y + NY[k];
+    if (nx < 0 || ny < 0 || nx >= i32(P.w) || ny >= i32(P.h)) { return -1; }
+    return ny * i32(P.w) + nx;
+}
+
+// x^p for the pass's whole exponent p, by the CPU's products.
+fn ipow(x: f32, p: u32) -> f32 {
+    let x2 = x * x;
+    var r = (x2 * x2) * (x2 * x2);
+    switch p {
+        case 1u: { r = x; }
+        case 2u: { r = x2; }
+        case 3u: { r = x2 * x; }
+        case 4u: { r = x2 * x2; }
+        case 5u: { r = x2 * x2 * x; }
+        case 6u: { r = x2 * x2 * x2; }
+        case 7u: { r = x2 * x2 * x2 * x; }
+        default: {}
+    }
+    return r;
+}
+
+// x^p for x ∈ (0, 1], the CPU's `pow_unit`: 2^(p·log₂ x) with the same polynomials, so A^m
+// has the CPU's bits where the GPU does not fuse multiply-adds.
+fn pow_unit(x0: f32, p: f32) -> f32 {
+    let x = max(x0, 1.17549435e-38);
+    let b = bitcast<u32>(x);
+    let e = i32((b >> 23u) & 0xffu) - 127;
+    let t = bitcast<f32>((b & 0x007fffffu) | 0x3f800000u) - 1.0;
+    let l = t * (1.4418798 + t * (-0.7088639 + t * (0.415241 + t * (-0.1935104 + t * 0.045265505))));
+    let y = max(p * (f32(e) + l), -127.0);
+    let fi = i32(floor(y));
+    let f = y - f32(fi);
+    let q = 1.0 + f * (0.6931546 + f * (0.2401408 + f * (0.05586326 + f * (0.008946225 + f * 0.0018951086))));
+    return q * bitcast<f32>(u32(fi + 127) << 23u);
+}
+
+// Step 1: the steepest receiver's inverse slope and the MFD normaliser of the lower neighbours.
+@compute @workgroup_size(16, 16)
+fn receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    let x = i32(gid.x);
+    let y = i32(gid.y);
+    let i = gid.y * P.w + gid.x;
+    steep[i] = 0.0;
+    norm[i] = 0.0;
+    if ((flags[i] & OUTLET) != 0u) { return; }
+    let hi = h_src[i];
+    var slope: array<f32, 8>;
+    var best = 0.0;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        slope[k] = 0.0;
+        let j = nb(x, y, k);
+        if (j < 0) { continue; }
+        let s = (hi - h_src[j]) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
+        slope[k] = s;
+        if (s > best) { best = s; }
+    }
+    if (!(best > 0.0)) { return; }
+    let inv = 1.0 / best;
+    var sum = 0.0;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        if (slope[k] > 0.0) { sum = sum + ipow(slope[k] * inv, P.flow_p); }
+    }
+    steep[i] = inv;
+    norm[i] = 1.0 / sum;
+}
+
+// Step 2: one sweep of the drainage, A'_i = Δx² + Σ_{j higher} w_{j→i}·A_j.
+@compute @workgroup_size(16, 16)
+fn sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    let x = i32(gid.x);
+    let y = i32(gid.y);
+    let i = gid.y * P.w + gid.x;
+    let hi = h_src[i];
+    var a = P.cell2;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        let j = nb(x, y, k);
+        if (j < 0) { continue; }
+        let nj = norm[j];
+        let s = (h_src[j] - hi) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
+        if (nj > 0.0 && s > 0.0) {
+            a = a + ipow(s * steep[j], P.flow_p) * nj * a_src[j];
+        }
+    }
+    a_dst[i] = a;
+}
+
+// Root δ ∈ [0, δ₀] of δ − δ₀ + F·δ^n = 0: Newton in a shrinking bracket (the CPU's
+// `solve_incision`, in f32).
+fn solve(d0: f32, F: f32, n: f32) -> f32 {
+    var lo = 0.0;
+    var hi = d0;
+    var x = min(pow(d0 / F, 1.0 / n), d0);
+    if (!(x > 0.0)) { x = 0.5 * d0; }
+    for (var it = 0; it < 60; it = it + 1) {
+        let p = pow(x, n - 1.0);
+        let g = x - d0 + F * p * x;
+        if (g == 0.0) { return x; }
+        if (g > 0.0) { hi = x; } else { lo = x; }
+        var nx = x - g / (1.0 + n * F * p);
+        if (!(nx > lo && nx < hi)) { nx = 0.5 * (lo + hi); }
+        if (abs(nx - x) <= 1.0e-7 * x || hi - lo <= 1.0e-7 * d0) { return clamp(nx, 0.0, d0); }
+        x = nx;
+    }
+    return clamp(x, 0.0, d0);
+}
+
+// Step 3: incision against the flow-weighted receiver's height of the step before, implicit,
+// then uplift. Reads h_src and a_src (this step's drainage), writes h_dst.
+@compute @workgroup_size(16, 16)
+fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    let x = i32(gid.x);
+    let y = i32(gid.y);
+    let i = gid.y * P.w + gid.x;
+    let hi = h_src[i];
+    if ((flags[i] & OUTLET) != 0u) {
+        h_dst[i] = hi;
+        return;
+    }
+    let inv_s = steep[i];
+    var new_h = hi;
+    if (inv_s > 0.0) {
+        var sw = 0.0;
+        var shr = 0.0;
+        var sd = 0.0;
+        for (var k = 0u; k < 8u; k = k + 1u) {
+            let j = nb(x, y, k);
+            if (j < 0) { continue; }
+            var hj = h_src[j];
+            if ((flags[j] & SEA_IN) != 0u) { hj = max(hj, P.sea); }
+            let dk = select(P.dx, P.dx_diag, DIAG[k]);
+            let s = (hi - hj) / dk;
+            if (s > 0.0) {
+                let wk = ipow(s * inv_s, P.flow_p);
+                sw = sw + wk;
+                shr = shr + wk * hj;
+                sd = sd + wk * dk;
+            }
+        }
+        if (sw > 0.0) {
+            let hr = shr / sw;
+            let dr = sd / sw;
+            let am = pow_unit(min(a_src[i] * P.a_scale, 1.0), P.m) * P.a_back;
+            let d0 = hi - hr;
+            if (P.linear != 0u) {
+                let f = P.k_dt * hard[i] * am / dr;
+                if (f > 0.0 && f < 3.4e38 && d0 > 0.0) { new_h = clamp(hr + d0 / (1.0 + f), hr, hi); }
+            } else {
+                let f = P.k_dt * hard[i] * am / pow(dr, P.n);
+                if (f > 0.0 && f < 3.4e38 && d0 > 0.0) { new_h = clamp(hr + solve(d0, f, P.n), hr, hi); }
+            }
+        }
+    }
+    h_dst[i] = new_h + up[i] * P.dt;
+}
+
+// Step 4: one backward-Euler diffusion step split by direction (the CPU's LOD splitting):
+// each line solves h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k by the
+// Thomas algorithm, a = r·2c_a c_b/(c_a + c_b). Outlets are fixed values, a sea node at the
+// sea surface max(h, sea) while the line is solved (its own height is kept). The line's
+// nodes are `first + k·stride`, k < len.
+
+// The value node i holds in the solve, and whether it is fixed.
+fn held(i: u32) -> f32 {
+    let v = h_src[i];
+    return select(v, max(v, P.sea), (flags[i] & SEA_IN) != 0u);
+}
+
+fn face(a: u32, b: u32) -> f32 {
+    let ca = hard[a];
+    let cb = hard[b];
+    let s = ca + cb;
+    return P.r_diff * select(0.0, 2.0 * ca * cb / s, s > 0.0);
+}
+
+fn solve_line(first: u32, stride: u32, len: u32) {
+    // Forward: c′_k = sup_k / b_k, d′_k = (rhs_k − sub_k·d′_{k−1}) / b_k, b_k = dia_k − sub_k·c′_{k−1}.
+    var left = 0.0;
+    var c_prev = 0.0;
+    var d_prev = 0.0;
+    for (var k = 0u; k < len; k = k + 1u) {
+        let i = first + k * stride;
+        var right = 0.0;
+        if (k + 1u < len) { right = face(i, i + stride); }
+        var dia = 1.0;
+        var sub = 0.0;
+        var sup = 0.0;
+        var rhs = h_src[i];
+        if ((flags[i] & OUTLET) != 0u) {
+            rhs = held(i);
+        } else {
+            dia = 1.0 + left + right;
+            sub = -left;
+            sup = -right;
+        }
+        let b = dia - sub * c_prev;
+        c_prev = sup / b;
+        d_prev = (rhs - sub * d_prev) / b;
+        steep[i] = c_prev;
+        norm[i] = d_prev;
+        left = right;
+    }
+    // Backward: x_k = d′_k − c′_k·x_{k+1}; fixed nodes keep their height.
+    var next = 0.0;
+    for (var k = len; k > 0u; k = k - 1u) {
+        let i = first + (k - 1u) * stride;
+        var v = norm[i];
+        if (k < len) { v = v - steep[i] * next; }
+        next = v;
+        if ((flags[i] & OUTLET) == 0u && abs(v) < 3.4e38) { h_src[i] = v; }
+    }
+}
+
+@compute @workgroup_size(64)
+fn diffuse_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.h) { return; }
+    solve_line(gid.x * P.w, 1u, P.w);
+}
+
+@compute @workgroup_size(64)
+fn diffuse_cols(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w) { return; }
+    solve_line(gid.x, P.w, P.h);
+}
