@@ -37,13 +37,31 @@ fn run(sim: &mut dyn Simulation) {
 }
 
 fn gpu_job(t: &Heightmap, p: &StreamPowerParams, i: &JobInputs) -> Option<GpuStreamPowerJob> {
+    gpu_job_with(t, p, i, GpuStreamPowerOptions::default())
+}
+
+fn gpu_job_with(
+    t: &Heightmap,
+    p: &StreamPowerParams,
+    i: &JobInputs,
+    o: GpuStreamPowerOptions,
+) -> Option<GpuStreamPowerJob> {
     let ctx = Arc::new(test_context()?);
-    Some(GpuStreamPowerJob::new(ctx, t.clone(), p.clone(), i.clone(), GpuStreamPowerOptions::default()).unwrap())
+    Some(GpuStreamPowerJob::new(ctx, t.clone(), p.clone(), i.clone(), o).unwrap())
 }
 
 /// Runs both models and measures the GPU result against the CPU's.
 fn against_cpu(t: &Heightmap, p: &StreamPowerParams, i: &JobInputs) -> Option<(Parity, Ledger, Ledger)> {
-    let mut g = gpu_job(t, p, i)?;
+    against_cpu_with(t, p, i, GpuStreamPowerOptions::default())
+}
+
+fn against_cpu_with(
+    t: &Heightmap,
+    p: &StreamPowerParams,
+    i: &JobInputs,
+    o: GpuStreamPowerOptions,
+) -> Option<(Parity, Ledger, Ledger)> {
+    let mut g = gpu_job_with(t, p, i, o)?;
     run(&mut g);
     let mut c = StreamPowerJob::new(t.clone(), p.clone(), i.clone()).unwrap();
     run(&mut c);
@@ -177,7 +195,8 @@ fn a_lost_device_mid_run_continues_on_the_cpu_with_closed_books() {
 /// (`SP_ONLY=island` or `=fBm` runs one):
 /// `cargo test --no-default-features --features gpu --lib parity_at_the_editor_size -- --ignored --nocapture`.
 /// Measured on the island: heights 2.24 % of the relief (goal 2 %: missed), channels 82.6 / 85.2 %;
-/// the bound below is the measured one, so a regression fails.
+/// with 32 sediment sweeps 2.16 %, with 64 drainage sweeps 2.23 % (the coastal shelf dominates).
+/// The bound below is the measured one, so a regression fails.
 #[test]
 #[ignore = "minutes on a software adapter; run for the README's figures"]
 fn parity_at_the_editor_size() {
@@ -189,7 +208,17 @@ fn parity_at_the_editor_size() {
         }
         let i = JobInputs { sea_level: Some(sea), ..Default::default() };
         let t0 = std::time::Instant::now();
-        let Some((par, gl, cl)) = against_cpu(&t, &p, &i) else { return };
+        // SP_SEDIMENT=k and SP_AREA=k try k sediment or drainage sweeps a step instead of the
+        // defaults.
+        let mut o = GpuStreamPowerOptions::default();
+        let sweeps = |name: &str| std::env::var(name).ok().and_then(|v| v.parse().ok());
+        if let Some(k) = sweeps("SP_SEDIMENT") {
+            o.sediment_sweeps = k;
+        }
+        if let Some(k) = sweeps("SP_AREA") {
+            o.area_sweeps = k;
+        }
+        let Some((par, gl, cl)) = against_cpu_with(&t, &p, &i, o) else { return };
         eprintln!(
             "{label} 513²: heights {:.2} % of relief, channels {:.1} / {:.1} %, eroded GPU/CPU {:.3} ({:.0} s)",
             100.0 * par.rms_fraction,
