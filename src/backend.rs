@@ -151,9 +151,13 @@ pub fn build_with_backend_opts(
 }
 
 /// Runs the model's detail pass on one level of a build's ladder (`--erosion refine`) on
-/// `backend`: the GPU version where the model's pass has one and the GPU runs it (`Gpu`, or
-/// `Auto` with a hardware adapter), the CPU pass otherwise. `false` when the model has no pass.
-/// A GPU failure leaves the level as it was and runs the CPU pass, with a note saying why.
+/// `backend`. `false` when the model has no pass. Off the CPU:
+/// - a pass with a GPU version of its own (stream power's stencils) runs there when the GPU can
+///   run it (`Gpu`, or `Auto` with a hardware adapter); a GPU failure leaves the level as it was
+///   and runs the CPU pass, with a note saying why;
+/// - a pass that is the model's own job run briefly (thermal erosion, droplets:
+///   [`erosion::refine::Refiner::own_job`]) runs that job where the model's Simulate would
+///   ([`build_with_backend_opts`]: its GPU version, or the CPU with a note).
 pub fn refine_pass(
     model: &ModelParams,
     settings: &erosion::refine::RefineParams,
@@ -164,21 +168,28 @@ pub fn refine_pass(
     opts: BackendOptions,
 ) -> Result<(bool, BackendUsed), JobError> {
     let mut note: Option<String> = None;
-    #[cfg(feature = "gpu")]
-    if backend != Backend::Cpu {
+    if backend != Backend::Cpu && model.has_refine() {
+        #[cfg(feature = "gpu")]
         match gpu::refine(model, settings, level, inputs, cancel, opts) {
             Some(Ok(adapter)) => {
                 return Ok((true, BackendUsed { backend: Backend::Gpu, adapter: Some(adapter), note: None }));
             }
             Some(Err(Err(e))) => return Err(e),
             Some(Err(Ok(why))) => note = Some(why),
-            None => note = Some(format!("the {} model's detail pass has no GPU version", model.entry().cli)),
+            None => {}
         }
-    }
-    #[cfg(not(feature = "gpu"))]
-    if backend != Backend::Cpu {
-        let _ = opts;
-        note = Some("this build has no GPU support (cargo feature `gpu`)".into());
+        if note.is_none()
+            && let Some((job_model, job_inputs)) = model.refine_own_job(settings, level, inputs)
+        {
+            let (mut job, used) = build_with_backend_opts(level.map.clone(), &job_model, job_inputs, backend, opts)?;
+            let _ = erosion::run(job.as_mut(), cancel, |_| {});
+            level.map.data.copy_from_slice(&job.heightmap().data);
+            return Ok((true, used));
+        }
+        #[cfg(not(feature = "gpu"))]
+        if note.is_none() {
+            note = Some("this build has no GPU support (cargo feature `gpu`)".into());
+        }
     }
     let note = note.map(|why| {
         if backend == Backend::Auto { format!("auto: {why}") } else { format!("fell back to the CPU: {why}") }
@@ -581,8 +592,9 @@ mod tests {
         }
     }
 
-    /// A build's detail pass runs on the GPU where the model's pass has a GPU version, on the CPU
-    /// otherwise with a note saying why, and on the CPU quietly when asked for.
+    /// A build's detail pass runs on the GPU where the model's pass has a GPU version (stream
+    /// power's own, thermal's through the GPU thermal job), on the CPU with a note where the GPU
+    /// cannot, and on the CPU quietly when asked for.
     #[test]
     fn a_detail_pass_runs_where_the_backend_and_the_model_allow() {
         use crate::core::erosion::refine::{Level, RefineParams};
@@ -607,21 +619,24 @@ mod tests {
             assert!(ran);
             (map, used)
         };
-        let (cpu, used) = run(&sp, Backend::Cpu, BackendOptions::default());
-        assert_eq!(used, BackendUsed { backend: Backend::Cpu, adapter: None, note: None });
-        assert_ne!(cpu.data, input.data);
-        let (_, used) = run(&thermal, Backend::Gpu, BackendOptions { allow_software: true });
-        assert_eq!(used.backend, Backend::Cpu);
-        let note = used.note.unwrap_or_default();
-        assert!(note.starts_with("fell back to the CPU:"), "{note}");
-        #[cfg(feature = "gpu")]
-        {
-            assert!(note.contains("detail pass has no GPU version"), "{note}");
+        for model in [&sp, &thermal] {
+            let name = model.entry().cli;
+            let (cpu, used) = run(model, Backend::Cpu, BackendOptions::default());
+            assert_eq!(used, BackendUsed { backend: Backend::Cpu, adapter: None, note: None }, "{name}");
+            assert_ne!(cpu.data, input.data, "{name}");
+            #[cfg(not(feature = "gpu"))]
+            {
+                let (same, used) = run(model, Backend::Gpu, BackendOptions { allow_software: true });
+                assert_eq!(used.backend, Backend::Cpu);
+                assert!(used.note.is_some_and(|n| n.contains("no GPU support")), "{name}");
+                assert_eq!(same.data, cpu.data, "{name}");
+            }
+            #[cfg(feature = "gpu")]
             if crate::gpu::context::test_context().is_some() {
-                let (gpu, used) = run(&sp, Backend::Gpu, BackendOptions { allow_software: true });
-                assert_eq!((used.backend, used.note), (Backend::Gpu, None));
+                let (gpu, used) = run(model, Backend::Gpu, BackendOptions { allow_software: true });
+                assert_eq!((used.backend, &used.note), (Backend::Gpu, &None), "{name}: {used}");
                 let worst = gpu.data.iter().zip(&cpu.data).map(|(g, c)| (g - c).abs()).fold(0.0f32, f32::max);
-                assert!(worst < 0.05, "GPU and CPU passes differ by {worst} m");
+                assert!(worst < 0.05, "{name}: GPU and CPU passes differ by {worst} m");
             }
         }
     }

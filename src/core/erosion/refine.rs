@@ -160,7 +160,15 @@ pub struct Refiner<P> {
     pub bytes_per_node: fn(&P) -> u64,
     /// How the model's change is brought up from one level to the next.
     pub bring_up: BringUp,
+    /// For a pass that is the model's own job run briefly with the level's settings
+    /// ([`run_own`]): that job's parameters and inputs at a level (`None` from the function: no
+    /// pass at this level). A backend runs such a job where the model's Simulate runs, GPU
+    /// included (`crate::backend::refine_pass`).
+    pub own_job: Option<OwnJob<P>>,
 }
+
+/// The level's job of a pass that runs the model's own job ([`Refiner::own_job`]).
+pub type OwnJob<P> = fn(&P, &RefineParams, &Level, &JobInputs) -> Option<(ModelParams, JobInputs)>;
 
 /// The `start` of a model that keeps no state between levels.
 pub fn no_state<P>(_: &P, _: &Heightmap, _: &JobInputs) -> Result<Vec<f32>, JobError> {

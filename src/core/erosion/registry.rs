@@ -429,6 +429,25 @@ macro_rules! models {
                 }
             }
 
+            /// The job a level's detail pass runs when the pass is the model's own job run
+            /// briefly ([`Refiner::own_job`]): its parameters and inputs; `None` for other passes,
+            /// a model without one, or a level where the pass does nothing.
+            pub fn refine_own_job(
+                &self,
+                settings: &RefineParams,
+                level: &Level,
+                inputs: &JobInputs,
+            ) -> Option<(ModelParams, JobInputs)> {
+                match self {
+                    $(
+                        ModelParams::$variant(p) => {
+                            let r: Option<Refiner<$module::$params>> = $refine;
+                            r.and_then(|r| r.own_job).and_then(|job| job(p, settings, level, inputs))
+                        }
+                    )*
+                }
+            }
+
             /// Runs the model's detail pass on one level of a build's ladder; `false` when it has
             /// none (the level is left as brought up).
             pub fn refine_pass(

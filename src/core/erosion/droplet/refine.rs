@@ -18,18 +18,14 @@ pub const REFINER: Refiner<DropletParams> = Refiner {
     pass,
     bytes_per_node: |p| own_job_bytes(&ModelParams::Droplet(p.clone())),
     bring_up: BringUp::Exact,
+    own_job: Some(job),
 };
 
-/// One level's pass (module doc).
-pub fn pass(
-    p: &DropletParams,
-    r: &RefineParams,
-    lv: &mut Level,
-    inputs: &JobInputs,
-    cancel: &AtomicBool,
-) -> Result<(), JobError> {
+/// One level's job (module doc): the layer's droplets with the pass's density, path length and
+/// radius in cells of the level, the seed moved on by the level's index.
+pub fn job(p: &DropletParams, r: &RefineParams, lv: &Level, inputs: &JobInputs) -> Option<(ModelParams, JobInputs)> {
     if r.droplets_per_km2 <= 0.0 {
-        return Ok(());
+        return None;
     }
     let cell = lv.map.cell_size;
     let model = ModelParams::Droplet(DropletParams {
@@ -38,6 +34,19 @@ pub fn pass(
         radius_m: (r.droplet_radius_cells * cell).max(1.0e-3),
         ..p.clone()
     });
-    let inputs = JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() };
-    run_own(&model, lv, &inputs, cancel)
+    Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))
+}
+
+/// One level's pass: [`job`] run to its end on the CPU.
+pub fn pass(
+    p: &DropletParams,
+    r: &RefineParams,
+    lv: &mut Level,
+    inputs: &JobInputs,
+    cancel: &AtomicBool,
+) -> Result<(), JobError> {
+    match job(p, r, lv, inputs) {
+        Some((model, inputs)) => run_own(&model, lv, &inputs, cancel),
+        None => Ok(()),
+    }
 }

@@ -165,6 +165,7 @@ pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     // (2), diffusion's faces, outlet copies and scratch (14).
     bytes_per_node: |_| 4 * 4 + 2 + 14,
     bring_up: BringUp::Smooth,
+    own_job: None,
 };
 
 /// The drainage area of the preview's result `map`, m², as the model routes it (its own router

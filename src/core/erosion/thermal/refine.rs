@@ -15,9 +15,18 @@ pub const REFINER: Refiner<ThermalParams> = Refiner {
     pass,
     bytes_per_node: |p| own_job_bytes(&ModelParams::Thermal(p.clone())),
     bring_up: BringUp::Smooth,
+    own_job: Some(job),
 };
 
-/// One level's pass: the layer's thermal parameters with `thermal_iterations` iterations.
+/// One level's job: the layer's thermal parameters with `thermal_iterations` iterations (none
+/// with 0).
+pub fn job(p: &ThermalParams, r: &RefineParams, _: &Level, inputs: &JobInputs) -> Option<(ModelParams, JobInputs)> {
+    (r.thermal_iterations > 0).then(|| {
+        (ModelParams::Thermal(ThermalParams { iterations: r.thermal_iterations, ..p.clone() }), inputs.clone())
+    })
+}
+
+/// One level's pass: [`job`] run to its end on the CPU.
 pub fn pass(
     p: &ThermalParams,
     r: &RefineParams,
@@ -25,9 +34,8 @@ pub fn pass(
     inputs: &JobInputs,
     cancel: &AtomicBool,
 ) -> Result<(), JobError> {
-    if r.thermal_iterations == 0 {
-        return Ok(());
+    match job(p, r, lv, inputs) {
+        Some((model, inputs)) => run_own(&model, lv, &inputs, cancel),
+        None => Ok(()),
     }
-    let model = ModelParams::Thermal(ThermalParams { iterations: r.thermal_iterations, ..p.clone() });
-    run_own(&model, lv, inputs, cancel)
 }
