@@ -282,6 +282,10 @@ fn done_line(r: &Running, f: &Finished, secs: f64) -> String {
     } else {
         format!("; re-ran {} at the preview size first", f.rerun.join(", "))
     };
+    // Where the detail passes ran, when one ran on the GPU or fell back from it.
+    let passes: Vec<&str> =
+        f.built.passes_ran_on.iter().filter(|l| !l.ends_with(": CPU")).map(String::as_str).collect();
+    let rerun = if passes.is_empty() { rerun } else { format!("{rerun}; detail passes: {}", passes.join("; ")) };
     let (w, h) = (f.built.map.width, f.built.map.height);
     match &f.written {
         Written::Tiles { layout: l, files, .. } => format!(

@@ -388,7 +388,9 @@ pub fn loupe_with(
     let bo = [to_build(wo[0]), to_build(wo[1])];
     let build = built.map.crop(bo[0], bo[1], kb + 1, kb + 1).map_err(cut_err)?;
     let preview = area.compose().crop(wo[0], wo[1], k + 1, k + 1).map_err(cut_err)?;
-    let mut notes = Vec::new();
+    // Where the detail passes ran, when on the GPU or fallen back from it.
+    let mut notes: Vec<String> =
+        built.passes_ran_on.iter().filter(|l| !l.ends_with(": CPU")).map(|l| format!("detail passes: {l}")).collect();
     for l in stack.layers().iter().filter(|l| l.visible) {
         let Some(e) = l.erosion() else { continue };
         match req.erosion {
