@@ -171,11 +171,11 @@ pub fn refine_pass(
     if backend != Backend::Cpu && model.has_refine() {
         #[cfg(feature = "gpu")]
         match gpu::refine(model, settings, level, inputs, cancel, opts) {
-            Some(Ok(adapter)) => {
+            Some(gpu::PassOutcome::Ran(adapter)) => {
                 return Ok((true, BackendUsed { backend: Backend::Gpu, adapter: Some(adapter), note: None }));
             }
-            Some(Err(Err(e))) => return Err(e),
-            Some(Err(Ok(why))) => note = Some(why),
+            Some(gpu::PassOutcome::Invalid(e)) => return Err(e),
+            Some(gpu::PassOutcome::Unavailable(why)) => note = Some(why),
             None => {}
         }
         if note.is_none()
@@ -407,19 +407,27 @@ pub mod gpu {
         inputs: &JobInputs,
         cancel: &AtomicBool,
         opts: BackendOptions,
-    ) -> Option<Result<String, Result<String, JobError>>> {
+    ) -> Option<PassOutcome> {
         let name = model.entry().cli;
         let pass = GPU_MODELS.iter().find(|g| g.name == model.entry().name)?.refine?;
         let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
         let ctx = match context(choice) {
             Ok(c) => c,
-            Err(e) => return Some(Err(Ok(e.to_string()))),
+            Err(e) => return Some(PassOutcome::Unavailable(e.to_string())),
         };
         Some(match pass(&ctx, model, settings, level, inputs, cancel) {
-            Ok(()) => Ok(ctx.info().to_string()),
-            Err(BuildError::Invalid(e)) => Err(Err(e)),
-            Err(BuildError::Gpu(e)) => Err(Ok(format!("the {name} detail pass on the GPU: {e}"))),
+            Ok(()) => PassOutcome::Ran(ctx.info().to_string()),
+            Err(BuildError::Invalid(e)) => PassOutcome::Invalid(e),
+            Err(BuildError::Gpu(e)) => PassOutcome::Unavailable(format!("the {name} detail pass on the GPU: {e}")),
         })
+    }
+
+    /// What [`refine`] made of a level: ran on the adapter named, refused the parameters (as the
+    /// CPU pass would), or could not run on the GPU (why).
+    pub(super) enum PassOutcome {
+        Ran(String),
+        Invalid(JobError),
+        Unavailable(String),
     }
 
     /// Whether the registry model `name` has a GPU version.

@@ -149,25 +149,7 @@ fn sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
     a_dst[i] = a;
 }
 
-// Root δ ∈ [0, δ₀] of δ − δ₀ + F·δ^n = 0: Newton in a shrinking bracket (the CPU's
-// `solve_incision`, in f32).
-fn solve(d0: f32, F: f32, n: f32) -> f32 {
-    var lo = 0.0;
-    var hi = d0;
-    var x = min(pow(d0 / F, 1.0 / n), d0);
-    if (!(x > 0.0)) { x = 0.5 * d0; }
-    for (var it = 0; it < 60; it = it + 1) {
-        let p = pow(x, n - 1.0);
-        let g = x - d0 + F * p * x;
-        if (g == 0.0) { return x; }
-        if (g > 0.0) { hi = x; } else { lo = x; }
-        var nx = x - g / (1.0 + n * F * p);
-        if (!(nx > lo && nx < hi)) { nx = 0.5 * (lo + hi); }
-        if (abs(nx - x) <= 1.0e-7 * x || hi - lo <= 1.0e-7 * d0) { return clamp(nx, 0.0, d0); }
-        x = nx;
-    }
-    return clamp(x, 0.0, d0);
-}
+// `solve_incision` (n ≠ 1) is in incision.wgsl.
 
 // Step 3: incision against the flow-weighted receiver's height of the step before, implicit,
 // then uplift. Reads h_src and a_src (this step's drainage), writes h_dst.
@@ -212,7 +194,7 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
                 if (f > 0.0 && f < 3.4e38 && d0 > 0.0) { new_h = clamp(hr + d0 / (1.0 + f), hr, hi); }
             } else {
                 let f = P.k_dt * hard[i] * am / pow(dr, P.n);
-                if (f > 0.0 && f < 3.4e38 && d0 > 0.0) { new_h = clamp(hr + solve(d0, f, P.n), hr, hi); }
+                if (f > 0.0 && f < 3.4e38 && d0 > 0.0) { new_h = clamp(hr + solve_incision(d0, f, P.n), hr, hi); }
             }
         }
     }

@@ -63,25 +63,7 @@ fn jump(@builtin(global_invocation_id) gid: vec3<u32>) {
     c_dst[i] = pack(a, b, p, bitcast<f32>(c.w));
 }
 
-// Root of δ − δ₀ + F·δ^n = 0 in [0, δ₀] (δ₀ > 0, F > 0): Newton from min(δ₀, (δ₀/F)^(1/n)),
-// kept in a shrinking bracket by bisection (the CPU's `solve_incision`, in f32).
-fn solve(d0: f32, F: f32, n: f32) -> f32 {
-    var lo = 0.0;
-    var hi = d0;
-    var x = min(pow(d0 / F, 1.0 / n), d0);
-    if (!(x > 0.0)) { x = 0.5 * d0; }
-    for (var it = 0; it < 40; it = it + 1) {
-        let p = pow(x, n - 1.0);
-        let g = x - d0 + F * p * x;
-        if (g == 0.0) { return x; }
-        if (g > 0.0) { hi = x; } else { lo = x; }
-        var nx = x - g / (1.0 + n * F * p);
-        if (!(nx > lo && nx < hi)) { nx = 0.5 * (lo + hi); }
-        if (abs(nx - x) <= 1.0e-7 * x || hi - lo <= 1.0e-7 * d0) { return clamp(nx, 0.0, d0); }
-        x = nx;
-    }
-    return clamp(x, 0.0, d0);
-}
+// `solve_incision` (n ≠ 1) is in incision.wgsl.
 
 @compute @workgroup_size(16, 16)
 fn newton(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -94,7 +76,7 @@ fn newton(@builtin(global_invocation_id) gid: vec3<u32>) {
         let hr = bitcast<f32>(c_src[c.z].x);
         let d0 = h0 - hr;
         x = h0;
-        if (d0 > 0.0) { x = clamp(hr + solve(d0, bitcast<f32>(c.y), P.n), hr, h0); }
+        if (d0 > 0.0) { x = clamp(hr + solve_incision(d0, bitcast<f32>(c.y), P.n), hr, h0); }
     }
     c_dst[i] = vec4<u32>(bitcast<u32>(x), c.y, c.z, c.w);
 }

@@ -343,6 +343,39 @@ impl GpuContext {
         .map_err(|e| as_shader_error(e, label))
     }
 
+    /// One layout for every kernel of a model: binding 0 its uniform block, bindings
+    /// `1..=storage` read-write storage buffers (the stream-power model and the build's detail
+    /// passes bind their buffers this way, swapping ping-pong pairs between bind groups).
+    pub fn kernel_layout(&self, label: &str, storage: u32) -> Result<KernelLayout, GpuError> {
+        let entries: Vec<wgpu::BindGroupLayoutEntry> = (0..=storage)
+            .map(|b| wgpu::BindGroupLayoutEntry {
+                binding: b,
+                visibility: wgpu::ShaderStages::COMPUTE,
+                ty: wgpu::BindingType::Buffer {
+                    ty: if b == 0 {
+                        wgpu::BufferBindingType::Uniform
+                    } else {
+                        wgpu::BufferBindingType::Storage { read_only: false }
+                    },
+                    has_dynamic_offset: false,
+                    min_binding_size: None,
+                },
+                count: None,
+            })
+            .collect();
+        let group = self.scoped(label, |d| {
+            d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor { label: Some(label), entries: &entries })
+        })?;
+        let pipeline = self.scoped(label, |d| {
+            d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
+                label: Some(label),
+                bind_group_layouts: &[Some(&group)],
+                immediate_size: 0,
+            })
+        })?;
+        Ok(KernelLayout { group, pipeline })
+    }
+
     /// Blocks until all submitted work is done.
     pub fn wait(&self) -> Result<(), GpuError> {
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::DeviceLost(e.to_string()))?;
@@ -420,6 +453,50 @@ fn as_shader_error(e: GpuError, label: &str) -> GpuError {
     match e {
         GpuError::Other(message) => GpuError::ShaderCompile { label: label.into(), message },
         other => other,
+    }
+}
+
+/// A bind-group layout with its pipeline layout ([`GpuContext::kernel_layout`]).
+pub struct KernelLayout {
+    group: wgpu::BindGroupLayout,
+    pipeline: wgpu::PipelineLayout,
+}
+
+impl KernelLayout {
+    /// A bind group of `buffers` in binding order (the uniform block first).
+    pub fn bind(&self, ctx: &GpuContext, label: &str, buffers: &[&wgpu::Buffer]) -> Result<wgpu::BindGroup, GpuError> {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        ctx.scoped(label, |d| {
+            d.create_bind_group(&wgpu::BindGroupDescriptor {
+                label: Some(label),
+                layout: &self.group,
+                entries: &entries,
+            })
+        })
+    }
+
+    /// The compute pipeline of `entry` in `module` with this layout.
+    pub fn pipeline(
+        &self,
+        ctx: &GpuContext,
+        label: &str,
+        module: &wgpu::ShaderModule,
+        entry: &str,
+    ) -> Result<wgpu::ComputePipeline, GpuError> {
+        ctx.scoped(label, |d| {
+            d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
+                label: Some(label),
+                layout: Some(&self.pipeline),
+                module,
+                entry_point: Some(entry),
+                compilation_options: Default::default(),
+                cache: None,
+            })
+        })
     }
 }
 

@@ -32,7 +32,8 @@ use crate::core::erosion::stream_power::StreamPowerParams;
 use crate::core::erosion::stream_power::refine::{PassUplift, pass_outlets, pass_steps};
 use crate::core::erosion::{JobError, check_param};
 
-const SHADER: &str = include_str!("../../shaders/gpu/refine_sp.wgsl");
+const SHADER: &str =
+    concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/refine_sp.wgsl"));
 
 /// Storage buffers every kernel binds (`refine_sp.wgsl`, bindings 1–9).
 const STORAGE_BINDINGS: u32 = 9;
@@ -171,35 +172,7 @@ pub fn stream_power_pass(
     drop((flags, hard, up));
 
     let module = ctx.shader("refine_sp", SHADER)?;
-    let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = (0..=STORAGE_BINDINGS)
-        .map(|b| wgpu::BindGroupLayoutEntry {
-            binding: b,
-            visibility: wgpu::ShaderStages::COMPUTE,
-            ty: wgpu::BindingType::Buffer {
-                ty: if b == 0 {
-                    wgpu::BufferBindingType::Uniform
-                } else {
-                    wgpu::BufferBindingType::Storage { read_only: false }
-                },
-                has_dynamic_offset: false,
-                min_binding_size: None,
-            },
-            count: None,
-        })
-        .collect();
-    let bgl = ctx.scoped("refine layout", |d| {
-        d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-            label: Some("refine layout"),
-            entries: &layout_entries,
-        })
-    })?;
-    let pl_layout = ctx.scoped("refine pipeline layout", |d| {
-        d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-            label: Some("refine pipeline layout"),
-            bind_group_layouts: &[Some(&bgl)],
-            immediate_size: 0,
-        })
-    })?;
+    let layout = ctx.kernel_layout("refine layout", STORAGE_BINDINGS)?;
     // Four groups: heights and drainage each in order (0) or swapped (1), `[hp][ap]`.
     let hs = [&h0, &h1];
     let as_ = [&a0, &a1];
@@ -208,30 +181,10 @@ pub fn stream_power_pass(
         for ap in 0..2 {
             let list =
                 [&params, hs[hp], hs[1 - hp], as_[ap], as_[1 - ap], &steep, &norm, &flags_buf, &hard_buf, &up_buf];
-            let entries: Vec<wgpu::BindGroupEntry> = list
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-                .collect();
-            let label = format!("refine group {hp}{ap}");
-            bind.push(ctx.scoped(&label, |d| {
-                d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(&label), layout: &bgl, entries: &entries })
-            })?);
+            bind.push(layout.bind(ctx, &format!("refine group {hp}{ap}"), &list)?);
         }
     }
-    let pipeline = |entry: &str| -> Result<wgpu::ComputePipeline, GpuError> {
-        let label = format!("refine_sp {entry}");
-        ctx.scoped(&label, |d| {
-            d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                label: Some(&label),
-                layout: Some(&pl_layout),
-                module: &module,
-                entry_point: Some(entry),
-                compilation_options: Default::default(),
-                cache: None,
-            })
-        })
-    };
+    let pipeline = |entry: &str| layout.pipeline(ctx, &format!("refine_sp {entry}"), &module, entry);
     let receivers = pipeline("receivers")?;
     let sweep = pipeline("sweep")?;
     let incise = pipeline("incise")?;

@@ -80,7 +80,8 @@ const UPLIFT: &str = include_str!("../../shaders/gpu/sp_uplift.wgsl");
 const FILL: &str = include_str!("../../shaders/gpu/sp_fill.wgsl");
 const ROUTE: &str = include_str!("../../shaders/gpu/sp_route.wgsl");
 const AREA: &str = include_str!("../../shaders/gpu/sp_area.wgsl");
-const INCISE: &str = include_str!("../../shaders/gpu/sp_incise.wgsl");
+const INCISE: &str =
+    concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/sp_incise.wgsl"));
 const SEDIMENT: &str = include_str!("../../shaders/gpu/sp_sediment.wgsl");
 const DIFFUSE: &str = include_str!("../../shaders/gpu/sp_diffuse.wgsl");
 
@@ -478,35 +479,7 @@ impl GpuStreamPowerJob {
         let books = ctx.storage_buffer("sp books", (SLOTS * g_total * 8) as u64)?;
 
         // One layout for every kernel; group 0 binds each pair in order, group 1 swapped.
-        let layout_entries: Vec<wgpu::BindGroupLayoutEntry> = (0..=STORAGE_BINDINGS)
-            .map(|b| wgpu::BindGroupLayoutEntry {
-                binding: b,
-                visibility: wgpu::ShaderStages::COMPUTE,
-                ty: wgpu::BindingType::Buffer {
-                    ty: if b == 0 {
-                        wgpu::BufferBindingType::Uniform
-                    } else {
-                        wgpu::BufferBindingType::Storage { read_only: false }
-                    },
-                    has_dynamic_offset: false,
-                    min_binding_size: None,
-                },
-                count: None,
-            })
-            .collect();
-        let bgl = ctx.scoped("stream-power layout", |d| {
-            d.create_bind_group_layout(&wgpu::BindGroupLayoutDescriptor {
-                label: Some("stream-power layout"),
-                entries: &layout_entries,
-            })
-        })?;
-        let pl_layout = ctx.scoped("stream-power pipeline layout", |d| {
-            d.create_pipeline_layout(&wgpu::PipelineLayoutDescriptor {
-                label: Some("stream-power pipeline layout"),
-                bind_group_layouts: &[Some(&bgl)],
-                immediate_size: 0,
-            })
-        })?;
+        let layout = ctx.kernel_layout("stream-power layout", STORAGE_BINDINGS)?;
         let pairs = [[&h0, &h1], [&w0, &w1], [&a0, &a1], [&c0, &c1], [&s0, &s1]];
         let make_group = |parity: usize| {
             let mut list: Vec<&wgpu::Buffer> = vec![&params_buf];
@@ -515,29 +488,12 @@ impl GpuStreamPowerJob {
                 list.push(p[1 - parity]);
             }
             list.extend([&route, &nodes_buf, &maps, &books]);
-            let entries: Vec<wgpu::BindGroupEntry> = list
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-                .collect();
-            let label = format!("stream-power group {parity}");
-            ctx.scoped(&label, |d| {
-                d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(&label), layout: &bgl, entries: &entries })
-            })
+            layout.bind(&ctx, &format!("stream-power group {parity}"), &list)
         };
         let bind = [make_group(0)?, make_group(1)?];
         let pipeline = |label: &str, src: &str, entry: &str| -> Result<wgpu::ComputePipeline, GpuError> {
             let module = ctx.shader(label, &format!("{COMMON}\n{src}"))?;
-            ctx.scoped(label, |d| {
-                d.create_compute_pipeline(&wgpu::ComputePipelineDescriptor {
-                    label: Some(label),
-                    layout: Some(&pl_layout),
-                    module: &module,
-                    entry_point: Some(entry),
-                    compilation_options: Default::default(),
-                    cache: None,
-                })
-            })
+            layout.pipeline(&ctx, label, &module, entry)
         };
         let pipes = Pipelines {
             uplift: pipeline("sp_uplift", UPLIFT, "main")?,
