@@ -4,8 +4,8 @@
 // heights of the step before and writes only its own node (or, in the diffusion, its own line),
 // so the result does not depend on thread order.
 //
-// One step:  receivers → sweep (drainage, one node further) → incise (+ uplift) → diffusion
-// along rows → diffusion along columns.
+// One step:  receivers → sweep (drainage, one node further) → incise (+ deposition, uplift) →
+// diffusion along rows → diffusion along columns.
 //
 // Ping-pong pairs (`*_src` → `*_dst`): the pass binds them in one order (group "0") or swapped
 // (group "1") and tracks where the current values are.
@@ -28,7 +28,7 @@ struct Params {
     sea: f32,        // sea level, −3.4e38 without a sea
     dt: f32,         // Δt (years)
     r_diff: f32,     // κ·Δt/Δx² of the implicit diffusion step; 0: no diffusion
-    _pad0: f32,
+    g_dep: f32,      // the deposition coefficient G; 0: no deposition
     _pad1: f32,
     _pad2: f32,
 }
@@ -51,6 +51,10 @@ const SEA_IN: u32 = 2u; // at or below the sea in the level's input: counts at t
 @group(0) @binding(7) var<storage, read_write> flags: array<u32>;
 @group(0) @binding(8) var<storage, read_write> hard: array<f32>;
 @group(0) @binding(9) var<storage, read_write> up: array<f32>;
+// The sediment each node passed on in the step before (read) and passes on in this one
+// (written), m³; a ping-pong pair that swaps with the heights.
+@group(0) @binding(10) var<storage, read_write> qs_src: array<f32>;
+@group(0) @binding(11) var<storage, read_write> qs_dst: array<f32>;
 
 // D8 offsets in the CPU pass's order.
 const NX = array<i32, 8>(-1, 0, 1, -1, 1, -1, 0, 1);
@@ -151,8 +155,34 @@ fn sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
 
 // `solve_incision` (n ≠ 1) is in incision.wgsl.
 
-// Step 3: incision against the flow-weighted receiver's height of the step before, implicit,
-// then uplift. Reads h_src and a_src (this step's drainage), writes h_dst.
+// Step 4, deposition at node i incised to `new_h`: the load t it takes (its donors' of the step
+// before along the drainage's weights, plus its own incision), the share G·Δx²/A of it that
+// settles, never above its lowest donor; what it passes on goes to qs_dst. Returns the height.
+fn deposit(x: i32, y: i32, i: u32, new_h: f32, drains: bool) -> f32 {
+    let hi = h_src[i];
+    var t = max(hi - new_h, 0.0) * P.cell2;
+    var lowest = 3.4e38;
+    for (var k = 0u; k < 8u; k = k + 1u) {
+        let j = nb(x, y, k);
+        if (j < 0) { continue; }
+        let nj = norm[j];
+        let s = (h_src[j] - hi) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
+        if (nj > 0.0 && s > 0.0) {
+            t = t + ipow(s * steep[j], P.flow_p) * nj * qs_src[j];
+            lowest = min(lowest, h_src[j]);
+        }
+    }
+    var q = 0.0;
+    if (drains) { q = t / (1.0 + P.g_dep * P.cell2 / a_src[i]); }
+    let room = max(lowest - new_h, 0.0);
+    let d = min((t - q) / P.cell2, room);
+    qs_dst[i] = t - d * P.cell2;
+    return new_h + d;
+}
+
+// Steps 3 and 4: incision against the flow-weighted receiver's height of the step before,
+// implicit, deposition, then uplift. Reads h_src, a_src (this step's drainage) and qs_src,
+// writes h_dst and qs_dst.
 @compute @workgroup_size(16, 16)
 fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w || gid.y >= P.h) { return; }
@@ -161,11 +191,12 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
     let i = gid.y * P.w + gid.x;
     let hi = h_src[i];
     if ((flags[i] & OUTLET) != 0u) {
-        h_dst[i] = hi;
+        h_dst[i] = hi; // and passes no load on: its qs_dst stays 0
         return;
     }
     let inv_s = steep[i];
     var new_h = hi;
+    var drains = false;
     if (inv_s > 0.0) {
         var sw = 0.0;
         var shr = 0.0;
@@ -185,6 +216,7 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
         if (sw > 0.0) {
+            drains = true;
             let hr = shr / sw;
             let dr = sd / sw;
             let am = pow_unit(min(a_src[i] * P.a_scale, 1.0), P.m) * P.a_back;
@@ -198,6 +230,7 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
             }
         }
     }
+    if (P.g_dep > 0.0) { new_h = deposit(x, y, i, new_h, drains); }
     h_dst[i] = new_h + up[i] * P.dt;
 }
 

@@ -44,9 +44,11 @@ use bevy::tasks::AsyncComputeTaskPool;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::commands::EditorCommand;
+use super::param_editor::edit_params;
 use super::simulation::SimState;
 use super::{EditorTerrain, StatusLine};
 use crate::core::erosion::ModelEntry;
+use crate::core::erosion::refine::RefineParams;
 use crate::core::io::interop::Format;
 use crate::core::io::tiles::{ENGINES, MapKind, TileFormat};
 use crate::core::splat::SplatBands;
@@ -591,6 +593,19 @@ fn draw_erosion(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
     ui.label("");
     ui.small(erosion_tip(settings.erosion));
     ui.end_row();
+    if settings.erosion == ErosionBuild::Refine {
+        // The passes' settings, each with its unit, range and default on hover (`RefineParams`).
+        ui.label("");
+        ui.collapsing("Detail passes", |ui| {
+            if let Err(e) = edit_params(ui, "refine", "RefineParams", &mut settings.refine) {
+                ui.colored_label(egui::Color32::LIGHT_RED, e);
+            }
+            if settings.refine != RefineParams::default() && ui.button("Defaults").clicked() {
+                settings.refine = RefineParams::default();
+            }
+        });
+        ui.end_row();
+    }
     let mut models: Vec<&'static ModelEntry> = Vec::new();
     for l in view.stack.layers().iter().filter(|l| l.visible) {
         if let Some(e) = l.erosion().map(|e| e.recipe.model.entry())

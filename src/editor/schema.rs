@@ -53,6 +53,7 @@ fn register_all(out: &mut Vec<&'static TypeSpec>) {
     use crate::core::erosion::droplet::DropletParams;
     use crate::core::erosion::hardness::HardnessParams;
     use crate::core::erosion::pipe::PipeParams;
+    use crate::core::erosion::refine::RefineParams;
     use crate::core::erosion::snowball::SnowballParams;
     use crate::core::erosion::stream_power::StreamPowerParams;
     use crate::core::erosion::thermal::ThermalParams;
@@ -64,6 +65,7 @@ fn register_all(out: &mut Vec<&'static TypeSpec>) {
     PipeParams::register(out);
     ThermalParams::register(out);
     StreamPowerParams::register(out);
+    RefineParams::register(out);
     Boundary::register(out);
     BrushParams::register(out);
     MaterialParams::register(out);

@@ -7,7 +7,10 @@
 //!    `1/Σ_k (S_k/S_max)^p` of every node's lower neighbours;
 //! 2. `sweep`: the drainage one node further, `A'_i = Δx² + Σ_{j higher} w_{j→i}·A_j`;
 //! 3. `incise`: against the flow-weighted receiver height `h_r` of the step before, implicit,
-//!    `h'_i = h_r + δ`, `δ − δ₀ + F·δ^n = 0` (`δ = δ₀/(1 + F)` for `n = 1`), then `+ U_i·Δt`;
+//!    `h'_i = h_r + δ`, `δ − δ₀ + F·δ^n = 0` (`δ = δ₀/(1 + F)` for `n = 1`), then deposition
+//!    (`G > 0`: the load `t_i` gathered from the donors' of the step before plus the node's own
+//!    incision, `t_i·G·Δx²/A_i/(1 + G·Δx²/A_i)` of it settling, never above the lowest donor),
+//!    then `+ U_i·Δt`;
 //! 4. `diffuse_rows`, `diffuse_cols`: the CPU's backward-Euler step split by direction, each
 //!    line solved by the Thomas algorithm, one invocation per line.
 //!
@@ -35,8 +38,8 @@ use crate::core::erosion::{JobError, check_param};
 const SHADER: &str =
     concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/refine_sp.wgsl"));
 
-/// Storage buffers every kernel binds (`refine_sp.wgsl`, bindings 1–9).
-const STORAGE_BINDINGS: u32 = 9;
+/// Storage buffers every kernel binds (`refine_sp.wgsl`, bindings 1–11).
+const STORAGE_BINDINGS: u32 = 11;
 
 /// Steps recorded into one submission; the cancel flag is read between submissions.
 const STEPS_PER_SUBMIT: u32 = 8;
@@ -61,7 +64,7 @@ super::uniform::wgsl_uniform! {
         sea: f32,
         dt: f32,
         r_diff: f32,
-        _pad0: f32,
+        g_dep: f32,
         _pad1: f32,
         _pad2: f32,
     }
@@ -134,6 +137,7 @@ pub fn stream_power_pass(
         } else {
             0.0
         },
+        g_dep: r.deposition,
         ..Default::default()
     };
 
@@ -169,18 +173,37 @@ pub fn stream_power_pass(
     let flags_buf = ctx.storage_buffer_init("refine flags", &flags)?;
     let hard_buf = ctx.storage_buffer_init("refine hardness", &hard)?;
     let up_buf = ctx.storage_buffer_init("refine uplift", &up)?;
+    // The sediment's loads (zero at the level's start); one node's worth when there is no
+    // deposition, as the kernels still bind them.
+    let qb = if r.deposition > 0.0 { nb } else { 4 };
+    let q0 = ctx.storage_buffer("refine sediment 0", qb)?;
+    let q1 = ctx.storage_buffer("refine sediment 1", qb)?;
     drop((flags, hard, up));
 
     let module = ctx.shader("refine_sp", SHADER)?;
     let layout = ctx.kernel_layout("refine layout", STORAGE_BINDINGS)?;
-    // Four groups: heights and drainage each in order (0) or swapped (1), `[hp][ap]`.
+    // Four groups: heights (with the sediment) and drainage each in order (0) or swapped (1),
+    // `[hp][ap]`.
     let hs = [&h0, &h1];
+    let qs = [&q0, &q1];
     let as_ = [&a0, &a1];
     let mut bind: Vec<wgpu::BindGroup> = Vec::with_capacity(4);
     for hp in 0..2 {
         for ap in 0..2 {
-            let list =
-                [&params, hs[hp], hs[1 - hp], as_[ap], as_[1 - ap], &steep, &norm, &flags_buf, &hard_buf, &up_buf];
+            let list = [
+                &params,
+                hs[hp],
+                hs[1 - hp],
+                as_[ap],
+                as_[1 - ap],
+                &steep,
+                &norm,
+                &flags_buf,
+                &hard_buf,
+                &up_buf,
+                qs[hp],
+                qs[1 - hp],
+            ];
             bind.push(layout.bind(ctx, &format!("refine group {hp}{ap}"), &list)?);
         }
     }

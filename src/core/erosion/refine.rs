@@ -54,6 +54,12 @@ crate::params! {
         /// `[0, 1000]` (the drainage brought up from the coarser level, re-routed on the finer
         /// heights over this many nodes).
         pub drainage_sweeps: u32 = 8, range [0.0, 1000.0];
+        /// Stream power: the deposition coefficient `G` of the pass, dimensionless, in `[0, 10]`
+        /// (Davy & Lague 2009; Yuan et al. 2019): the sediment a gully carries settles at
+        /// `G·Q_s/A` m/yr (`Q_s` its flux, m³/yr; `A` the drainage area, m²), so gully floors
+        /// and the slope breaks below them take an alluvial fill while large rivers carry their
+        /// load on. 0 turns deposition off (detachment-limited, the gullies stay V-shaped).
+        pub deposition: f32 = 0.0, range [0.0, 10.0];
         /// Width, in cells of the level, of the Gaussian whose share of a pass's change is taken
         /// out again, in `[0, 16]`: that share is what the coarser levels already hold, so the pass
         /// adds detail and moves none of their landforms. 0 keeps the pass's whole change.

@@ -21,6 +21,7 @@ use super::output::{default_output, default_tile_dir, project_stem};
 use super::request::{BuildRequest, FileTarget, Target, TileTarget};
 use super::sizes::default_size;
 use super::{ErosionBuild, tileset};
+use crate::core::erosion::refine::RefineParams;
 use crate::core::io::interop::Format;
 use crate::core::io::tiles::{Engine, MapKind, TileFormat, TileLayout};
 
@@ -86,6 +87,9 @@ pub struct DialogSettings {
     pub kind: TargetKind,
     /// The tile set's choices (used when `kind` is [`TargetKind::TileSet`]).
     pub tiles: TileSettings,
+    /// The detail passes' settings when erosion layers are refined (years, strength, deposition,
+    /// …; `--refine` on the CLI).
+    pub refine: RefineParams,
 }
 
 /// What the dialog writes (its "Write" choice).
@@ -137,7 +141,16 @@ impl DialogSettings {
             name: if tileset::check_name(&name).is_ok() { name } else { "terrain".into() },
             replace: false,
         };
-        Self { size, erosion: ErosionBuild::default(), out, unreal: false, side, kind: TargetKind::File, tiles }
+        Self {
+            size,
+            erosion: ErosionBuild::default(),
+            out,
+            unreal: false,
+            side,
+            kind: TargetKind::File,
+            tiles,
+            refine: RefineParams::default(),
+        }
     }
 
     /// Switches to a tile set or back to a file. For a tile set the size moves to the engine's
@@ -228,7 +241,7 @@ impl DialogSettings {
             erosion: self.erosion,
             target,
             keep_input: false,
-            refine: Default::default(),
+            refine: self.refine.clone(),
         }
     }
 
@@ -236,6 +249,7 @@ impl DialogSettings {
     /// request without a size (the project's own) or kept in memory changes only the erosion mode.
     pub fn apply(&mut self, req: &BuildRequest) {
         self.erosion = req.erosion;
+        self.refine = req.refine.clone();
         if let Some(n) = req.size {
             self.size = n;
         }

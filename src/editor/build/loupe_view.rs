@@ -286,6 +286,9 @@ mod tests {
         s.erosion = ErosionBuild::Refine;
         s.set_size(2049);
         assert_ne!(LoupeKey::new(3, &s.request(), 256.0), k, "another size");
+        let k = LoupeKey::new(3, &s.request(), 256.0);
+        s.refine.deposition = 0.5;
+        assert_ne!(LoupeKey::new(3, &s.request(), 256.0), k, "another detail pass (the dialog's refine settings)");
     }
 
     #[test]

@@ -84,7 +84,7 @@ fn the_gpu_pass_matches_the_cpu_pass() {
     let l = ladder(65, &base, &sea);
     let n = l.map.len();
     // The default pass, then every option the pass reads: n ≠ 1, hardness, terrain-following
-    // uplift, walls, no sea, no diffusion, another flow exponent.
+    // uplift, walls, no sea, no diffusion, another flow exponent, deposition.
     let hard: Vec<f32> = (0..n).map(|i| 0.5 + ((i * 7919) % 97) as f32 / 97.0).collect();
     let walls = Boundary { left: EdgeMode::Wall, top: EdgeMode::Wall, ..Boundary::all(EdgeMode::Drain) };
     let r = RefineParams::default();
@@ -111,6 +111,7 @@ fn the_gpu_pass_matches_the_cpu_pass() {
         ("two walls, no sea", base.clone(), r.clone(), JobInputs { boundary: walls, ..Default::default() }),
         ("no diffusion", StreamPowerParams { diffusion: 0.0, ..base.clone() }, r.clone(), sea.clone()),
         ("flow exponent 1", base.clone(), RefineParams { flow_exponent: 1, ..r.clone() }, sea.clone()),
+        ("deposition", base.clone(), RefineParams { deposition: 1.0, ..r.clone() }, sea.clone()),
     ];
     for (what, p, r, i) in &cases {
         let (cpu, cpu_a) = run(&l, None, p, r, i);

@@ -31,7 +31,21 @@
 //!    node is never cut below its receiver, no pit is made and no step is too long; a sea
 //!    receiver counts at the sea surface. Then uplift `h'_i += U_i·Δt` (0 on outlets; the model's
 //!    uplift rule on the level's input, so the relief the preview sustained stays sustained).
-//! 4. Diffusion `κ`: one implicit step over `Δt`, as the model's own (the sea held at its surface).
+//! 4. Deposition (`deposition` = `G`, after Davy & Lague 2009 and Yuan et al. 2019, "A new
+//!    efficient method to solve the stream power law model taking into account sediment
+//!    deposition", JGR Earth Surface 124): the sediment a node passes on, `q_i` (m³ per step),
+//!    gathers its donors' of the step before along the drainage's weights, plus its own
+//!    incision `e_i` (m), and settles at `D_i = G·Q_s/A_i`. Solved implicitly per node:
+//!
+//!    ```text
+//!    t_i = Σ_{j higher} w_{j→i}·q_j + e_i·Δx²,   q_i = t_i / (1 + G·Δx²/A_i),   h_i += (t_i − q_i)/Δx²
+//!    ```
+//!
+//!    A node with no receiver keeps all it takes. A deposit never raises a node above its lowest
+//!    donor (what it cannot hold goes on in `q_i`), so it fills gully floors and the breaks of
+//!    slope below them and makes no pit upstream; outlets (the sea, drain edges) take the load
+//!    away. The load moves one node per step, as the drainage does.
+//! 5. Diffusion `κ`: one implicit step over `Δt`, as the model's own (the sea held at its surface).
 //!
 //! Every stencil reads the heights of the step before and writes new buffers, rows in parallel:
 //! the same bits at any thread count. Wrap edges are taken as walls here.
@@ -162,8 +176,9 @@ pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     start,
     pass,
     // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
-    // (2), diffusion's faces, outlet copies and scratch (14).
-    bytes_per_node: |_| 4 * 4 + 2 + 14,
+    // (2), diffusion's faces, outlet copies and scratch (14), the sediment's two loads (2 · 4,
+    // with deposition on).
+    bytes_per_node: |_| 4 * 4 + 2 + 14 + 8,
     bring_up: BringUp::Smooth,
     own_job: None,
 };
@@ -211,6 +226,9 @@ pub fn pass(
 
     let mut hb = lv.map.data.clone();
     let mut area_b = vec![0.0f32; n];
+    // Step 4's sediment: what each node passed on in the step before, and in this one (m³).
+    let g_dep = r.deposition;
+    let (mut qs, mut qs_b) = if g_dep > 0.0 { (vec![0.0f32; n], vec![0.0f32; n]) } else { (Vec::new(), Vec::new()) };
     // Per node: 1 / its steepest slope, 1 / the sum of its MFD weights (0: no lower neighbour),
     // and its steepest receiver.
     let mut inv_steep = vec![0.0f32; n];
@@ -307,64 +325,104 @@ pub fn pass(
         receivers(&lv.map.data, &mut inv_steep, &mut inv_norm, &mut rcv);
         sweep(&lv.map.data, &inv_norm, &inv_steep, lv.drainage, &mut area_b);
         std::mem::swap(lv.drainage, &mut area_b);
-        // Step 3: incision against the receiver's old height, implicit; then uplift.
+        // Steps 3 and 4: incision against the receiver's old height, implicit; deposition; then
+        // uplift.
         let (hs, area) = (&lv.map.data, &*lv.drainage);
-        hb.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-            for (x, out) in row.iter_mut().enumerate() {
-                let i = y * w + x;
-                let hi = hs[i];
-                *out = hi;
-                if outlet[i] != 0 {
+        let incise = |x: usize, y: usize| -> (f32, bool) {
+            let i = y * w + x;
+            let hi = hs[i];
+            if rcv[i] == NO_RCV {
+                return (hi, false);
+            }
+            // The receiver: the lower neighbours weighted as the flow splits over them (their
+            // height and distance), so incision follows the flow, not a grid axis.
+            let interior = y > 0 && y + 1 < h && x > 0 && x + 1 < w;
+            let (mut sw, mut shr, mut sd) = (0.0f32, 0.0f32, 0.0f32);
+            for kk in 0..8 {
+                if !interior && !inside(x, y, kk) {
                     continue;
                 }
-                let k = rcv[i];
-                let mut new = hi;
-                if k != NO_RCV {
-                    // The receiver: the lower neighbours weighted as the flow splits over them
-                    // (their height and distance), so incision follows the flow, not a grid axis.
-                    let interior = y > 0 && y + 1 < h && x > 0 && x + 1 < w;
-                    let (mut sw, mut shr, mut sd) = (0.0f32, 0.0f32, 0.0f32);
-                    for kk in 0..8 {
-                        if !interior && !inside(x, y, kk) {
-                            continue;
-                        }
-                        let j = (i as isize + offs[kk]) as usize;
-                        let hj = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
-                        let dk = dist[NB[kk].2 as usize];
-                        let s = (hi - hj) / dk;
-                        if s > 0.0 {
-                            let wk = ipow(s * inv_steep[i], flow_p);
-                            sw += wk;
-                            shr += wk * hj;
-                            sd += wk * dk;
-                        }
-                    }
-                    if sw <= 0.0 {
-                        *out = hi + uplift(i) * dt;
+                let j = (i as isize + offs[kk]) as usize;
+                let hj = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
+                let dk = dist[NB[kk].2 as usize];
+                let s = (hi - hj) / dk;
+                if s > 0.0 {
+                    let wk = ipow(s * inv_steep[i], flow_p);
+                    sw += wk;
+                    shr += wk * hj;
+                    sd += wk * dk;
+                }
+            }
+            if sw <= 0.0 {
+                return (hi, false);
+            }
+            let (hr, dr) = (shr / sw, sd / sw);
+            let c = hard.map_or(1.0, |c| c[i]);
+            let am = pow_unit((area[i] * a_scale).min(1.0), m) * a_back;
+            let d0 = hi - hr;
+            let mut new = hi;
+            if pn == 1.0 {
+                let f = k_dt * c * am / dr;
+                if f.is_finite() && f > 0.0 && d0 > 0.0 {
+                    new = (hr + d0 / (1.0 + f)).clamp(hr, hi);
+                }
+            } else {
+                let f = k_dt as f64 * c as f64 * am as f64 / (dr as f64).powf(pn as f64);
+                if f.is_finite() && f > 0.0 && d0 > 0.0 {
+                    let delta = super::solve_incision(d0 as f64, f, pn as f64);
+                    new = ((hr as f64 + delta) as f32).clamp(hr, hi);
+                }
+            }
+            (new, true)
+        };
+        // Step 4 at node `i`, incised to `new`: the height it settles to and the load it passes on.
+        let deposit = |x: usize, y: usize, new: f32, drains: bool| -> (f32, f32) {
+            let i = y * w + x;
+            let hi = hs[i];
+            let interior = y > 0 && y + 1 < h && x > 0 && x + 1 < w;
+            let mut t = (hi - new).max(0.0) * cell2;
+            let mut lowest = f32::INFINITY;
+            for k in 0..8 {
+                if !interior && !inside(x, y, k) {
+                    continue;
+                }
+                let j = (i as isize + offs[k]) as usize;
+                let nj = inv_norm[j];
+                let s = (hs[j] - hi) * inv_dist[NB[k].2 as usize];
+                if nj > 0.0 && s > 0.0 {
+                    t += ipow(s * inv_steep[j], flow_p) * nj * qs[j];
+                    lowest = lowest.min(hs[j]);
+                }
+            }
+            let q = if drains { t / (1.0 + g_dep * cell2 / area[i]) } else { 0.0 };
+            let room = (lowest - new).max(0.0);
+            let d = ((t - q) / cell2).min(room);
+            (new + d, t - d * cell2)
+        };
+        if g_dep > 0.0 {
+            hb.par_chunks_mut(w).zip(qs_b.par_chunks_mut(w)).enumerate().for_each(|(y, (row, qrow))| {
+                for x in 0..w {
+                    let i = y * w + x;
+                    if outlet[i] != 0 {
+                        (row[x], qrow[x]) = (hs[i], 0.0);
                         continue;
                     }
-                    let (hr, dr) = (shr / sw, sd / sw);
-                    let c = hard.map_or(1.0, |c| c[i]);
-                    let am = pow_unit((area[i] * a_scale).min(1.0), m) * a_back;
-                    let d0 = hi - hr;
-                    if pn == 1.0 {
-                        let f = k_dt * c * am / dr;
-                        if f.is_finite() && f > 0.0 && d0 > 0.0 {
-                            new = (hr + d0 / (1.0 + f)).clamp(hr, hi);
-                        }
-                    } else {
-                        let f = k_dt as f64 * c as f64 * am as f64 / (dr as f64).powf(pn as f64);
-                        if f.is_finite() && f > 0.0 && d0 > 0.0 {
-                            let delta = super::solve_incision(d0 as f64, f, pn as f64);
-                            new = ((hr as f64 + delta) as f32).clamp(hr, hi);
-                        }
-                    }
+                    let (new, drains) = incise(x, y);
+                    let (settled, q) = deposit(x, y, new, drains);
+                    (row[x], qrow[x]) = (settled + uplift(i) * dt, q);
                 }
-                *out = new + uplift(i) * dt;
-            }
-        });
+            });
+            std::mem::swap(&mut qs, &mut qs_b);
+        } else {
+            hb.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+                for (x, out) in row.iter_mut().enumerate() {
+                    let i = y * w + x;
+                    *out = if outlet[i] != 0 { hs[i] } else { incise(x, y).0 + uplift(i) * dt };
+                }
+            });
+        }
         std::mem::swap(&mut lv.map.data, &mut hb);
-        // Step 4: diffusion, the sea held at its surface.
+        // Step 5: diffusion, the sea held at its surface.
         if let Some(d) = diffusion.as_mut() {
             let lifted: Vec<(usize, f32)> =
                 (0..n).filter(|&i| input[i] <= sea && lv.map.data[i] < sea).map(|i| (i, lv.map.data[i])).collect();
@@ -382,3 +440,6 @@ pub fn pass(
     }
     Ok(())
 }
+
+#[cfg(test)]
+mod tests;
