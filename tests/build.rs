@@ -161,6 +161,18 @@ fn the_cli_builds_at_a_new_size_and_refuses_bad_ones_without_writing() {
     }
     let out = talus(&["build", "ref.talus", "--parity", "--out", "x.bhef"], d);
     assert!(!out.status.success() && !d.join("x.bhef").exists());
+    // A detail-pass setting out of its range, not a number, or unknown: refused, named, nothing written.
+    for (set, what) in [
+        ("deposition=-1", "deposition"),
+        ("deposition=11", "[0.0, 10.0]"),
+        ("deposition=nan", "expected f32"),
+        ("no_such_setting=1", "no_such_setting"),
+    ] {
+        let out = talus(&["build", "ref.talus", "--size", "513", "--refine", set, "--out", "x.bhef"], d);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(!out.status.success() && err.contains("--refine") && err.contains(what), "--refine {set}: {err}");
+        assert!(!d.join("x.bhef").exists(), "--refine {set} wrote a file");
+    }
 }
 
 /// A build's loupe (issue #34, item 5): a 256 m window of the 2 km project at 8 m cells, seen at

@@ -168,7 +168,9 @@ pub(super) fn cmd_build(a: BuildArgs) -> Result<ExitCode, CliError> {
     } else {
         (a.size, Target::File(FileTarget { path: a.out.clone(), unreal_range: false }))
     };
-    let refine: RefineParams = apply_sets(&RefineParams::default(), &a.refine, &|_| None)?;
+    // `apply_sets` speaks of `--set`; here the values came from `--refine`.
+    let refine: RefineParams = apply_sets(&RefineParams::default(), &a.refine, &|_| None)
+        .map_err(|e| CliError(e.0.replacen("--set", "--refine", 1)))?;
     refine.validate().map_err(|e| CliError(format!("--refine: {e}")))?;
     let req = BuildRequest { size, erosion, target, keep_input: a.parity, refine };
     let bands = p.view.look.as_ref().map_or_else(SplatBands::default, |look| look.material.bands.splat_bands());

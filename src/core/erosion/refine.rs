@@ -161,9 +161,9 @@ pub struct Refiner<P> {
     /// the level, the model's inputs at the level (hardness at this resolution, boundary, sea,
     /// seed), and a cancel flag read between steps.
     pub pass: fn(&P, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>,
-    /// Bytes per node the pass holds at its peak besides the level's map and drainage (a build's
-    /// memory estimate).
-    pub bytes_per_node: fn(&P) -> u64,
+    /// Bytes per node the pass holds at its peak besides the level's map and drainage, with the
+    /// build's refine settings (a build's memory estimate).
+    pub bytes_per_node: fn(&P, &RefineParams) -> u64,
     /// How the model's change is brought up from one level to the next.
     pub bring_up: BringUp,
     /// For a pass that is the model's own job run briefly with the level's settings

@@ -392,12 +392,12 @@ macro_rules! models {
 
             /// Bytes per node the model's detail pass holds at its peak besides the level's map
             /// and drainage; `None` without a pass.
-            pub fn refine_bytes_per_node(&self) -> Option<u64> {
+            pub fn refine_bytes_per_node(&self, settings: &RefineParams) -> Option<u64> {
                 match self {
                     $(
                         ModelParams::$variant(p) => {
                             let r: Option<Refiner<$module::$params>> = $refine;
-                            r.map(|r| (r.bytes_per_node)(p))
+                            r.map(|r| (r.bytes_per_node)(p, settings))
                         }
                     )*
                 }

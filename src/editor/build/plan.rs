@@ -285,7 +285,7 @@ pub fn plan(stack: &LayerStack, req: &BuildRequest) -> Result<BuildPlan, BuildEr
                 // The layer's change, the smoothed map and the blur's scratch.
                 LayerHow::Upsample => nodes * 4 * 3,
                 LayerHow::Rerun { .. } => nodes * (4 + e.recipe.model.build_bytes_per_node()),
-                LayerHow::Refine { .. } => nodes * super::refine::bytes_per_node(&e.recipe.model),
+                LayerHow::Refine { .. } => nodes * super::refine::bytes_per_node(&e.recipe.model, &req.refine),
                 LayerHow::Sculpt => 0,
             });
         }
@@ -354,5 +354,18 @@ mod tests {
             plan(&stack, &BuildRequest::in_memory(1000, ErosionBuild::Upsample)),
             Err(BuildError::Size(_))
         ));
+    }
+
+    #[test]
+    fn the_estimate_counts_what_the_detail_passes_hold_with_these_settings() {
+        use crate::core::erosion::ModelParams;
+        let model = ModelParams::StreamPower(Default::default());
+        let stack = super::super::reference::reference_stack(65, &[model]).unwrap();
+        let req = BuildRequest::in_memory(257, ErosionBuild::Refine);
+        let plain = plan(&stack, &req).unwrap().bytes;
+        let mut with = req.clone();
+        with.refine.deposition = 0.5;
+        // Deposition holds the sediment's two loads, 4 bytes each, at every node of the top level.
+        assert_eq!(plan(&stack, &with).unwrap().bytes, plain + 8 * 257 * 257);
     }
 }

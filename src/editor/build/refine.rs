@@ -37,8 +37,8 @@ use crate::editor::layers::{ErosionLayer, LayerKind, LayerStack};
 /// layer's state, its copy before the pass and its drainage (4 · 3), and what the pass itself
 /// holds (its registry entry's `refine`). A model without a pass holds what Upsample holds (the
 /// change, the smoothed map and the blur's scratch).
-pub fn bytes_per_node(model: &ModelParams) -> u64 {
-    model.refine_bytes_per_node().map_or(12, |b| 12 + b)
+pub fn bytes_per_node(model: &ModelParams, settings: &RefineParams) -> u64 {
+    model.refine_bytes_per_node(settings).map_or(12, |b| 12 + b)
 }
 
 /// The sides of the ladder's levels above the preview, `(width, height)`, smallest first, ending

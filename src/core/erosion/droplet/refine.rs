@@ -16,7 +16,7 @@ use crate::core::erosion::{JobError, JobInputs, ModelParams};
 pub const REFINER: Refiner<DropletParams> = Refiner {
     start: no_state,
     pass,
-    bytes_per_node: |p| own_job_bytes(&ModelParams::Droplet(p.clone())),
+    bytes_per_node: |p, _| own_job_bytes(&ModelParams::Droplet(p.clone())),
     bring_up: BringUp::Exact,
     own_job: Some(job),
 };

@@ -176,9 +176,9 @@ pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     start,
     pass,
     // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
-    // (2), diffusion's faces, outlet copies and scratch (14), the sediment's two loads (2 · 4,
-    // with deposition on).
-    bytes_per_node: |_| 4 * 4 + 2 + 14 + 8,
+    // (2), diffusion's faces, outlet copies and scratch (14), and with deposition on the
+    // sediment's two loads (2 · 4).
+    bytes_per_node: |_, r| 4 * 4 + 2 + 14 + if r.deposition > 0.0 { 8 } else { 0 },
     bring_up: BringUp::Smooth,
     own_job: None,
 };

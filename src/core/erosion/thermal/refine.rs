@@ -13,7 +13,7 @@ use crate::core::erosion::{JobError, JobInputs, ModelParams};
 pub const REFINER: Refiner<ThermalParams> = Refiner {
     start: no_state,
     pass,
-    bytes_per_node: |p| own_job_bytes(&ModelParams::Thermal(p.clone())),
+    bytes_per_node: |p, _| own_job_bytes(&ModelParams::Thermal(p.clone())),
     bring_up: BringUp::Smooth,
     own_job: Some(job),
 };
