@@ -42,9 +42,11 @@
 //!    ```
 //!
 //!    A node with no receiver keeps all it takes. A deposit never raises a node above its lowest
-//!    donor (what it cannot hold goes on in `q_i`), so it fills gully floors and the breaks of
+//!    donor (what it cannot hold goes on in `q_i`; from a node with no receiver, a pit filled to
+//!    its lowest donor, that rest leaves the pass), so it fills gully floors and the breaks of
 //!    slope below them and makes no pit upstream; outlets (the sea, drain edges) take the load
-//!    away. The load moves one node per step, as the drainage does.
+//!    away. The load moves one node per step, as the drainage does, and what is still moving when
+//!    the level's last step ends is not laid down (the pass keeps no books).
 //! 5. Diffusion `κ`: one implicit step over `Δt`, as the model's own (the sea held at its surface).
 //!
 //! Every stencil reads the heights of the step before and writes new buffers, rows in parallel:
