@@ -132,6 +132,17 @@ fn receivers(@builtin(global_invocation_id) gid: vec3<u32>) {
     norm[i] = 1.0 / sum;
 }
 
+// The share w_{j→i} of its flow that neighbour j (direction k) sends node i at height hi, or
+// −1 when j is not a donor of i (off the map, not higher, or with no lower neighbour): the CPU
+// pass's `Donors`. The drainage sweep and the deposition's load gather through it.
+fn donor_share(hi: f32, j: i32, k: u32) -> f32 {
+    if (j < 0) { return -1.0; }
+    let nj = norm[j];
+    let s = (h_src[j] - hi) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
+    if (nj > 0.0 && s > 0.0) { return ipow(s * steep[j], P.flow_p) * nj; }
+    return -1.0;
+}
+
 // Step 2: one sweep of the drainage, A'_i = Δx² + Σ_{j higher} w_{j→i}·A_j.
 @compute @workgroup_size(16, 16)
 fn sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -143,12 +154,8 @@ fn sweep(@builtin(global_invocation_id) gid: vec3<u32>) {
     var a = P.cell2;
     for (var k = 0u; k < 8u; k = k + 1u) {
         let j = nb(x, y, k);
-        if (j < 0) { continue; }
-        let nj = norm[j];
-        let s = (h_src[j] - hi) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
-        if (nj > 0.0 && s > 0.0) {
-            a = a + ipow(s * steep[j], P.flow_p) * nj * a_src[j];
-        }
+        let wj = donor_share(hi, j, k);
+        if (wj >= 0.0) { a = a + wj * a_src[j]; }
     }
     a_dst[i] = a;
 }
@@ -164,11 +171,9 @@ fn deposit(x: i32, y: i32, i: u32, new_h: f32, drains: bool) -> f32 {
     var lowest = 3.4e38;
     for (var k = 0u; k < 8u; k = k + 1u) {
         let j = nb(x, y, k);
-        if (j < 0) { continue; }
-        let nj = norm[j];
-        let s = (h_src[j] - hi) * select(P.inv_dx, P.inv_dx_diag, DIAG[k]);
-        if (nj > 0.0 && s > 0.0) {
-            t = t + ipow(s * steep[j], P.flow_p) * nj * qs_src[j];
+        let wj = donor_share(hi, j, k);
+        if (wj >= 0.0) {
+            t = t + wj * qs_src[j];
             lowest = min(lowest, h_src[j]);
         }
     }

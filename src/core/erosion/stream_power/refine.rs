@@ -173,6 +173,46 @@ const NB: [(i32, i32, bool); 8] = [
     (1, 1, true),
 ];
 
+/// Whether neighbour `k` of `(x, y)` lies on a `w × h` map.
+#[inline]
+fn on_map(w: usize, h: usize, x: usize, y: usize, k: usize) -> bool {
+    let (ox, oy, _) = NB[k];
+    let (nx, ny) = (x as i32 + ox, y as i32 + oy);
+    nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h
+}
+
+/// The donors of a node: its higher neighbours `j`, each with the share `w_{j→i}` of its flow it
+/// sends (module doc: `S_{ji}^p / Σ_k S_{jk}^p`, from `j`'s steepest slope and normaliser of
+/// step 1). The drainage sweep and the deposition's load gather through it.
+struct Donors {
+    w: usize,
+    h: usize,
+    offs: [isize; 8],
+    inv_dist: [f32; 2],
+    flow_p: u32,
+}
+
+impl Donors {
+    /// Calls `f(j, w_{j→i})` for every donor `j` of `(x, y)` on heights `hs`, in D8 order.
+    #[inline]
+    fn each(&self, hs: &[f32], inv_norm: &[f32], inv_steep: &[f32], x: usize, y: usize, mut f: impl FnMut(usize, f32)) {
+        let i = y * self.w + x;
+        let hi = hs[i];
+        let interior = y > 0 && y + 1 < self.h && x > 0 && x + 1 < self.w;
+        for (k, &(_, _, diag)) in NB.iter().enumerate() {
+            if !interior && !on_map(self.w, self.h, x, y, k) {
+                continue;
+            }
+            let j = (i as isize + self.offs[k]) as usize;
+            let nj = inv_norm[j];
+            let s = (hs[j] - hi) * self.inv_dist[diag as usize];
+            if nj > 0.0 && s > 0.0 {
+                f(j, ipow(s * inv_steep[j], self.flow_p) * nj);
+            }
+        }
+    }
+}
+
 /// The model's registry entry's `refine`.
 pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     start,
@@ -238,11 +278,8 @@ pub fn pass(
     let mut rcv = vec![NO_RCV; n];
 
     // The neighbours `(k, j)` of `(x, y)` that lie on the map.
-    let inside = |x: usize, y: usize, k: usize| -> bool {
-        let (ox, oy, _) = NB[k];
-        let (nx, ny) = (x as i32 + ox, y as i32 + oy);
-        nx >= 0 && ny >= 0 && (nx as usize) < w && (ny as usize) < h
-    };
+    let inside = |x: usize, y: usize, k: usize| -> bool { on_map(w, h, x, y, k) };
+    let donors = Donors { w, h, offs, inv_dist, flow_p };
     // Step 1: steepest receiver, its slope, the MFD normaliser of the lower neighbours.
     let receivers = |hs: &[f32], inv_steep: &mut [f32], inv_norm: &mut [f32], rcv: &mut [u8]| {
         inv_steep.par_chunks_mut(w).zip(inv_norm.par_chunks_mut(w)).zip(rcv.par_chunks_mut(w)).enumerate().for_each(
@@ -291,23 +328,9 @@ pub fn pass(
     // Step 2: one sweep of the drainage (module doc).
     let sweep = |hs: &[f32], inv_norm: &[f32], inv_steep: &[f32], a_in: &[f32], a_out: &mut [f32]| {
         a_out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-            let edge_row = y == 0 || y + 1 == h;
             for (x, out) in row.iter_mut().enumerate() {
-                let i = y * w + x;
-                let hi = hs[i];
-                let interior = !edge_row && x > 0 && x + 1 < w;
                 let mut a = cell2;
-                for k in 0..8 {
-                    if !interior && !inside(x, y, k) {
-                        continue;
-                    }
-                    let j = (i as isize + offs[k]) as usize;
-                    let nj = inv_norm[j];
-                    let s = (hs[j] - hi) * inv_dist[NB[k].2 as usize];
-                    if nj > 0.0 && s > 0.0 {
-                        a += ipow(s * inv_steep[j], flow_p) * nj * a_in[j];
-                    }
-                }
+                donors.each(hs, inv_norm, inv_steep, x, y, |j, wj| a += wj * a_in[j]);
                 *out = a;
             }
         });
@@ -380,22 +403,12 @@ pub fn pass(
         // Step 4 at node `i`, incised to `new`: the height it settles to and the load it passes on.
         let deposit = |x: usize, y: usize, new: f32, drains: bool| -> (f32, f32) {
             let i = y * w + x;
-            let hi = hs[i];
-            let interior = y > 0 && y + 1 < h && x > 0 && x + 1 < w;
-            let mut t = (hi - new).max(0.0) * cell2;
+            let mut t = (hs[i] - new).max(0.0) * cell2;
             let mut lowest = f32::INFINITY;
-            for k in 0..8 {
-                if !interior && !inside(x, y, k) {
-                    continue;
-                }
-                let j = (i as isize + offs[k]) as usize;
-                let nj = inv_norm[j];
-                let s = (hs[j] - hi) * inv_dist[NB[k].2 as usize];
-                if nj > 0.0 && s > 0.0 {
-                    t += ipow(s * inv_steep[j], flow_p) * nj * qs[j];
-                    lowest = lowest.min(hs[j]);
-                }
-            }
+            donors.each(hs, &inv_norm, &inv_steep, x, y, |j, wj| {
+                t += wj * qs[j];
+                lowest = lowest.min(hs[j]);
+            });
             let q = if drains { t / (1.0 + g_dep * cell2 / area[i]) } else { 0.0 };
             let room = (lowest - new).max(0.0);
             let d = ((t - q) / cell2).min(room);
