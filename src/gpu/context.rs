@@ -343,6 +343,23 @@ impl GpuContext {
         .map_err(|e| as_shader_error(e, label))
     }
 
+    /// A bind group of `buffers` in binding order (binding `i` is `buffers[i]`, whole) on `layout`.
+    pub fn bind_buffers(
+        &self,
+        label: &str,
+        layout: &wgpu::BindGroupLayout,
+        buffers: &[&wgpu::Buffer],
+    ) -> Result<wgpu::BindGroup, GpuError> {
+        let entries: Vec<wgpu::BindGroupEntry> = buffers
+            .iter()
+            .enumerate()
+            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
+            .collect();
+        self.scoped(label, |d| {
+            d.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout, entries: &entries })
+        })
+    }
+
     /// One layout for every kernel of a model: binding 0 its uniform block, bindings
     /// `1..=storage` read-write storage buffers (the stream-power model and the build's detail
     /// passes bind their buffers this way, swapping ping-pong pairs between bind groups).
@@ -465,18 +482,7 @@ pub struct KernelLayout {
 impl KernelLayout {
     /// A bind group of `buffers` in binding order (the uniform block first).
     pub fn bind(&self, ctx: &GpuContext, label: &str, buffers: &[&wgpu::Buffer]) -> Result<wgpu::BindGroup, GpuError> {
-        let entries: Vec<wgpu::BindGroupEntry> = buffers
-            .iter()
-            .enumerate()
-            .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-            .collect();
-        ctx.scoped(label, |d| {
-            d.create_bind_group(&wgpu::BindGroupDescriptor {
-                label: Some(label),
-                layout: &self.group,
-                entries: &entries,
-            })
-        })
+        ctx.bind_buffers(label, &self.group, buffers)
     }
 
     /// The compute pipeline of `entry` in `module` with this layout.

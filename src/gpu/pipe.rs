@@ -491,20 +491,10 @@ impl GpuErosionJob {
         let bufs = Buffers { params, b: [b0, b1], d, s, s1, s2, flux, uv, inputs: inputs_buf, maps, books, sq };
 
         // Pipelines and bind groups.
-        let bg = |pl: &wgpu::ComputePipeline,
-                  label: &str,
-                  entries: &[&wgpu::Buffer]|
-         -> Result<wgpu::BindGroup, GpuError> {
-            let layout = pl.get_bind_group_layout(0);
-            let e: Vec<wgpu::BindGroupEntry> = entries
-                .iter()
-                .enumerate()
-                .map(|(i, b)| wgpu::BindGroupEntry { binding: i as u32, resource: b.as_entire_binding() })
-                .collect();
-            ctx.scoped(label, |dev| {
-                dev.create_bind_group(&wgpu::BindGroupDescriptor { label: Some(label), layout: &layout, entries: &e })
-            })
-        };
+        let bg =
+            |pl: &wgpu::ComputePipeline, label: &str, entries: &[&wgpu::Buffer]| -> Result<wgpu::BindGroup, GpuError> {
+                ctx.bind_buffers(label, &pl.get_bind_group_layout(0), entries)
+            };
         let module = |label: &str, src: &str| ctx.shader(label, &format!("{COMMON}\n{src}"));
         let bb = &bufs;
         let (mut flux_p, mut water_p, mut th1, mut th2) = (None, None, None, None);

@@ -176,6 +176,22 @@ pub struct Refiner<P> {
 /// The level's job of a pass that runs the model's own job ([`Refiner::own_job`]).
 pub type OwnJob<P> = fn(&P, &RefineParams, &Level, &JobInputs) -> Option<(ModelParams, JobInputs)>;
 
+/// The CPU pass of a model whose pass is its own job: the level's job from `job` (none: no
+/// pass at this level) run to its end with [`run_own`].
+pub fn run_own_job<P>(
+    job: OwnJob<P>,
+    p: &P,
+    r: &RefineParams,
+    lv: &mut Level,
+    inputs: &JobInputs,
+    cancel: &AtomicBool,
+) -> Result<(), JobError> {
+    match job(p, r, lv, inputs) {
+        Some((model, inputs)) => run_own(&model, lv, &inputs, cancel),
+        None => Ok(()),
+    }
+}
+
 /// The `start` of a model that keeps no state between levels.
 pub fn no_state<P>(_: &P, _: &Heightmap, _: &JobInputs) -> Result<Vec<f32>, JobError> {
     Ok(Vec::new())

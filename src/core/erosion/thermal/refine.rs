@@ -6,7 +6,7 @@
 use std::sync::atomic::AtomicBool;
 
 use super::ThermalParams;
-use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own_job};
 use crate::core::erosion::{JobError, JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
@@ -34,8 +34,5 @@ pub fn pass(
     inputs: &JobInputs,
     cancel: &AtomicBool,
 ) -> Result<(), JobError> {
-    match job(p, r, lv, inputs) {
-        Some((model, inputs)) => run_own(&model, lv, &inputs, cancel),
-        None => Ok(()),
-    }
+    run_own_job(job, p, r, lv, inputs, cancel)
 }
