@@ -11,7 +11,9 @@
 //! Options: `--sizes a,b,c` (square maps), `--peak-gbs X` (the device's peak DRAM bandwidth in
 //! GB/s; default 3350, an H100 SXM's HBM3), `--seconds S` (time per measurement, default 3),
 //! `--software` (allow a software adapter such as lavapipe: relative figures only), `--no-cpu`
-//! (skip the CPU comparison), `--thermal` (also time thermal erosion alone, iterations/s).
+//! (skip the CPU comparison), `--thermal` (also time thermal erosion alone, iterations/s),
+//! `--kernels N` (where a step's time goes on an N² map: each kernel timed alone, its bytes per
+//! node and effective bandwidth, against a buffer-to-buffer copy of the same bytes on the device).
 //!
 //! The bandwidth figure is *effective*: each buffer a kernel reads or writes counted once per
 //! node ([`talus::gpu::pipe::bytes_per_cell_step`], the table is in its doc), divided by the
@@ -35,6 +37,7 @@ struct Opts {
     software: bool,
     cpu: bool,
     thermal: bool,
+    kernels: usize,
 }
 
 fn opts() -> Opts {
@@ -45,6 +48,7 @@ fn opts() -> Opts {
         software: false,
         cpu: true,
         thermal: false,
+        kernels: 0,
     };
     let args: Vec<String> = std::env::args().skip(1).collect();
     let mut i = 0;
@@ -53,6 +57,10 @@ fn opts() -> Opts {
         match args[i].as_str() {
             "--sizes" => {
                 o.sizes = val.split(',').filter_map(|s| s.trim().parse().ok()).collect();
+                i += 1;
+            }
+            "--kernels" => {
+                o.kernels = val.parse().unwrap_or(0);
                 i += 1;
             }
             "--peak-gbs" => {
@@ -166,4 +174,86 @@ fn main() {
             println!("| {n}² | {g:.1} | {c:.1} | {:.1}× |", g / c);
         }
     }
+    if o.kernels > 0 {
+        kernel_profile(&ctx, o.kernels, o.peak_gbs);
+    }
+}
+
+/// Each kernel of a pipe-model step timed alone on an `n`² map, with the bytes per node it moves
+/// (the table of [`bytes_per_cell_step`]) and its effective bandwidth; then a plain copy of
+/// `n`² × 16 bytes between two device buffers, the bandwidth the same API reaches with no
+/// kernel at all.
+fn kernel_profile(ctx: &Arc<GpuContext>, n: usize, peak_gbs: f64) {
+    let p = params();
+    let mut gpu = match GpuErosionJob::pipe(ctx.clone(), terrain(n), p.clone(), JobInputs::default()) {
+        Ok(j) => j,
+        Err(e) => {
+            println!("kernel profile at {n}²: does not fit: {e}");
+            return;
+        }
+    };
+    gpu.set_batch(16);
+    for _ in 0..4 {
+        gpu.step(); // reach the steady state the steps/s figure measures
+    }
+    // Bytes per node of each kernel, semi-Lagrangian without inputs (bytes_per_cell_step's table).
+    let bytes = |name: &str| match name {
+        "flux" => 40.0,
+        "water" => 64.0,
+        _ => 16.0,
+    };
+    let reps = if n >= 4096 { 200 } else { 1000 };
+    let times = match gpu.kernel_times(reps) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("kernel profile at {n}²: {e}");
+            return;
+        }
+    };
+    let nodes = (n * n) as f64;
+    let total: f64 = times.iter().map(|(_, t, per)| t * per).sum();
+    println!();
+    println!("where a pipe-model step's time goes at {n}² (each kernel alone, {reps} dispatches):");
+    println!();
+    println!("| kernel | µs per dispatch | B/node | effective GB/s | % of peak | share of the kernels' sum |");
+    println!("|---|---|---|---|---|---|");
+    for (name, t, per) in &times {
+        let b = bytes(name);
+        let gbs = b * nodes / t / 1e9;
+        println!(
+            "| {name} | {:.1} | {b:.0} | {gbs:.0} | {:.1} % | {:.0} % |",
+            t * 1e6,
+            100.0 * gbs / peak_gbs,
+            100.0 * t * per / total
+        );
+    }
+    println!("| sum of the kernels alone | {:.1} | | | | |", total * 1e6);
+    // The API's own roof: copy n² × 16 B from one device buffer to another.
+    let size = (nodes * 16.0) as u64;
+    let (Ok(a), Ok(b)) = (ctx.storage_buffer("copy a", size), ctx.storage_buffer("copy b", size)) else {
+        return;
+    };
+    let copy = |k: u32| {
+        let mut enc = ctx.device().create_command_encoder(&Default::default());
+        for _ in 0..k {
+            enc.copy_buffer_to_buffer(&a, 0, &b, 0, size);
+        }
+        ctx.queue().submit([enc.finish()]);
+        ctx.wait()
+    };
+    if copy(2).is_err() {
+        return;
+    }
+    let t = Instant::now();
+    if copy(50).is_err() {
+        return;
+    }
+    let secs = t.elapsed().as_secs_f64() / 50.0;
+    let gbs = 2.0 * size as f64 / secs / 1e9;
+    println!(
+        "copy of {:.0} MiB between two device buffers: {:.1} µs, {gbs:.0} GB/s read + written ({:.1} % of peak)",
+        size as f64 / 1048576.0,
+        secs * 1e6,
+        100.0 * gbs / peak_gbs
+    );
 }

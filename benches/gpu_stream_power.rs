@@ -1,7 +1,8 @@
 //! GPU stream power (issue #36): the default Simulate (100 steps of the default parameters, the
 //! whole run: build, warm-up, steps, readback) on the default island at 1025², 2049², 4097², GPU
 //! against the CPU model in the same run; and one steady-state time step at 4096² (GPU ms/step,
-//! dispatches per step).
+//! dispatches per step, where the step's time goes kernel by kernel, and the CPU model's step on
+//! the same map).
 //!
 //! One command (on a machine with a GPU):
 //!
@@ -128,8 +129,51 @@ fn main() {
                     "one stream-power step at {n}² on the GPU: {ms:.2} ms ({} dispatches)",
                     g.dispatches_per_step()
                 );
+                kernel_profile(&mut g, n, ms);
             }
             Err(e) => println!("{n}²: does not fit: {e}"),
         }
+        if o.cpu {
+            let hm = generate(&demo_params(n, 1)).expect("the default island");
+            let inputs = JobInputs { sea_level: Some(0.0), ..Default::default() };
+            let p = StreamPowerParams { steps: 13, ..Default::default() };
+            let mut c = StreamPowerJob::new(hm, p, inputs).expect("valid job");
+            for _ in 0..3 {
+                c.step();
+            }
+            let t = Instant::now();
+            while !c.is_done() {
+                c.step();
+            }
+            let ms = t.elapsed().as_secs_f64() * 1e3 / 10.0;
+            println!("one stream-power step at {n}² on the CPU ({} threads): {ms:.1} ms", rayon::current_num_threads());
+        }
     }
+}
+
+/// Each kernel of a step timed alone (the job is not used afterwards), against the measured step.
+fn kernel_profile(g: &mut GpuStreamPowerJob, n: usize, step_ms: f64) {
+    let times = match g.kernel_times(100) {
+        Ok(t) => t,
+        Err(e) => {
+            println!("kernel profile: {e}");
+            return;
+        }
+    };
+    let total: f64 = times.iter().map(|(_, t, per)| t * per).sum::<f64>() * 1e3;
+    println!();
+    println!("where a step's time goes at {n}² (each kernel alone, 100 dispatches):");
+    println!();
+    println!("| kernel | µs per dispatch | dispatches per step | ms per step | share |");
+    println!("|---|---|---|---|---|");
+    for (name, t, per) in &times {
+        println!(
+            "| {name} | {:.1} | {per:.0} | {:.3} | {:.0} % |",
+            t * 1e6,
+            t * per * 1e3,
+            100.0 * t * per * 1e3 / total
+        );
+    }
+    println!("| sum of the kernels alone | | | {total:.2} | |");
+    println!("| the step as run (measured above) | | | {step_ms:.2} | |");
 }

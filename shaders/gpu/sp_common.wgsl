@@ -33,7 +33,7 @@ struct Params {
     inv_dx: f32,       // 1/Δx
     sea: f32,          // sea level (−3.4e38 without a sea)
     shelf: f32,        // sea − SEA_SHELF: the top of sea deposits
-    r_diff: f32,       // κ·Δt_sub/Δx² of one explicit diffusion substep
+    r_diff: f32,       // κ·Δt/Δx² of the implicit diffusion step (with a wrap edge: of one explicit substep)
     eps_abs: f32,      // the fill's step over a flat: max(eps_abs, eps_rel·|W|)
     eps_rel: f32,
     lake_fill: f32,    // share α of a lake's remaining depth a lake-bottom node fills per visit

@@ -11,6 +11,8 @@
 //! per-vertex colours (a height ramp) remain as its fallback when splatting is switched off.
 //!
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
+//! The chunks' geometry is built on every core (rayon), since a simulation's update dirties the
+//! whole map at once: at 2049² that is 1 024 chunks in one frame.
 //! Each chunk keeps the level of detail its distance from the camera calls for
 //! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
 //! edges against cracks; [`update_lod`] rebuilds a chunk when the camera moved enough to change
@@ -19,6 +21,7 @@
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
+use rayon::prelude::*;
 
 use super::material::TerrainMaterial;
 use super::{CHUNK_QUADS, EditorTerrain};
@@ -82,12 +85,19 @@ fn update_lod(
     mut chunks: Query<(&mut TerrainChunk, &mut Mesh3d)>,
 ) {
     let Some(view) = cams.iter().next().and_then(|(c, t, p)| LodView::of(c, t, p)) else { return };
-    for (mut chunk, mut mesh) in &mut chunks {
-        let step = view.step(&terrain, chunk.cx, chunk.cy, chunk.step);
-        if step != chunk.step {
-            chunk.step = step;
-            mesh.0 = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy, step));
-        }
+    let mut changed: Vec<(Mut<TerrainChunk>, Mut<Mesh3d>)> = chunks
+        .iter_mut()
+        .filter_map(|(mut chunk, mesh)| {
+            let step = view.step(&terrain, chunk.cx, chunk.cy, chunk.step);
+            (step != chunk.step).then(|| {
+                chunk.step = step;
+                (chunk, mesh)
+            })
+        })
+        .collect();
+    let keys: Vec<(usize, usize, usize)> = changed.iter().map(|(c, _)| (c.cx, c.cy, c.step)).collect();
+    for ((_, mesh), built) in changed.iter_mut().zip(chunk_meshes(&terrain, &keys)) {
+        mesh.0 = meshes.add(built);
     }
 }
 
@@ -109,36 +119,44 @@ fn rebuild_dirty_chunks(
             commands.entity(entity).despawn();
         }
         let (nx, ny) = terrain.chunk_counts();
-        for cy in 0..ny {
-            for cx in 0..nx {
-                // Every node at first; `update_lod` coarsens what is far once the view is known.
-                let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, cx, cy, 1));
-                commands.spawn((
-                    TerrainChunk { cx, cy, step: 1 },
-                    Mesh3d(mesh),
-                    MeshMaterial3d(material.0.clone()),
-                    Transform::IDENTITY,
-                ));
-            }
+        // Every node at first; `update_lod` coarsens what is far once the view is known.
+        let keys: Vec<(usize, usize, usize)> = (0..ny).flat_map(|cy| (0..nx).map(move |cx| (cx, cy, 1))).collect();
+        for (&(cx, cy, step), built) in keys.iter().zip(chunk_meshes(terrain, &keys)) {
+            commands.spawn((
+                TerrainChunk { cx, cy, step },
+                Mesh3d(meshes.add(built)),
+                MeshMaterial3d(material.0.clone()),
+                Transform::IDENTITY,
+            ));
         }
         terrain.relayout = false;
         terrain.dirty.clear();
         return;
     }
-    for (entity, chunk) in &chunks {
-        if terrain.dirty.contains(&(chunk.cx, chunk.cy)) {
-            let mesh = meshes.add(chunk_mesh(terrain.map(), &terrain.stats, chunk.cx, chunk.cy, chunk.step));
-            commands.entity(entity).insert(Mesh3d(mesh));
-        }
+    let dirty: Vec<(Entity, (usize, usize, usize))> = chunks
+        .iter()
+        .filter(|(_, c)| terrain.dirty.contains(&(c.cx, c.cy)))
+        .map(|(e, c)| (e, (c.cx, c.cy, c.step)))
+        .collect();
+    let keys: Vec<(usize, usize, usize)> = dirty.iter().map(|&(_, k)| k).collect();
+    for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain, &keys)) {
+        commands.entity(entity).insert(Mesh3d(meshes.add(built)));
     }
     terrain.dirty.clear();
 }
 
+/// The meshes of chunks `(cx, cy, step)`, in order, built in parallel.
+fn chunk_meshes(terrain: &EditorTerrain, keys: &[(usize, usize, usize)]) -> Vec<Mesh> {
+    let (map, stats) = (terrain.map(), &terrain.stats);
+    keys.par_iter().map(|&(cx, cy, step)| chunk_mesh(map, stats, cx, cy, step)).collect()
+}
+
 /// The Bevy mesh of chunk `(cx, cy)` at level of detail `step`, with skirts (geometry from
-/// [`chunk_geometry_lod`]).
+/// [`chunk_geometry_lod`]). Its data goes to the render world only (moved there, not copied: a
+/// simulation's update replaces every chunk), since picking and the brush read the height field.
 pub fn chunk_mesh(map: &Heightmap, stats: &Stats, cx: usize, cy: usize, step: usize) -> Mesh {
     let g = chunk_geometry_lod(map, stats, cx, cy, CHUNK_QUADS, step, true);
-    Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::default())
+    Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::RENDER_WORLD)
         .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, g.positions)
         .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, g.normals)
         .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, g.colors)

@@ -393,6 +393,37 @@ impl GpuContext {
         Ok(KernelLayout { group, pipeline })
     }
 
+    /// Wall-clock seconds one dispatch of `pipeline` over a `grid` of workgroups takes, the
+    /// kernel run alone `reps` times in one compute pass after one warm-up submit (for the
+    /// benches' per-kernel profiles; repeating a kernel alone changes the buffers it writes, so
+    /// a job is not fit to continue after it).
+    pub fn time_dispatches(
+        &self,
+        pipeline: &wgpu::ComputePipeline,
+        group: &wgpu::BindGroup,
+        grid: (u32, u32),
+        reps: u32,
+    ) -> Result<f64, GpuError> {
+        let submit = |n: u32| -> Result<(), GpuError> {
+            let mut enc = self.device.create_command_encoder(&wgpu::CommandEncoderDescriptor { label: Some("timing") });
+            {
+                let mut cp = enc
+                    .begin_compute_pass(&wgpu::ComputePassDescriptor { label: Some("timing"), timestamp_writes: None });
+                cp.set_pipeline(pipeline);
+                cp.set_bind_group(0, group, &[]);
+                for _ in 0..n {
+                    cp.dispatch_workgroups(grid.0, grid.1, 1);
+                }
+            }
+            self.queue.submit([enc.finish()]);
+            self.wait()
+        };
+        submit(1)?;
+        let t = std::time::Instant::now();
+        submit(reps.max(1))?;
+        Ok(t.elapsed().as_secs_f64() / reps.max(1) as f64)
+    }
+
     /// Blocks until all submitted work is done.
     pub fn wait(&self) -> Result<(), GpuError> {
         self.device.poll(wgpu::PollType::wait_indefinitely()).map_err(|e| GpuError::DeviceLost(e.to_string()))?;

@@ -650,6 +650,37 @@ impl GpuErosionJob {
         }
     }
 
+    /// Where a time step's GPU time goes: each kernel of the step (pipe model: flux, water,
+    /// the transport passes, then thermal's two passes where they run) timed alone over `reps`
+    /// dispatches ([`GpuContext::time_dispatches`]), as (kernel, seconds per dispatch,
+    /// dispatches per time step). For the bench only: the job's state is not fit to continue
+    /// afterwards.
+    pub fn kernel_times(&mut self, reps: u32) -> Result<Vec<(&'static str, f64, f64)>, GpuError> {
+        let every = self.thermal_every.max(1) as f64;
+        let th = self.thermal_iters as f64;
+        let per_step_thermal = if matches!(self.model, Model::Thermal(_)) { 1.0 } else { th / every };
+        let mut list: Vec<(&'static str, &Pass, f64)> = Vec::new();
+        if let (Some(f), Some(w)) = (&self.flux, &self.water) {
+            list.push(("flux", f, 1.0));
+            list.push(("water", w, 1.0));
+        }
+        const NAMES: [&str; 3] = ["transport 1", "transport 2", "transport 3"];
+        for (t, name) in self.transport.iter().zip(NAMES) {
+            list.push((name, t, 1.0));
+        }
+        if let (Some(t1), Some(t2)) = (&self.th1, &self.th2)
+            && per_step_thermal > 0.0
+        {
+            list.push(("thermal pass 1", t1, per_step_thermal));
+            list.push(("thermal pass 2", t2, per_step_thermal));
+        }
+        list.iter()
+            .map(|&(name, p, per)| {
+                Ok((name, self.ctx.time_dispatches(&p.pipeline, &p.groups[0], self.grid, reps)?, per))
+            })
+            .collect()
+    }
+
     /// Records `k` time steps into one command buffer and submits it.
     fn run_steps(&mut self, k: u32) -> Result<(), GpuError> {
         let (gx, gy) = self.grid;

@@ -27,7 +27,10 @@
 //!                 the land, in the sea up to sea − 0.5 m, fanning out from each mouth to the sea
 //!                 neighbours with room, else seaward; further out, at drain edges and sinks it
 //!                 leaves the map                                             × sediment_sweeps
-//! sp_diffuse   5  explicit 5-point substeps of κ∇²h, r·max c ≤ 0.2, outlets fixed (sea at its surface)
+//! sp_diffuse   5  κ∇²h implicit as on the CPU: one backward-Euler step split by direction, a
+//!                 Thomas solve per row, then per column (r = κ·Δt/Δx², any Δt); on a map with a
+//!                 wrap edge explicit 5-point substeps, r·max c ≤ 0.2; outlets fixed (sea at its
+//!                 surface)
 //! ```
 //!
 //! `ε_i = max(10⁻⁴ m, 4.8·10⁻⁷·|h_i|)` (above f32 rounding at any height). Before the first step
@@ -42,9 +45,10 @@
 //! mouth; here the load travels `sediment_sweeps` nodes per step (what is still moving is
 //! `suspended` in the books), a lake bottom fills by a share α = ½ of its remaining depth per
 //! visit, and the sea fills ring by ring from the coast (distances by the 3-4 chamfer, within
-//! 8 % of the Euclidean). Diffusion is explicit in substeps instead of implicit (a diffusion
-//! needing more than [`MAX_DIFFUSION_SUBSTEPS`] is refused, so the backend runs the CPU model and
-//! says why). Parity with the CPU is measured at the level of landforms (`tests`, README:
+//! 8 % of the Euclidean). Diffusion is the CPU's implicit step, but on a map with a wrap edge,
+//! where it runs in explicit substeps (a periodic line would need the CPU's Sherman–Morrison
+//! solve; a diffusion needing more than [`MAX_DIFFUSION_SUBSTEPS`] is refused there, so the
+//! backend runs the CPU model and says why). Parity with the CPU is measured at the level of landforms (`tests`, README:
 //! heights after σ = 2 and channels both ways).
 
 //! ## Books and determinism
@@ -87,6 +91,8 @@ const DIFFUSE: &str = include_str!("../../shaders/gpu/sp_diffuse.wgsl");
 
 /// Workgroup edge (16×16 threads).
 const WG: u32 = 16;
+/// Lines per workgroup of the implicit diffusion's solves (`sp_diffuse.wgsl`).
+const LINE_WG: u32 = 32;
 /// Book slots: eroded, deposited, lost, uplift (`sp_common.wgsl`).
 const SLOTS: usize = 4;
 /// Bindings of the shared layout: the uniform block and 14 storage buffers.
@@ -95,7 +101,8 @@ const STORAGE_BINDINGS: u32 = 14;
 const BATCH_TARGET: Duration = Duration::from_millis(30);
 /// Most time steps one `step()` call runs.
 const BATCH_MAX: u32 = 256;
-/// Most explicit diffusion substeps per time step; a stiffer diffusion runs on the CPU.
+/// Most explicit diffusion substeps per time step (maps with a wrap edge); a stiffer diffusion
+/// runs on the CPU.
 pub const MAX_DIFFUSION_SUBSTEPS: u32 = 1024;
 /// Largest `r·max c` of one explicit diffusion substep (≤ 0.25 keeps the scheme monotone).
 const DIFFUSION_R: f64 = 0.2;
@@ -225,7 +232,12 @@ struct Pipelines {
     targets: wgpu::ComputePipeline,
     carry: wgpu::ComputePipeline,
     deposit: wgpu::ComputePipeline,
+    /// One explicit substep (maps with a wrap edge).
     diffuse: wgpu::ComputePipeline,
+    /// The implicit step: rows, columns, booking.
+    diffuse_rows: wgpu::ComputePipeline,
+    diffuse_cols: wgpu::ComputePipeline,
+    diffuse_settle: wgpu::ComputePipeline,
 }
 
 /// Sweep counts of one step (all even).
@@ -237,7 +249,10 @@ struct Sweeps {
     area: u32,
     incise: u32,
     sediment: u32,
+    /// Explicit diffusion substeps (maps with a wrap edge; 0 otherwise).
     diffuse: u32,
+    /// Whether the implicit diffusion step runs (diffusion on, no wrap edge).
+    implicit: bool,
     warmup: u32,
 }
 
@@ -293,9 +308,9 @@ impl std::fmt::Debug for GpuStreamPowerJob {
 impl GpuStreamPowerJob {
     /// Builds the job: validates exactly like
     /// [`crate::core::erosion::stream_power::StreamPowerJob::new`], derives the per-node inputs
-    /// on the CPU, uploads them and compiles the kernels. A diffusion too stiff for the explicit
-    /// substeps ([`MAX_DIFFUSION_SUBSTEPS`]) is a [`GpuError`], so the caller runs the CPU model
-    /// and says why.
+    /// on the CPU, uploads them and compiles the kernels. On a map with a wrap edge, a diffusion
+    /// too stiff for the explicit substeps ([`MAX_DIFFUSION_SUBSTEPS`]) is a [`GpuError`], so the
+    /// caller runs the CPU model and says why.
     pub fn new(
         ctx: Arc<GpuContext>,
         terrain: Heightmap,
@@ -413,7 +428,12 @@ impl GpuStreamPowerJob {
         if params.lake_deposition {
             gp.flags |= 8;
         }
-        let diffuse = if params.diffusion > 0.0 {
+        let wraps = [Side::Left, Side::Top].iter().any(|&sd| bnd.effective(sd) == EdgeMode::Wrap);
+        let implicit = params.diffusion > 0.0 && !wraps;
+        let diffuse = if implicit {
+            gp.r_diff = (params.diffusion as f64 * dt / (dx * dx)) as f32;
+            0
+        } else if params.diffusion > 0.0 {
             let c_max = nodes.iter().fold(0.0f64, |a, nd| a.max(nd.c as f64));
             let r = params.diffusion as f64 * dt / (dx * dx);
             let need = (r * c_max / DIFFUSION_R).ceil();
@@ -438,6 +458,7 @@ impl GpuStreamPowerJob {
             incise: if params.n == 1.0 { rounds } else { even(opts.newton_sweeps) },
             sediment: even(opts.sediment_sweeps),
             diffuse,
+            implicit,
             warmup: even(opts.warmup_sweeps.unwrap_or((w + h) as u32)),
         };
 
@@ -515,6 +536,9 @@ impl GpuStreamPowerJob {
             carry: pipeline("sp_sediment carry", SEDIMENT, "carry_load")?,
             deposit: pipeline("sp_sediment deposit", SEDIMENT, "deposit")?,
             diffuse: pipeline("sp_diffuse", DIFFUSE, "main")?,
+            diffuse_rows: pipeline("sp_diffuse rows", DIFFUSE, "rows")?,
+            diffuse_cols: pipeline("sp_diffuse cols", DIFFUSE, "cols")?,
+            diffuse_settle: pipeline("sp_diffuse settle", DIFFUSE, "settle")?,
         };
         ctx.check()?;
         Ok(Self {
@@ -551,12 +575,61 @@ impl GpuStreamPowerJob {
     /// Kernel dispatches of one time step (for the bench's per-step figures).
     pub fn dispatches_per_step(&self) -> u32 {
         let s = self.sweeps;
-        6 + s.rounds + s.fill + s.area + s.incise + 3 * s.sediment + 1 + s.diffuse
+        6 + s.rounds + s.fill + s.area + s.incise + 3 * s.sediment + 1 + s.diffuse + if s.implicit { 3 } else { 0 }
+    }
+
+    /// Where a time step's GPU time goes: each kernel of the step timed alone over `reps`
+    /// dispatches ([`GpuContext::time_dispatches`]), as (kernel, seconds per dispatch,
+    /// dispatches per time step). For the bench only: the job's state is not fit to continue
+    /// afterwards.
+    pub fn kernel_times(&mut self, reps: u32) -> Result<Vec<(&'static str, f64, f64)>, GpuError> {
+        let p = &self.pipes;
+        let s = self.sweeps;
+        let implicit = u32::from(s.implicit);
+        let list: [(&'static str, &wgpu::ComputePipeline, u32); 18] = [
+            ("uplift", &p.uplift, 1),
+            ("tree init", &p.tree_init, 1),
+            ("tree jump (pointer jumping)", &p.tree_jump, s.rounds),
+            ("tree store", &p.tree_store, 1),
+            ("fill sweep", &p.fill, s.fill),
+            ("route", &p.route, 1),
+            ("area sweep", &p.area, s.area),
+            ("incision init", &p.init, 1),
+            ("incision", &p.incise, s.incise),
+            ("apply", &p.apply, 1),
+            ("sediment settle", &p.settle, s.sediment),
+            ("sediment targets", &p.targets, s.sediment),
+            ("sediment carry", &p.carry, s.sediment),
+            ("deposit", &p.deposit, 1),
+            ("diffusion substep (explicit)", &p.diffuse, s.diffuse),
+            ("diffusion rows (implicit)", &p.diffuse_rows, implicit),
+            ("diffusion columns (implicit)", &p.diffuse_cols, implicit),
+            ("diffusion settle (implicit)", &p.diffuse_settle, implicit),
+        ];
+        list.iter()
+            .filter(|&&(_, _, per)| per > 0)
+            .map(|&(name, pl, per)| {
+                let grid = self.grid_of(pl);
+                Ok((name, self.ctx.time_dispatches(pl, &self.groups[0], grid, reps)?, per as f64))
+            })
+            .collect()
     }
 
     /// The adapter the job runs on.
     pub fn context(&self) -> &Arc<GpuContext> {
         &self.ctx
+    }
+
+    /// The workgroups a kernel is dispatched over: one per 32 lines for the implicit
+    /// diffusion's line solves, the map's 16×16 tiles for every other kernel.
+    fn grid_of(&self, pl: &wgpu::ComputePipeline) -> (u32, u32) {
+        if pl == &self.pipes.diffuse_rows {
+            (groups(self.h as u32, LINE_WG), 1)
+        } else if pl == &self.pipes.diffuse_cols {
+            (groups(self.w as u32, LINE_WG), 1)
+        } else {
+            self.grid
+        }
     }
 
     /// Records `k` time steps (after the warm-up sweeps where pending) into one command buffer
@@ -600,11 +673,15 @@ impl GpuStreamPowerJob {
                 }
                 list.push((&p.deposit, 0));
                 sweep(&mut list, &p.diffuse, s.diffuse);
+                if s.implicit {
+                    list.extend([(&p.diffuse_rows, 0), (&p.diffuse_cols, 0), (&p.diffuse_settle, 0)]);
+                }
             }
             for (pl, parity) in list {
+                let (x, y) = if s.implicit { self.grid_of(pl) } else { (gx, gy) };
                 cp.set_pipeline(pl);
                 cp.set_bind_group(0, &self.groups[parity], &[]);
-                cp.dispatch_workgroups(gx, gy, 1);
+                cp.dispatch_workgroups(x, y, 1);
             }
         }
         self.done += k as u64;

@@ -164,11 +164,17 @@ fn every_option_runs_with_closed_books_and_never_cuts_below_the_sea() {
 }
 
 #[test]
-fn too_stiff_a_diffusion_is_a_gpu_error_the_backend_falls_back_from() {
+fn too_stiff_a_diffusion_with_a_wrap_edge_is_a_gpu_error_the_backend_falls_back_from() {
     let Some(ctx) = test_context() else { return };
+    let ctx = Arc::new(ctx);
     let t = land(33, 1);
     let p = StreamPowerParams { diffusion: 1.0e5, dt: 1.0e6, ..Default::default() };
-    let e = GpuStreamPowerJob::new(Arc::new(ctx), t, p, JobInputs::default(), Default::default()).unwrap_err();
+    // Without a wrap edge the diffusion is implicit, stable at any Δt.
+    assert!(
+        GpuStreamPowerJob::new(ctx.clone(), t.clone(), p.clone(), JobInputs::default(), Default::default()).is_ok()
+    );
+    let wrap = JobInputs { boundary: Boundary::all(EdgeMode::Wrap), ..Default::default() };
+    let e = GpuStreamPowerJob::new(ctx, t, p, wrap, Default::default()).unwrap_err();
     assert!(matches!(&e, GpuJobError::Gpu(GpuError::Other(m)) if m.contains("substeps")), "{e}");
 }
 
