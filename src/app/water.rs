@@ -22,7 +22,7 @@
 //!   `1 − clarity·e^(−z/opacity_depth)`, raised toward 1 by Schlick's Fresnel term
 //!   ([`crate::editor::look::water`]).
 //! - **Shore waves**: the signed distance to the shore `d` (metres, positive at sea) is computed
-//!   by jump flooding ([`crate::core::jfa::shore_distance`]) on a background task whenever the
+//!   exactly ([`crate::core::distance::shore_distance`]) on a background task whenever the
 //!   terrain or the sea level changes (at most [`SHORE_UPDATES_PER_SECOND`], maps larger than
 //!   [`SHORE_SIDE`] nodes sampled down), uploaded with the ground heights as an Rg32Float texture (one texel per node),
 //!   and read bilinearly in the shader; crests follow `φ = k·d + ω·t` and so run down the
@@ -345,7 +345,7 @@ fn update_shore_field(
     let (small, s) = sampled(map, SHORE_SIDE);
     let ext = Vec2::new((small.width.max(2) - 1) as f32, (small.height.max(2) - 1) as f32) * map.cell_size * s as f32;
     state.shore_task = Some(AsyncComputeTaskPool::get().spawn(async move {
-        let d = crate::core::jfa::shore_distance(&small, sea);
+        let d = crate::core::distance::shore_distance(&small, sea);
         let values = d
             .into_iter()
             .zip(&small.data)

@@ -2,12 +2,12 @@
 //! `cargo test --no-default-features`.
 pub mod analysis;
 pub mod brush;
+pub mod distance;
 pub mod erosion;
 pub mod filter;
 pub mod generate;
 pub mod heightmap;
 pub mod io;
-pub mod jfa;
 pub mod params;
 pub mod rank;
 pub mod raycast;

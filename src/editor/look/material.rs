@@ -57,8 +57,9 @@
 //! `r` = net deposition `deposited − eroded` (m), `g` = normalised flow
 //! `ln(1 + flow) / ln(1 + max flow)` (0 ..= 1), `b` = distance to water (m, capped), `a` = the
 //! pipe model's water depth (m). Water = nodes below sea level or under more than
-//! `wet_depth` of simulated water; the distance is [`crate::core::jfa`]'s jump flooding.
+//! `wet_depth` of simulated water; the distance is [`crate::core::distance`]'s exact transform.
 
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::core::Heightmap;
@@ -376,37 +377,38 @@ pub fn surface_data(map: &Heightmap, sea_level: f32, wet_depth: f32, inputs: Sur
     }
     let (water, flow, eroded, deposited) =
         (fit(inputs.water, n), fit(inputs.flow, n), fit(inputs.eroded, n), fit(inputs.deposited, n));
-    let is_water: Vec<bool> =
-        (0..n).map(|i| map.data[i] < sea_level || water.is_some_and(|w| w[i] > wet_depth.max(0.0))).collect();
+    let is_water: Vec<bool> = (0..n)
+        .into_par_iter()
+        .map(|i| map.data[i] < sea_level || water.is_some_and(|w| w[i] > wet_depth.max(0.0)))
+        .collect();
     let dist = water_distance(map, &is_water);
-    let flow_norm = flow.map(|f| {
-        let max = f.iter().copied().filter(|x| x.is_finite()).fold(0.0f32, f32::max);
-        let k = if max > 0.0 { 1.0 / (1.0 + max).ln() } else { 0.0 };
-        f.iter().map(move |&x| if x.is_finite() && x > 0.0 { ((1.0 + x).ln() * k).min(1.0) } else { 0.0 })
+    // Flow on a log scale relative to its largest value (a maximum: the same at any thread count).
+    let flow_k = flow.map(|f| {
+        let max = f.par_iter().copied().filter(|x| x.is_finite()).reduce(|| 0.0f32, f32::max);
+        if max > 0.0 { 1.0 / (1.0 + max).ln() } else { 0.0 }
     });
-    let mut out: Vec<[f32; 4]> = (0..n)
+    (0..n)
+        .into_par_iter()
         .map(|i| {
             let net = deposited.map_or(0.0, |d| d[i]) - eroded.map_or(0.0, |e| e[i]);
             let depth = water.map_or(0.0, |w| w[i].max(0.0));
+            let q = match (flow, flow_k) {
+                (Some(f), Some(k)) if f[i].is_finite() && f[i] > 0.0 => ((1.0 + f[i]).ln() * k).min(1.0),
+                _ => 0.0,
+            };
             [
                 if net.is_finite() { net } else { 0.0 },
-                0.0,
+                q,
                 dist[i].min(MAX_WATER_DISTANCE),
                 if depth.is_finite() { depth } else { 0.0 },
             ]
         })
-        .collect();
-    if let Some(q) = flow_norm {
-        for (t, q) in out.iter_mut().zip(q) {
-            t[1] = q;
-        }
-    }
-    out
+        .collect()
 }
 
 /// Distance (m) from each node to the nearest water node (0 on water; capped when there is none).
 fn water_distance(map: &Heightmap, is_water: &[bool]) -> Vec<f32> {
-    let d = crate::core::jfa::distance_field(map.width, map.height, map.cell_size, is_water);
+    let d = crate::core::distance::distance_field(map.width, map.height, map.cell_size, is_water);
     if d.len() != is_water.len() {
         return vec![MAX_WATER_DISTANCE; is_water.len()];
     }

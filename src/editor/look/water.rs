@@ -1,6 +1,6 @@
 //! How water is drawn (issue #5): the sea plane at sea level (seed 004), waves running toward
-//! the shore from a distance-to-shore field computed by jump flooding (seed 002,
-//! [`crate::core::jfa`]), and the pipe model's water as its own surface (seed 003).
+//! the shore from a distance-to-shore field, an exact Euclidean distance transform (seed 002,
+//! [`crate::core::distance`]), and the pipe model's water as its own surface (seed 003).
 //!
 //! Bevy-free math the shader mirrors (tested here, drawn by `crate::app::water` and
 //! `shaders/water.wgsl`):
@@ -11,7 +11,7 @@
 //! - **Fresnel** (Schlick, water `F₀ = 0.02`): `F = F₀ + (1 − F₀)(1 − cos θ)⁵`, scaled by
 //!   `fresnel`; it raises opacity and reflection at grazing angles.
 //! - **Shore waves**: with `d` the signed distance to the shore (metres, positive at sea,
-//!   [`crate::core::jfa::shore_distance`]), `k = 2π / wave_length`, `ω = k · wave_speed`,
+//!   [`crate::core::distance::shore_distance`]), `k = 2π / wave_length`, `ω = k · wave_speed`,
 //!   the crest function is `φ = k·d + ω·t`, `w = ((1 + cos φ) / 2)^4`; its amplitude fades in from
 //!   `wave_reach` to the shore ([`shore_wave`]); crests run toward smaller `d`, i.e. landward, and
 //!   whiten into foam as they break near the shore.

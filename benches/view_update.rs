@@ -1,0 +1,63 @@
+//! What a simulation's update costs the editor's CPU (issue #35, large previews): each update
+//! replaces the whole map, so every mesh chunk is rebuilt and the material's data texels are
+//! recomputed. On the default island at 2049² (2 m cells):
+//!
+//! * `view_update_2049/chunks_one_thread` and `chunks_every_core`: the geometry of all 1 024
+//!   chunks of 64 quads (every node, with skirts), as `app::terrain_mesh` builds them, on one
+//!   thread and on rayon's pool;
+//! * `view_update_2049/surface_data`: the terrain material's per-node data (net erosion, flow,
+//!   distance to water, water depth; `editor::look::material::surface_data`).
+//!
+//! Run: `cargo bench --no-default-features --bench view_update`.
+
+use std::hint::black_box;
+use std::time::Duration;
+
+use criterion::{Criterion, criterion_group, criterion_main};
+use rayon::prelude::*;
+use talus::core::generate::{demo_params, generate};
+use talus::editor::look::material::{SurfaceInputs, surface_data};
+use talus::editor::mesh::chunk_geometry_lod;
+
+/// The editor's chunk size in quads (`app::CHUNK_QUADS`).
+const CHUNK_QUADS: usize = 64;
+
+fn update(c: &mut Criterion) {
+    let map = generate(&demo_params(2049, 1)).expect("the default island");
+    let stats = map.stats();
+    let n = map.width.div_ceil(CHUNK_QUADS);
+    let chunks: Vec<(usize, usize)> = (0..n).flat_map(|cy| (0..n).map(move |cx| (cx, cy))).collect();
+    let mut g = c.benchmark_group("view_update_2049");
+    g.sample_size(10).measurement_time(Duration::from_secs(10));
+    g.bench_function("chunks_one_thread", |b| {
+        b.iter(|| {
+            chunks
+                .iter()
+                .map(|&(cx, cy)| chunk_geometry_lod(&map, &stats, cx, cy, CHUNK_QUADS, 1, true).positions.len())
+                .sum::<usize>()
+        })
+    });
+    g.bench_function("chunks_every_core", |b| {
+        b.iter(|| {
+            chunks
+                .par_iter()
+                .map(|&(cx, cy)| chunk_geometry_lod(&map, &stats, cx, cy, CHUNK_QUADS, 1, true).positions.len())
+                .sum::<usize>()
+        })
+    });
+    // A simulation's maps: flow growing downhill, erosion where it is steep.
+    let flow: Vec<f32> = map.data.iter().map(|&h| (100.0 - h).max(0.0)).collect();
+    let eroded: Vec<f32> = map.data.iter().map(|&h| (h * 0.01).max(0.0)).collect();
+    let deposited = vec![0.0f32; map.data.len()];
+    g.bench_function("surface_data", |b| {
+        b.iter(|| {
+            let inputs =
+                SurfaceInputs { water: None, flow: Some(&flow), eroded: Some(&eroded), deposited: Some(&deposited) };
+            black_box(surface_data(&map, 0.0, 0.05, inputs)).len()
+        })
+    });
+    g.finish();
+}
+
+criterion_group!(benches, update);
+criterion_main!(benches);
