@@ -24,6 +24,7 @@ use bevy::app::PluginGroupBuilder;
 use bevy::prelude::*;
 use bevy::window::WindowResolution;
 use bevy_egui::EguiPlugin;
+use rayon::prelude::*;
 
 use crate::core::Heightmap;
 use crate::core::brush::DirtyRect;
@@ -146,20 +147,18 @@ impl EditorTerrain {
         }
         let (nx, ny) = self.chunk_counts();
         let w = old.width;
-        let mut changed = Vec::new();
-        for cy in 0..ny {
-            for cx in 0..nx {
+        // Every chunk compared on every core (an update of a 4097² map is 16.8 M heights).
+        let changed: Vec<(usize, usize)> = (0..nx * ny)
+            .into_par_iter()
+            .map(|k| (k % nx, k / nx))
+            .filter(|&(cx, cy)| {
                 let x0 = cx * CHUNK_QUADS;
                 let x1 = (x0 + CHUNK_QUADS).min(w - 1);
                 let y0 = cy * CHUNK_QUADS;
                 let y1 = (y0 + CHUNK_QUADS).min(old.height - 1);
-                let differs =
-                    (y0..=y1).any(|y| old.data[y * w + x0..=y * w + x1] != heights.data[y * w + x0..=y * w + x1]);
-                if differs {
-                    changed.push((cx, cy));
-                }
-            }
-        }
+                (y0..=y1).any(|y| old.data[y * w + x0..=y * w + x1] != heights.data[y * w + x0..=y * w + x1])
+            })
+            .collect();
         self.doc.preview(heights);
         self.dirty.extend(changed);
         true
