@@ -80,6 +80,12 @@ crate::params! {
         /// Droplets: the erosion radius in cells of the level, in `[0.5, 16]` (the layer's own
         /// radius, in metres, is the preview's scale; the pass works at the level's).
         pub droplet_radius_cells: f32 = 1.5, range [0.5, 16.0];
+        /// Snowballs: particles per km² of the map at every level, in `[0, 1e9]`, with the
+        /// layer's speed, offset and blur in metres.
+        pub snowballs_per_km2: f64 = 4000.0, unit "1/km²", range [0.0, 1.0e9];
+        /// Snowballs: the most iterations of a particle at every level, in `[0, 1e6]` (0: no
+        /// pass): short paths groove the slopes where they land.
+        pub snowball_iterations: u32 = 20, range [0.0, 1.0e6];
     }
 }
 

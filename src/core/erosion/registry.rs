@@ -526,8 +526,7 @@ models! {
         build_bytes_per_node: |_| 32,
         // World units only (a density per km², metres): nothing per node.
         to_grid: no_grid_inputs,
-        // No detail pass yet: a refined build brings its result up as Upsample does.
-        refine: None,
+        refine: Some(snowball::refine::REFINER),
     }
     /// Grid hydraulic erosion with the virtual-pipe shallow-water model.
     Pipe(pipe::PipeParams, PipeJob) {

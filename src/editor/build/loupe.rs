@@ -36,8 +36,8 @@
 //!   (`tests/build.rs` builds 256 m windows of a 2 km project at 1025², in the middle and at a
 //!   corner, and finds 0.000 mm between them and the whole build); a thermal layer's pass is as
 //!   local (an iteration moves material one node) but has no test of its own;
-//! - **droplets** refined: the pass drops particles at the same density over the area, not the
-//!   same particles as over the whole map: the rills are alike, not the same ones
+//! - **droplets** and **snowballs** refined: the pass drops particles at the same density over
+//!   the area, not the same particles as over the whole map: the rills are alike, not the same ones
 //!   ([`Loupe::notes`] says so);
 //! - **Upsample**: exact but for the weight of the fine base detail, which uses the RMS of the
 //!   detail over the area instead of the whole map;
@@ -181,6 +181,16 @@ fn pass_reach(model: &ModelParams, r: &RefineParams, cell: f32) -> f64 {
         ModelParams::StreamPower(_) => (r.drainage_sweeps + r.stream_power_steps) as f64,
         ModelParams::Thermal(_) => r.thermal_iterations as f64,
         ModelParams::Droplet(_) => (r.droplet_path_m / cell.max(1e-6)) as f64 + r.droplet_radius_cells as f64,
+        ModelParams::Snowball(p) => {
+            // A snowball's speed is at most `speed / (1 − friction)` metres per iteration (it
+            // gains `speed` along the normal and keeps `friction` of it), plus where it samples
+            // the normal and the final blur's 3σ.
+            let k = r.snowball_iterations as f64;
+            let speed = p.speed_m as f64;
+            let path =
+                if p.friction < 1.0 { k * speed / (1.0 - p.friction as f64) } else { 0.5 * k * (k + 1.0) * speed };
+            (path + p.offset_radius_m as f64 + 3.0 * p.blur_sigma_m as f64) / cell.max(1e-6) as f64
+        }
         _ => 0.0,
     }
 }
@@ -394,11 +404,14 @@ pub fn loupe_with(
     for l in stack.layers().iter().filter(|l| l.visible) {
         let Some(e) = l.erosion() else { continue };
         match req.erosion {
-            ErosionBuild::Refine if matches!(e.recipe.model, ModelParams::Droplet(_)) => notes.push(format!(
-                "{}: the droplets' pass drops particles at the build's density over the window, not the same ones as \
-                 over the whole map: the rills are alike, not the same",
-                l.name
-            )),
+            ErosionBuild::Refine if matches!(e.recipe.model, ModelParams::Droplet(_) | ModelParams::Snowball(_)) => {
+                notes.push(format!(
+                    "{}: the {} pass drops particles at the build's density over the window, not the same ones as \
+                     over the whole map: the rills are alike, not the same",
+                    l.name,
+                    if matches!(e.recipe.model, ModelParams::Droplet(_)) { "droplets'" } else { "snowballs'" }
+                ))
+            }
             ErosionBuild::Upsample => notes.push(format!(
                 "{}: the fine base detail under the erosion is weighed by its RMS over the window, not the whole map",
                 l.name

@@ -63,6 +63,7 @@ use crate::core::heightmap::Heightmap;
 use crate::core::rng::SplitMix64;
 
 mod params;
+pub mod refine;
 
 pub use params::{MAX_OFFSET_NODES, SnowballGrid, SnowballParams};
 
