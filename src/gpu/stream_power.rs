@@ -48,8 +48,8 @@
 //! 8 % of the Euclidean). Diffusion is the CPU's implicit step, but on a map with a wrap edge,
 //! where it runs in explicit substeps (a periodic line would need the CPU's Sherman–Morrison
 //! solve; a diffusion needing more than [`MAX_DIFFUSION_SUBSTEPS`] is refused there, so the
-//! backend runs the CPU model and says why). Parity with the CPU is measured at the level of landforms (`tests`, README:
-//! heights after σ = 2 and channels both ways).
+//! backend runs the CPU model and says why). Parity with the CPU is measured at the level of
+//! landforms (`tests`, README: heights after σ = 2 and channels both ways).
 
 //! ## Books and determinism
 //! Every kernel is a gather (a node writes only itself) or a pointwise update, and every book is
@@ -636,7 +636,6 @@ impl GpuStreamPowerJob {
     /// and submits it.
     fn run_steps(&mut self, k: u32) -> Result<(), GpuError> {
         let warm = std::mem::take(&mut self.warm_pending);
-        let (gx, gy) = self.grid;
         let p = &self.pipes;
         let s = self.sweeps;
         let mut enc = self
@@ -678,7 +677,7 @@ impl GpuStreamPowerJob {
                 }
             }
             for (pl, parity) in list {
-                let (x, y) = if s.implicit { self.grid_of(pl) } else { (gx, gy) };
+                let (x, y) = self.grid_of(pl);
                 cp.set_pipeline(pl);
                 cp.set_bind_group(0, &self.groups[parity], &[]);
                 cp.dispatch_workgroups(x, y, 1);
