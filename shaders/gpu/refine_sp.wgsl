@@ -240,70 +240,44 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 // Step 4: one backward-Euler diffusion step split by direction (the CPU's LOD splitting):
-// each line solves h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k by the
-// Thomas algorithm, a = r·2c_a c_b/(c_a + c_b). Outlets are fixed values, a sea node at the
-// sea surface max(h, sea) while the line is solved (its own height is kept). The line's
-// nodes are `first + k·stride`, k < len.
+// each line is solved by thomas.wgsl's `solve_line`, in place on h_src, with
+// a = r·2c_a c_b/(c_a + c_b). Outlets are fixed values, a sea node at the sea surface
+// max(h, sea) while the line is solved (its own height is kept). The Thomas algorithm's c′ and
+// d′ are kept in `steep` and `norm`. Its hooks:
 
-// The value node i holds in the solve, and whether it is fixed.
-fn held(i: u32) -> f32 {
-    let v = h_src[i];
-    return select(v, max(v, P.sea), (flags[i] & SEA_IN) != 0u);
-}
+fn line_rhs(i: u32, dir: u32) -> f32 { return h_src[i]; }
 
-fn face(a: u32, b: u32) -> f32 {
+fn line_fixed(i: u32) -> bool { return (flags[i] & OUTLET) != 0u; }
+
+fn line_held(i: u32, v: f32) -> f32 { return select(v, max(v, P.sea), (flags[i] & SEA_IN) != 0u); }
+
+fn line_face(a: u32, b: u32) -> f32 {
     let ca = hard[a];
     let cb = hard[b];
     let s = ca + cb;
     return P.r_diff * select(0.0, 2.0 * ca * cb / s, s > 0.0);
 }
 
-fn solve_line(first: u32, stride: u32, len: u32) {
-    // Forward: c′_k = sup_k / b_k, d′_k = (rhs_k − sub_k·d′_{k−1}) / b_k, b_k = dia_k − sub_k·c′_{k−1}.
-    var left = 0.0;
-    var c_prev = 0.0;
-    var d_prev = 0.0;
-    for (var k = 0u; k < len; k = k + 1u) {
-        let i = first + k * stride;
-        var right = 0.0;
-        if (k + 1u < len) { right = face(i, i + stride); }
-        var dia = 1.0;
-        var sub = 0.0;
-        var sup = 0.0;
-        var rhs = h_src[i];
-        if ((flags[i] & OUTLET) != 0u) {
-            rhs = held(i);
-        } else {
-            dia = 1.0 + left + right;
-            sub = -left;
-            sup = -right;
-        }
-        let b = dia - sub * c_prev;
-        c_prev = sup / b;
-        d_prev = (rhs - sub * d_prev) / b;
-        steep[i] = c_prev;
-        norm[i] = d_prev;
-        left = right;
-    }
-    // Backward: x_k = d′_k − c′_k·x_{k+1}; fixed nodes keep their height.
-    var next = 0.0;
-    for (var k = len; k > 0u; k = k - 1u) {
-        let i = first + (k - 1u) * stride;
-        var v = norm[i];
-        if (k < len) { v = v - steep[i] * next; }
-        next = v;
-        if ((flags[i] & OUTLET) == 0u && abs(v) < 3.4e38) { h_src[i] = v; }
-    }
+fn line_keep(i: u32, c: f32, d: f32) {
+    steep[i] = c;
+    norm[i] = d;
+}
+
+fn line_kept(i: u32) -> vec2<f32> { return vec2<f32>(steep[i], norm[i]); }
+
+fn line_write(i: u32, v: f32, dir: u32) {
+    // Fixed nodes keep their height.
+    if (!line_fixed(i) && abs(v) < 3.4e38) { h_src[i] = v; }
 }
 
 @compute @workgroup_size(64)
 fn diffuse_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.h) { return; }
-    solve_line(gid.x * P.w, 1u, P.w);
+    solve_line(gid.x * P.w, 1u, P.w, 0u);
 }
 
 @compute @workgroup_size(64)
 fn diffuse_cols(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w) { return; }
-    solve_line(gid.x, P.w, P.h);
+    solve_line(gid.x, P.w, P.h, 0u);
 }

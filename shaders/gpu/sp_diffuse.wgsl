@@ -50,9 +50,15 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 // h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k, a = r·2c_a c_b/(c_a + c_b)
 // with r = κ·Δt/Δx² (P.r_diff), by the Thomas algorithm, one line per invocation. Outlets are
 // fixed values (a sea node at the sea surface max(h, sea)) and keep their own height. Rows read
-// h_src and write h_dst, columns solve h_dst in place, and `settle` books h_dst − h_src per node
-// and copies it back, so the step ends in h_src as the explicit substeps do. The Thomas
-// algorithm's c′ and d′ are kept in the incision chain's first buffer (free after `apply`).
+// h_src and write h_dst, columns solve h_dst in place (thomas.wgsl's `solve_line`), and
+// `settle` books h_dst − h_src per node and copies it back, so the step ends in h_src as the
+// explicit substeps do. The Thomas algorithm's c′ and d′ are kept in the incision chain's first
+// buffer (free after `apply`).
+
+// The hooks of thomas.wgsl's `solve_line`: rows (`ROWS`) read h_src and write h_dst, columns
+// (`COLS`) solve h_dst in place.
+const ROWS: u32 = 0u;
+const COLS: u32 = 1u;
 
 fn line_face(a: u32, b: u32) -> f32 {
     let ca = nodes[a].c;
@@ -61,64 +67,44 @@ fn line_face(a: u32, b: u32) -> f32 {
     return P.r_diff * select(0.0, 2.0 * ca * cb / s, s > 0.0);
 }
 
-fn line_rhs(i: u32, rows: bool) -> f32 {
-    if (rows) { return h_src[i]; }
+fn line_rhs(i: u32, dir: u32) -> f32 {
+    if (dir == ROWS) { return h_src[i]; }
     return h_dst[i];
 }
 
-fn solve_line(first: u32, stride: u32, len: u32, rows: bool) {
-    // Forward: c′_k = sup_k / b_k, d′_k = (rhs_k − sub_k·d′_{k−1}) / b_k, b_k = dia_k − sub_k·c′_{k−1}.
-    var left = 0.0;
-    var c_prev = 0.0;
-    var d_prev = 0.0;
-    for (var k = 0u; k < len; k = k + 1u) {
-        let i = first + k * stride;
-        var right = 0.0;
-        if (k + 1u < len) { right = line_face(i, i + stride); }
-        var rhs = line_rhs(i, rows);
-        var dia = 1.0;
-        var sub = 0.0;
-        var sup = 0.0;
-        let f = nodes[i].flags;
-        if ((f & OUTLET) != 0u) {
-            if ((f & SEA) != 0u && has_sea()) { rhs = max(rhs, P.sea); }
-        } else {
-            dia = 1.0 + left + right;
-            sub = -left;
-            sup = -right;
-        }
-        let b = dia - sub * c_prev;
-        c_prev = sup / b;
-        d_prev = (rhs - sub * d_prev) / b;
-        c_src[i] = vec4<u32>(bitcast<u32>(c_prev), bitcast<u32>(d_prev), 0u, 0u);
-        left = right;
-    }
-    // Backward: x_k = d′_k − c′_k·x_{k+1}; outlets keep their own height.
-    var next = 0.0;
-    for (var k = len; k > 0u; k = k - 1u) {
-        let i = first + (k - 1u) * stride;
-        let cd = c_src[i];
-        var v = bitcast<f32>(cd.y);
-        if (k < len) { v = v - bitcast<f32>(cd.x) * next; }
-        next = v;
-        if ((nodes[i].flags & OUTLET) == 0u && abs(v) < 3.4e38) {
-            h_dst[i] = v;
-        } else if (rows) {
-            h_dst[i] = h_src[i];
-        }
+fn line_fixed(i: u32) -> bool { return (nodes[i].flags & OUTLET) != 0u; }
+
+fn line_held(i: u32, v: f32) -> f32 {
+    if ((nodes[i].flags & SEA) != 0u && has_sea()) { return max(v, P.sea); }
+    return v;
+}
+
+fn line_keep(i: u32, c: f32, d: f32) { c_src[i] = vec4<u32>(bitcast<u32>(c), bitcast<u32>(d), 0u, 0u); }
+
+fn line_kept(i: u32) -> vec2<f32> {
+    let cd = c_src[i];
+    return vec2<f32>(bitcast<f32>(cd.x), bitcast<f32>(cd.y));
+}
+
+fn line_write(i: u32, v: f32, dir: u32) {
+    // Outlets keep their own height.
+    if (!line_fixed(i) && abs(v) < 3.4e38) {
+        h_dst[i] = v;
+    } else if (dir == ROWS) {
+        h_dst[i] = h_src[i];
     }
 }
 
 @compute @workgroup_size(32)
 fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.h) { return; }
-    solve_line(gid.x * P.w, 1u, P.w, true);
+    solve_line(gid.x * P.w, 1u, P.w, ROWS);
 }
 
 @compute @workgroup_size(32)
 fn cols(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w) { return; }
-    solve_line(gid.x, P.w, P.h, false);
+    solve_line(gid.x, P.w, P.h, COLS);
 }
 
 @compute @workgroup_size(16, 16)

@@ -12,7 +12,8 @@
 //!    incision, `t_i·G·Δx²/A_i/(1 + G·Δx²/A_i)` of it settling, never above the lowest donor),
 //!    then `+ U_i·Δt`;
 //! 4. `diffuse_rows`, `diffuse_cols`: the CPU's backward-Euler step split by direction, each
-//!    line solved by the Thomas algorithm, one invocation per line.
+//!    line solved by the Thomas algorithm (`shaders/gpu/thomas.wgsl`, shared with the
+//!    stream-power model), one invocation per line.
 //!
 //! Each kernel gathers from the step before and writes only its own node (or line), so the
 //! pass gives the same bits on every run. Against the CPU pass the arithmetic differs only where
@@ -35,8 +36,13 @@ use crate::core::erosion::stream_power::StreamPowerParams;
 use crate::core::erosion::stream_power::refine::{PassUplift, pass_outlets, pass_steps};
 use crate::core::erosion::{JobError, check_param};
 
-const SHADER: &str =
-    concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/refine_sp.wgsl"));
+const SHADER: &str = concat!(
+    include_str!("../../shaders/gpu/incision.wgsl"),
+    "\n",
+    include_str!("../../shaders/gpu/thomas.wgsl"),
+    "\n",
+    include_str!("../../shaders/gpu/refine_sp.wgsl")
+);
 
 /// Storage buffers every kernel binds (`refine_sp.wgsl`, bindings 1–11).
 const STORAGE_BINDINGS: u32 = 11;

@@ -87,7 +87,8 @@ const AREA: &str = include_str!("../../shaders/gpu/sp_area.wgsl");
 const INCISE: &str =
     concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/sp_incise.wgsl"));
 const SEDIMENT: &str = include_str!("../../shaders/gpu/sp_sediment.wgsl");
-const DIFFUSE: &str = include_str!("../../shaders/gpu/sp_diffuse.wgsl");
+const DIFFUSE: &str =
+    concat!(include_str!("../../shaders/gpu/thomas.wgsl"), "\n", include_str!("../../shaders/gpu/sp_diffuse.wgsl"));
 
 /// Workgroup edge (16×16 threads).
 const WG: u32 = 16;
