@@ -675,6 +675,19 @@ mod tests {
         assert!(Ray::from_ndc(&inv32, [f32::NAN, 0.0], 1.0, 0.5).is_none());
     }
 
+    /// A ray from `dist` metres away (azimuth `az`, elevation `el`, radians) aimed at the surface
+    /// point over grid point `(gx, gy)`, with that point.
+    fn aimed(hm: &Heightmap, gx: f32, gy: f32, dist: f32, az: f32, el: f32) -> (Ray, [f32; 3]) {
+        let cell = hm.cell_size;
+        let target = [gx * cell, hm.sample(gx, gy), gy * cell];
+        let origin = [
+            target[0] + dist * el.cos() * az.cos(),
+            target[1] + dist * el.sin(),
+            target[2] + dist * el.cos() * az.sin(),
+        ];
+        (Ray::through(origin, target), target)
+    }
+
     /// A ray aimed at a point on the map's border meets it there: the last cell before the ray
     /// leaves the grid is tested up to the clipped exit (a case proptest found, where rounding put
     /// the cell's own exit a hair before the root and the ray missed the map).
@@ -684,13 +697,7 @@ mod tests {
         let hm = Heightmap::from_fn(w, h, cell, |x, y| amp * unit_f32(hash2(x as i64, y as i64, seed))).unwrap();
         let (dist, az, el) = (120.65317f32, 2.859083f32, 0.96148276f32);
         for (gx, gy) in [(6.53079f32, 0.0f32), (0.0, 7.25), (10.0, 13.5), (4.75, 20.0)] {
-            let target = [gx * cell, hm.sample(gx, gy), gy * cell];
-            let origin = [
-                target[0] + dist * el.cos() * az.cos(),
-                target[1] + dist * el.sin(),
-                target[2] + dist * el.cos() * az.sin(),
-            ];
-            let ray = Ray::through(origin, target);
+            let (ray, _) = aimed(&hm, gx, gy, dist, az, el);
             let hit = raycast(&hm, &ray, f32::INFINITY).unwrap_or_else(|| panic!("no hit at ({gx}, {gy})"));
             on_surface(&hm, &hit, 1e-2);
             assert!(hit.t <= 1.0 + 1e-4, "({gx}, {gy}): {hit:?}");
@@ -709,14 +716,7 @@ mod tests {
             dist in 1.0f32..200.0, az in 0.0f32..std::f32::consts::TAU, el in 0.05f32..std::f32::consts::FRAC_PI_2,
         ) {
             let hm = Heightmap::from_fn(w, h, cell, |x, y| amp * unit_f32(hash2(x as i64, y as i64, seed))).unwrap();
-            let (gx, gy) = (fx * (w - 1) as f32, fy * (h - 1) as f32);
-            let target = [gx * cell, hm.sample(gx, gy), gy * cell];
-            let origin = [
-                target[0] + dist * el.cos() * az.cos(),
-                target[1] + dist * el.sin(),
-                target[2] + dist * el.cos() * az.sin(),
-            ];
-            let ray = Ray::through(origin, target);
+            let (ray, target) = aimed(&hm, fx * (w - 1) as f32, fy * (h - 1) as f32, dist, az, el);
             let hit = raycast(&hm, &ray, f32::INFINITY);
             prop_assert!(hit.is_some(), "no hit for {:?}", ray);
             let hit = hit.unwrap();
