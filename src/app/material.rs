@@ -6,7 +6,8 @@
 //! [`crate::editor::look::material`], whose module docs write the equations; this plugin only moves
 //! data: [`MaterialParams`] and the map's sea level / peak into the uniform, and the per-node data
 //! texture (net deposit, normalised flow, distance to water, water depth) rebuilt from the map and
-//! [`SimFields`] when either changes, at most [`REBUILDS_PER_SECOND`] times a second. The overlay
+//! [`SimFields`] when either changes, at most [`REBUILDS_PER_SECOND`] times a second, on a
+//! background task while the frames go on (in the frame for a first build or a new size). The overlay
 //! ([`OverlayTexture`], filled by the overlay plugin) is sampled at node UV and blended over the
 //! lit colour with `alpha · opacity`.
 //!
@@ -19,11 +20,12 @@ use bevy::pbr::{ExtendedMaterial, MaterialExtension};
 use bevy::prelude::*;
 use bevy::render::render_resource::{AsBindGroup, Extent3d, ShaderType, TextureDimension, TextureFormat};
 use bevy::shader::ShaderRef;
+use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
 use bevy_egui::egui;
 
 use super::fields::{OverlayTexture, SimFields};
 use super::shaders::shader_handle;
-use super::{EditorTerrain, Look};
+use super::{EditorTerrain, Look, ViewWork};
 use crate::editor::look::MaterialParams;
 use crate::editor::look::material::{SurfaceInputs, TerrainLayer, srgb_to_linear, surface_data, to_rgba16f_bytes};
 
@@ -42,6 +44,7 @@ impl Plugin for TerrainMaterialPlugin {
     fn build(&self, app: &mut App) {
         crate::register_shader!(app, "terrain.wgsl");
         app.add_plugins(MaterialPlugin::<TerrainMat>::default())
+            .init_resource::<ViewWork>()
             .add_systems(Startup, create_material)
             .add_systems(Update, (rebuild_data_texture, update_material).chain());
     }
@@ -264,19 +267,68 @@ struct DataKey {
     wet_depth_bits: u32,
 }
 
+/// The data texture's state: what it shows, when it was last started, and the build running on a
+/// background task.
+#[derive(Default)]
+struct DataTexture {
+    shown: Option<DataKey>,
+    started_at: f32,
+    task: Option<(DataKey, Task<Image>)>,
+}
+
+/// What the data texture is built from, owned (a background build outlives the frame).
+struct DataInputs {
+    map: crate::core::Heightmap,
+    sea: f32,
+    wet_depth: f32,
+    water: Option<Vec<f32>>,
+    flow: Option<Vec<f32>>,
+    eroded: Option<Vec<f32>>,
+    deposited: Option<Vec<f32>>,
+}
+
+impl DataInputs {
+    /// The texture's image (the texels of [`surface_data`]).
+    fn image(&self) -> Image {
+        let inputs = SurfaceInputs {
+            water: self.water.as_deref(),
+            flow: self.flow.as_deref(),
+            eroded: self.eroded.as_deref(),
+            deposited: self.deposited.as_deref(),
+        };
+        let texels = surface_data(&self.map, self.sea, self.wet_depth, inputs);
+        data_image(self.map.width, self.map.height, texels)
+    }
+}
+
 /// Rebuilds the data texture when the map, the simulation fields or the wetness threshold changed
-/// (throttled to [`REBUILDS_PER_SECOND`]).
+/// (at most [`REBUILDS_PER_SECOND`] times a second). A first build and a new size are built in the
+/// frame, so the terrain never shows a texture of another size; a simulation's snapshot or a stroke
+/// is built on a background task (at 2049² the texels take 140 ms on 2 cores: the distance to water
+/// of every node) and shown in the frame it is done, while the frames go on. [`ViewWork::texels`]
+/// says a newer texture is on its way (a script's screenshot waits for it).
+#[allow(clippy::too_many_arguments)]
 fn rebuild_data_texture(
     time: Res<Time<Real>>,
-    mut last: Local<(DataKey, f32, bool)>,
+    mut state: Local<DataTexture>,
     terrain: Res<EditorTerrain>,
     fields: Res<SimFields>,
     look: Res<Look>,
     material: Option<Res<TerrainMaterial>>,
     mut materials: ResMut<Assets<TerrainMat>>,
     mut images: ResMut<Assets<Image>>,
+    mut work: ResMut<ViewWork>,
 ) {
     let Some(material) = material else { return };
+    let state = &mut *state;
+    if let Some((key, task)) = &mut state.task
+        && let Some(image) = block_on(poll_once(task))
+    {
+        let key = *key;
+        state.task = None;
+        show_data_image(&material, &mut materials, &mut images, image);
+        state.shown = Some(key);
+    }
     let map = terrain.map();
     let sea = sea_level(&look);
     let wet_depth = look.0.material.wet.wet_depth;
@@ -288,30 +340,55 @@ fn rebuild_data_texture(
         sea_level_bits: sea.to_bits(),
         wet_depth_bits: wet_depth.to_bits(),
     };
-    let (old, at, built) = *last;
-    if built && key == old {
+    work.texels = state.task.is_some() || state.shown != Some(key);
+    if state.shown == Some(key) || state.task.as_ref().is_some_and(|(k, _)| *k == key) {
         return;
     }
     let now = time.elapsed_secs();
-    // A new size or a first build goes at once; snapshots and strokes wait for the throttle.
-    let urgent = !built || (key.width, key.height) != (old.width, old.height);
-    if !urgent && now - at < 1.0 / REBUILDS_PER_SECOND {
+    // A new size or a first build goes at once, in the frame; snapshots and strokes wait for the
+    // throttle and for the build under way.
+    let urgent = state.shown.is_none_or(|s| (s.width, s.height) != (key.width, key.height));
+    if !urgent && (state.task.is_some() || now - state.started_at < 1.0 / REBUILDS_PER_SECOND) {
         return;
     }
-    let started = std::time::Instant::now();
-    let inputs = if fields.fits(map.width, map.height) {
-        SurfaceInputs {
-            water: fields.water.as_deref(),
-            flow: fields.flow.as_deref(),
-            eroded: fields.eroded.as_deref(),
-            deposited: fields.deposited.as_deref(),
-        }
-    } else {
-        SurfaceInputs::default()
+    state.started_at = now;
+    let fits = fields.fits(map.width, map.height);
+    let owned = |v: &Option<Vec<f32>>| v.as_ref().filter(|_| fits).cloned();
+    let inputs = DataInputs {
+        map: map.clone(),
+        sea,
+        wet_depth,
+        water: owned(&fields.water),
+        flow: owned(&fields.flow),
+        eroded: owned(&fields.eroded),
+        deposited: owned(&fields.deposited),
     };
-    let texels = surface_data(map, sea, wet_depth, inputs);
+    if urgent {
+        // A build of the old size still running is dropped (which cancels it).
+        state.task = None;
+        let started = std::time::Instant::now();
+        show_data_image(&material, &mut materials, &mut images, inputs.image());
+        state.shown = Some(key);
+        work.texels = false;
+        debug!(
+            "terrain data texture {}×{} built in the frame in {:.1} ms",
+            map.width,
+            map.height,
+            started.elapsed().as_secs_f64() * 1e3
+        );
+    } else {
+        state.task = Some((key, AsyncComputeTaskPool::get().spawn(async move { inputs.image() })));
+    }
+}
+
+/// Puts `image` in the material's data texture.
+fn show_data_image(
+    material: &TerrainMaterial,
+    materials: &mut Assets<TerrainMat>,
+    images: &mut Assets<Image>,
+    image: Image,
+) {
     let Some(mut mat) = materials.get_mut(&material.0) else { return };
-    let image = data_image(map.width, map.height, texels);
     let same_size =
         images.get(&mat.extension.data).is_some_and(|old| old.texture_descriptor.size == image.texture_descriptor.size);
     if same_size {
@@ -322,13 +399,6 @@ fn rebuild_data_texture(
         // (replacing a bound texture in place with one of another size crashed lavapipe).
         mat.extension.data = images.add(image);
     }
-    *last = (key, now, true);
-    debug!(
-        "terrain data texture {}×{} rebuilt in {:.1} ms",
-        map.width,
-        map.height,
-        started.elapsed().as_secs_f64() * 1e3
-    );
 }
 
 /// Writes the uniform when the look, the map's range or the overlay changed.

@@ -165,6 +165,24 @@ impl EditorTerrain {
     }
 }
 
+/// The view's work still under way on background tasks: the chunk meshes and the material's data
+/// texture of a map that changed. Set by the mesh and material plugins; a script's screenshot
+/// waits until it is done, so it shows the map as it is.
+#[derive(Resource, Default, Debug, Clone, Copy, PartialEq, Eq)]
+pub struct ViewWork {
+    /// Chunk meshes are being built for a newer map, or are waiting to be.
+    pub meshes: bool,
+    /// A data texture is being built for a newer map or look, or is waiting to be.
+    pub texels: bool,
+}
+
+impl ViewWork {
+    /// Whether what is drawn lags the map.
+    pub fn busy(&self) -> bool {
+        self.meshes || self.texels
+    }
+}
+
 /// Chunks needed to cover a `width × height` node grid with `CHUNK_QUADS`-quad chunks.
 pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
     let n = |side: usize| side.saturating_sub(1).div_ceil(CHUNK_QUADS).max(1);

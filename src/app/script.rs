@@ -54,6 +54,10 @@ const MOUSE_HZ: f64 = 125.0;
 const MAX_MOVES_PER_FRAME: usize = 256;
 /// Frames a screenshot may take to appear on disk.
 const SHOT_FRAMES: u32 = 300;
+/// Longest wait of a screenshot for the view to show the map as it is (background mesh and
+/// texture builds, [`super::ViewWork`]), seconds of real time; while a simulation streams
+/// updates the view may never catch up, and the screenshot is taken then.
+const SETTLE_S: f64 = 30.0;
 
 /// `TALUS_SCREENSHOT=path.png`: a one-line script that saves a frame after 60 frames and quits.
 pub fn screenshot_script_from_env() -> Option<Vec<Action>> {
@@ -97,6 +101,12 @@ enum Step {
         start: f64,
         phase: u8,
         sent: f32,
+    },
+    /// A screenshot waiting for the view to catch up with the map ([`super::ViewWork`]), until
+    /// the real time `until` at most.
+    Settle {
+        path: PathBuf,
+        until: f64,
     },
     Shot {
         path: PathBuf,
@@ -318,6 +328,17 @@ struct View<'w, 's> {
     pointer: Res<'w, Pointer>,
     tool: Res<'w, BrushTool>,
     offscreen: Option<Res<'w, super::offscreen::OffscreenTarget>>,
+    work: Option<Res<'w, super::ViewWork>>,
+}
+
+/// Asks for a screenshot of the frame (the window's, or the off-screen image) into `path`.
+fn screenshot(commands: &mut Commands, view: &View, path: PathBuf) -> Step {
+    let shot = match &view.offscreen {
+        Some(t) => Screenshot::image(t.0.clone()),
+        None => Screenshot::primary_window(),
+    };
+    commands.spawn(shot).observe(save_to_disk(path.clone()));
+    Step::Shot { path, frames: 0 }
 }
 
 fn run_script(
@@ -475,6 +496,13 @@ fn run_script(
                     Some(Step::Shot { path, frames: frames + 1 })
                 }
             }
+            Step::Settle { path, until } => {
+                if view.work.as_ref().is_some_and(|w| w.busy()) && now < until {
+                    Some(Step::Settle { path, until })
+                } else {
+                    Some(screenshot(&mut commands, &view, path))
+                }
+            }
             Step::WaitFile(path) => (!path.exists()).then_some(Step::WaitFile(path)),
         };
         if runner.step.is_some() {
@@ -580,12 +608,7 @@ fn run_script(
         }
         Action::Screenshot(path) => {
             let _ = std::fs::remove_file(&path);
-            let shot = match &view.offscreen {
-                Some(t) => Screenshot::image(t.0.clone()),
-                None => Screenshot::primary_window(),
-            };
-            commands.spawn(shot).observe(save_to_disk(path.clone()));
-            Some(Step::Shot { path, frames: 0 })
+            Some(Step::Settle { path, until: now + SETTLE_S })
         }
         Action::WaitFrames(n) => Some(Step::Frames(n.max(1))),
         Action::Look(l) => {

@@ -12,19 +12,24 @@
 //!
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
 //! The chunks' geometry is built on every core (rayon), since a simulation's update dirties the
-//! whole map at once: at 2049² that is 1 024 chunks in one frame.
+//! whole map at once: at 2049² that is 1 024 chunks. More than [`FRAME_CHUNKS`] are built on a
+//! background task and swapped in together when done, so the frames go on meanwhile (a script's
+//! screenshot waits for them, [`super::ViewWork`]); a stroke's few are rebuilt in the frame.
 //! Each chunk keeps the level of detail its distance from the camera calls for
 //! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
 //! edges against cracks; [`update_lod`] rebuilds a chunk when the camera moved enough to change
 //! its step.
 
+use std::collections::{HashMap, HashSet};
+
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
+use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
 use rayon::prelude::*;
 
 use super::material::TerrainMaterial;
-use super::{CHUNK_QUADS, EditorTerrain};
+use super::{CHUNK_QUADS, EditorTerrain, ViewWork};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
 use crate::editor::mesh::{chunk_geometry_lod, lod_step};
@@ -34,7 +39,9 @@ pub struct TerrainMeshPlugin;
 
 impl Plugin for TerrainMeshPlugin {
     fn build(&self, app: &mut App) {
-        app.add_systems(Update, (rebuild_dirty_chunks, update_lod).chain());
+        app.init_resource::<ChunkBuild>()
+            .init_resource::<ViewWork>()
+            .add_systems(Update, (rebuild_dirty_chunks, update_lod).chain());
     }
 }
 
@@ -81,6 +88,7 @@ impl LodView {
 fn update_lod(
     terrain: Res<EditorTerrain>,
     mut meshes: ResMut<Assets<Mesh>>,
+    mut build: ResMut<ChunkBuild>,
     cams: Query<(&Camera, &GlobalTransform, &Projection), With<super::camera::OrbitCamera>>,
     mut chunks: Query<(&mut TerrainChunk, &mut Mesh3d)>,
 ) {
@@ -96,32 +104,94 @@ fn update_lod(
         })
         .collect();
     let keys: Vec<(usize, usize, usize)> = changed.iter().map(|(c, _)| (c.cx, c.cy, c.step)).collect();
-    for ((_, mesh), built) in changed.iter_mut().zip(chunk_meshes(&terrain, &keys)) {
+    build.built_in_frame(keys.iter().map(|&(cx, cy, _)| (cx, cy)));
+    for ((_, mesh), built) in changed.iter_mut().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
         mesh.0 = meshes.add(built);
     }
 }
 
-/// Respawns every chunk after a relayout, otherwise swaps in fresh meshes for the dirty ones.
+/// Above this many stale chunks, their meshes are built on a background task (a simulation's
+/// update or any change of the whole map: 1 024 chunks at 2049², 70 ms on 2 cores) and swapped in
+/// together in the frame they are done, while the frames go on; this many or fewer (a brush
+/// stroke) are rebuilt in the frame, so a stroke shows under the brush at once.
+pub const FRAME_CHUNKS: usize = 64;
+
+/// Meshes of chunk `(cx, cy)` built on a background task: `(cx, cy, step)` and the mesh.
+type BuiltChunks = Vec<((usize, usize, usize), Mesh)>;
+
+/// The chunk meshes being built on a background task.
+#[derive(Resource, Default)]
+pub struct ChunkBuild {
+    /// The task, with the layout it was started for.
+    task: Option<(u64, Task<BuiltChunks>)>,
+    /// Grows at every relayout: a task of an older layout is dropped.
+    layout: u64,
+    /// Chunks rebuilt in the frame (a stroke, a level-of-detail change) while the task ran: their
+    /// mesh is newer than the task's, which is not shown.
+    newer: HashSet<(usize, usize)>,
+}
+
+impl ChunkBuild {
+    /// Notes chunks rebuilt in the frame while a task runs.
+    fn built_in_frame(&mut self, chunks: impl Iterator<Item = (usize, usize)>) {
+        if self.task.is_some() {
+            self.newer.extend(chunks);
+        }
+    }
+}
+
+/// Respawns every chunk after a relayout, otherwise swaps in fresh meshes for the dirty ones: in
+/// the frame for a few, on a background task for many ([`FRAME_CHUNKS`]).
 fn rebuild_dirty_chunks(
     mut commands: Commands,
     mut terrain: ResMut<EditorTerrain>,
     mut meshes: ResMut<Assets<Mesh>>,
+    mut build: ResMut<ChunkBuild>,
+    mut work: ResMut<ViewWork>,
     material: Option<Res<TerrainMaterial>>,
     chunks: Query<(Entity, &TerrainChunk)>,
 ) {
+    let build = &mut *build;
+    // A background build that is done: its meshes replace the chunks' (those of its layout, at
+    // the step they still have, not rebuilt in a frame since).
+    if let Some((layout, task)) = &mut build.task
+        && let Some(done) = block_on(poll_once(task))
+    {
+        let layout = *layout;
+        build.task = None;
+        if layout == build.layout {
+            let mut done: HashMap<(usize, usize), (usize, Mesh)> =
+                done.into_iter().map(|((cx, cy, step), m)| ((cx, cy), (step, m))).collect();
+            for (entity, c) in &chunks {
+                if build.newer.contains(&(c.cx, c.cy)) {
+                    continue;
+                }
+                if let Some((step, mesh)) = done.remove(&(c.cx, c.cy))
+                    && step == c.step
+                {
+                    commands.entity(entity).insert(Mesh3d(meshes.add(mesh)));
+                }
+            }
+        }
+        build.newer.clear();
+    }
+    work.meshes = build.task.is_some() || terrain.relayout || !terrain.dirty.is_empty();
     if !terrain.relayout && terrain.dirty.is_empty() {
         return;
     }
     let Some(material) = material else { return };
     let terrain = &mut *terrain;
     if terrain.relayout {
+        build.layout += 1;
+        build.task = None;
+        build.newer.clear();
         for (entity, _) in &chunks {
             commands.entity(entity).despawn();
         }
         let (nx, ny) = terrain.chunk_counts();
         // Every node at first; `update_lod` coarsens what is far once the view is known.
         let keys: Vec<(usize, usize, usize)> = (0..ny).flat_map(|cy| (0..nx).map(move |cx| (cx, cy, 1))).collect();
-        for (&(cx, cy, step), built) in keys.iter().zip(chunk_meshes(terrain, &keys)) {
+        for (&(cx, cy, step), built) in keys.iter().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
             commands.spawn((
                 TerrainChunk { cx, cy, step },
                 Mesh3d(meshes.add(built)),
@@ -131,6 +201,12 @@ fn rebuild_dirty_chunks(
         }
         terrain.relayout = false;
         terrain.dirty.clear();
+        work.meshes = false;
+        return;
+    }
+    let many = terrain.dirty.len() > FRAME_CHUNKS;
+    if many && build.task.is_some() {
+        // The next background build starts when this one is done.
         return;
     }
     let dirty: Vec<(Entity, (usize, usize, usize))> = chunks
@@ -139,15 +215,24 @@ fn rebuild_dirty_chunks(
         .map(|(e, c)| (e, (c.cx, c.cy, c.step)))
         .collect();
     let keys: Vec<(usize, usize, usize)> = dirty.iter().map(|&(_, k)| k).collect();
-    for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain, &keys)) {
+    terrain.dirty.clear();
+    if many {
+        let (map, stats) = (terrain.map().clone(), terrain.stats);
+        let task = AsyncComputeTaskPool::get()
+            .spawn(async move { keys.iter().copied().zip(chunk_meshes(&map, &stats, &keys)).collect::<BuiltChunks>() });
+        build.task = Some((build.layout, task));
+        work.meshes = true;
+        return;
+    }
+    build.built_in_frame(keys.iter().map(|&(cx, cy, _)| (cx, cy)));
+    for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
         commands.entity(entity).insert(Mesh3d(meshes.add(built)));
     }
-    terrain.dirty.clear();
+    work.meshes = build.task.is_some();
 }
 
-/// The meshes of chunks `(cx, cy, step)`, in order, built in parallel.
-fn chunk_meshes(terrain: &EditorTerrain, keys: &[(usize, usize, usize)]) -> Vec<Mesh> {
-    let (map, stats) = (terrain.map(), &terrain.stats);
+/// The meshes of chunks `(cx, cy, step)` of `map`, in order, built in parallel.
+fn chunk_meshes(map: &Heightmap, stats: &Stats, keys: &[(usize, usize, usize)]) -> Vec<Mesh> {
     keys.par_iter().map(|&(cx, cy, step)| chunk_mesh(map, stats, cx, cy, step)).collect()
 }
 
@@ -175,5 +260,130 @@ mod tests {
         assert_eq!(chunk_mesh(&map, &s, 0, 0, 1).count_vertices(), 65 * 65 + 4 * 65);
         assert_eq!(chunk_mesh(&map, &s, 2, 1, 1).count_vertices(), 2 * 6 + 2 * 2 + 2 * 6);
         assert_eq!(chunk_mesh(&map, &s, 0, 0, 4).count_vertices(), 17 * 17 + 4 * 17);
+    }
+
+    /// An app with the chunk systems and a `side²` map (no renderer: the meshes stay readable).
+    fn app(side: usize) -> App {
+        let map = Heightmap::from_fn(side, side, 1.0, |x, y| (x * 3 + y) as f32 * 0.01).unwrap();
+        let mut app = App::new();
+        app.add_plugins((MinimalPlugins, AssetPlugin::default()))
+            .init_asset::<Mesh>()
+            .init_resource::<ChunkBuild>()
+            .init_resource::<ViewWork>()
+            .insert_resource(TerrainMaterial(Handle::default()))
+            .insert_resource(EditorTerrain::new(crate::editor::document::Document::new(map)))
+            .add_systems(Update, rebuild_dirty_chunks);
+        app.update();
+        app
+    }
+
+    /// Every chunk's surface heights as its mesh holds them, against the map's: the largest
+    /// difference, metres.
+    fn mesh_lag(app: &mut App) -> f32 {
+        let map = app.world().resource::<EditorTerrain>().map().clone();
+        let mut q = app.world_mut().query::<(&TerrainChunk, &Mesh3d)>();
+        let chunks: Vec<(TerrainChunk, Handle<Mesh>)> = q.iter(app.world()).map(|(c, m)| (*c, m.0.clone())).collect();
+        let meshes = app.world().resource::<Assets<Mesh>>();
+        let mut worst = 0.0f32;
+        for (c, h) in chunks {
+            let Some(bevy::mesh::VertexAttributeValues::Float32x3(p)) =
+                meshes.get(&h).and_then(|m| m.attribute(Mesh::ATTRIBUTE_POSITION))
+            else {
+                panic!("chunk {c:?} has no mesh")
+            };
+            // The surface's vertices come first, then the skirts'.
+            let x0 = c.cx * CHUNK_QUADS;
+            let y0 = c.cy * CHUNK_QUADS;
+            for v in p.iter().take((CHUNK_QUADS + 1) * (CHUNK_QUADS + 1)) {
+                let (x, y) = ((v[0] / map.cell_size).round() as usize, (v[2] / map.cell_size).round() as usize);
+                assert!(x >= x0 && y >= y0 && x <= x0 + CHUNK_QUADS && y <= y0 + CHUNK_QUADS, "{c:?}: vertex {v:?}");
+                worst = worst.max((v[1] - map.get(x, y)).abs());
+            }
+        }
+        worst
+    }
+
+    /// Updates until the view has no background work left (at most 10 s).
+    fn settle(app: &mut App) {
+        let t = std::time::Instant::now();
+        while app.world().resource::<ViewWork>().meshes {
+            assert!(t.elapsed().as_secs() < 10, "the background mesh build never finished");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            app.update();
+        }
+    }
+
+    /// A change of the whole map (a simulation's update: 81 chunks, more than [`FRAME_CHUNKS`]) is
+    /// built on a background task and swapped in when done; a stroke's chunks are rebuilt in the
+    /// frame.
+    #[test]
+    fn many_chunks_are_built_in_the_background_a_strokes_in_the_frame() {
+        let mut app = app(577);
+        assert_eq!(mesh_lag(&mut app), 0.0);
+        {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let next = Heightmap { data: t.map().data.iter().map(|v| v + 1.0).collect(), ..t.map().clone() };
+            assert!(t.show_heights(&next));
+            assert_eq!(t.dirty.len(), 81);
+        }
+        app.update();
+        assert!(app.world().resource::<ViewWork>().meshes, "81 chunks were not left to a background task");
+        settle(&mut app);
+        assert_eq!(mesh_lag(&mut app), 0.0, "the background build's meshes are not the map's");
+        // A stroke: its chunk is rebuilt in the frame.
+        {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let mut next = t.map().clone();
+            next.set(100, 100, 50.0);
+            assert!(t.show_heights(&next));
+            assert!(t.dirty.len() <= FRAME_CHUNKS);
+        }
+        app.update();
+        assert!(!app.world().resource::<ViewWork>().meshes);
+        assert_eq!(mesh_lag(&mut app), 0.0, "the stroke's chunk was not rebuilt in the frame");
+    }
+
+    /// A stroke while a background build runs: the stroke's chunk shows the stroke's map, and the
+    /// build (of the map before the stroke), when done, does not put its older mesh back.
+    #[test]
+    fn a_background_build_never_overwrites_a_newer_chunk() {
+        use std::sync::Arc;
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let mut app = app(193);
+        // The map before the stroke, and a background build of it that waits for the test.
+        let before = {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let next = Heightmap { data: t.map().data.iter().map(|v| v + 2.0).collect(), ..t.map().clone() };
+            assert!(t.show_heights(&next));
+            t.dirty.clear();
+            next
+        };
+        let go = Arc::new(AtomicBool::new(false));
+        let gate = go.clone();
+        let stats = app.world().resource::<EditorTerrain>().stats;
+        let keys: Vec<(usize, usize, usize)> = (0..3).flat_map(|cy| (0..3).map(move |cx| (cx, cy, 1))).collect();
+        let task = AsyncComputeTaskPool::get().spawn(async move {
+            while !gate.load(Ordering::Acquire) {
+                bevy::tasks::futures_lite::future::yield_now().await;
+            }
+            keys.iter().copied().zip(chunk_meshes(&before, &stats, &keys)).collect::<BuiltChunks>()
+        });
+        {
+            let mut build = app.world_mut().resource_mut::<ChunkBuild>();
+            build.task = Some((build.layout, task));
+        }
+        // The stroke on chunk (1, 1), in the frame.
+        {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let mut next = t.map().clone();
+            next.set(100, 100, 50.0);
+            assert!(t.show_heights(&next));
+            assert_eq!(t.dirty.iter().copied().collect::<Vec<_>>(), vec![(1, 1)]);
+        }
+        app.update();
+        assert!(app.world().resource::<ViewWork>().meshes, "the gated build ended early");
+        go.store(true, Ordering::Release);
+        settle(&mut app);
+        assert_eq!(mesh_lag(&mut app), 0.0, "the background build put an older mesh back");
     }
 }
