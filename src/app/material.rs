@@ -20,9 +20,9 @@ use bevy::pbr::{ExtendedMaterial, MaterialExtension};
 use bevy::prelude::*;
 use bevy::render::render_resource::{AsBindGroup, Extent3d, ShaderType, TextureDimension, TextureFormat};
 use bevy::shader::ShaderRef;
-use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
 use bevy_egui::egui;
 
+use super::background::{Background, Polled};
 use super::fields::{OverlayTexture, SimFields};
 use super::shaders::shader_handle;
 use super::{EditorTerrain, Look, ViewWork};
@@ -273,7 +273,7 @@ struct DataKey {
 struct DataTexture {
     shown: Option<DataKey>,
     started_at: f32,
-    task: Option<(DataKey, Task<Image>)>,
+    task: Option<(DataKey, Background<Image>)>,
 }
 
 /// What the data texture is built from, owned (a background build outlives the frame).
@@ -304,8 +304,8 @@ impl DataInputs {
 /// Rebuilds the data texture when the map, the simulation fields or the wetness threshold changed
 /// (at most [`REBUILDS_PER_SECOND`] times a second). A first build and a new size are built in the
 /// frame, so the terrain never shows a texture of another size; a simulation's snapshot or a stroke
-/// is built on a background task (at 2049² the texels take 140 ms on 2 cores: the distance to water
-/// of every node) and shown in the frame it is done, while the frames go on. [`ViewWork::texels`]
+/// is built on a thread of its own ([`Background`]; at 2049² the texels take 140 ms on 2 cores:
+/// the distance to water of every node) and shown in the frame it is done, while the frames go on. [`ViewWork::texels`]
 /// says a newer texture is on its way (a script's screenshot waits for it).
 #[allow(clippy::too_many_arguments)]
 fn rebuild_data_texture(
@@ -321,13 +321,17 @@ fn rebuild_data_texture(
 ) {
     let Some(material) = material else { return };
     let state = &mut *state;
-    if let Some((key, task)) = &mut state.task
-        && let Some(image) = block_on(poll_once(task))
-    {
-        let key = *key;
-        state.task = None;
-        show_data_image(&material, &mut materials, &mut images, image);
-        state.shown = Some(key);
+    if let Some((key, task)) = &mut state.task {
+        match task.poll() {
+            Polled::Running => {}
+            Polled::Done(image) => {
+                let key = *key;
+                state.task = None;
+                show_data_image(&material, &mut materials, &mut images, image);
+                state.shown = Some(key);
+            }
+            Polled::Gone => state.task = None,
+        }
     }
     let map = terrain.map();
     let sea = sea_level(&look);
@@ -364,7 +368,7 @@ fn rebuild_data_texture(
         deposited: owned(&fields.deposited),
     };
     if urgent {
-        // A build of the old size still running is dropped (which cancels it).
+        // A build of the old size still running is dropped (its thread ends unheard).
         state.task = None;
         let started = std::time::Instant::now();
         show_data_image(&material, &mut materials, &mut images, inputs.image());
@@ -377,7 +381,7 @@ fn rebuild_data_texture(
             started.elapsed().as_secs_f64() * 1e3
         );
     } else {
-        state.task = Some((key, AsyncComputeTaskPool::get().spawn(async move { inputs.image() })));
+        state.task = Some((key, Background::spawn("terrain data texture", move || inputs.image())));
     }
 }
 

@@ -32,6 +32,7 @@ use crate::core::heightmap::Stats;
 use crate::editor::document::{Changed, Document};
 use crate::editor::persist::Settings;
 
+pub mod background;
 pub mod build_dialog;
 pub mod camera;
 pub mod commands;

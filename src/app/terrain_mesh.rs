@@ -13,7 +13,7 @@
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
 //! The chunks' geometry is built on every core (rayon), since a simulation's update dirties the
 //! whole map at once: at 2049² that is 1 024 chunks. More than [`FRAME_CHUNKS`] are built on a
-//! background task and swapped in together when done, so the frames go on meanwhile (a script's
+//! thread of their own ([`super::background`]) and swapped in together when done, so the frames go on meanwhile (a script's
 //! screenshot waits for them, [`super::ViewWork`]); a stroke's few are rebuilt in the frame.
 //! Each chunk keeps the level of detail its distance from the camera calls for
 //! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
@@ -25,9 +25,9 @@ use std::collections::{HashMap, HashSet};
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
 use bevy::prelude::*;
-use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
 use rayon::prelude::*;
 
+use super::background::{Background, Polled};
 use super::material::TerrainMaterial;
 use super::{CHUNK_QUADS, EditorTerrain, ViewWork};
 use crate::core::Heightmap;
@@ -123,7 +123,7 @@ type BuiltChunks = Vec<((usize, usize, usize), Mesh)>;
 #[derive(Resource, Default)]
 pub struct ChunkBuild {
     /// The task, with the layout it was started for.
-    task: Option<(u64, Task<BuiltChunks>)>,
+    task: Option<(u64, Background<BuiltChunks>)>,
     /// Grows at every relayout: a task of an older layout is dropped.
     layout: u64,
     /// Chunks rebuilt in the frame (a stroke, a level-of-detail change) while the task ran: their
@@ -154,10 +154,20 @@ fn rebuild_dirty_chunks(
     let build = &mut *build;
     // A background build that is done: its meshes replace the chunks' (those of its layout, at
     // the step they still have, not rebuilt in a frame since).
-    if let Some((layout, task)) = &mut build.task
-        && let Some(done) = block_on(poll_once(task))
-    {
-        let layout = *layout;
+    let finished = match &mut build.task {
+        Some((layout, task)) => match task.poll() {
+            Polled::Running => None,
+            Polled::Done(done) => Some((*layout, done)),
+            Polled::Gone => {
+                // Its thread panicked: every chunk is built again, in the frame.
+                warn!("the background build of the terrain's chunk meshes failed; rebuilding them all");
+                terrain.relayout = true;
+                Some((*layout, Vec::new()))
+            }
+        },
+        None => None,
+    };
+    if let Some((layout, done)) = finished {
         build.task = None;
         if layout == build.layout {
             let mut done: HashMap<(usize, usize), (usize, Mesh)> =
@@ -218,8 +228,9 @@ fn rebuild_dirty_chunks(
     terrain.dirty.clear();
     if many {
         let (map, stats) = (terrain.map().clone(), terrain.stats);
-        let task = AsyncComputeTaskPool::get()
-            .spawn(async move { keys.iter().copied().zip(chunk_meshes(&map, &stats, &keys)).collect::<BuiltChunks>() });
+        let task = Background::spawn("terrain chunk meshes", move || {
+            keys.iter().copied().zip(chunk_meshes(&map, &stats, &keys)).collect::<BuiltChunks>()
+        });
         build.task = Some((build.layout, task));
         work.meshes = true;
         return;
@@ -362,9 +373,9 @@ mod tests {
         let gate = go.clone();
         let stats = app.world().resource::<EditorTerrain>().stats;
         let keys: Vec<(usize, usize, usize)> = (0..3).flat_map(|cy| (0..3).map(move |cx| (cx, cy, 1))).collect();
-        let task = AsyncComputeTaskPool::get().spawn(async move {
+        let task = Background::spawn("held-back chunk meshes", move || {
             while !gate.load(Ordering::Acquire) {
-                bevy::tasks::futures_lite::future::yield_now().await;
+                std::thread::sleep(std::time::Duration::from_millis(1));
             }
             keys.iter().copied().zip(chunk_meshes(&before, &stats, &keys)).collect::<BuiltChunks>()
         });

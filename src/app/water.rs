@@ -40,9 +40,9 @@ use bevy::pbr::{ExtendedMaterial, MaterialExtension};
 use bevy::prelude::*;
 use bevy::render::render_resource::{AsBindGroup, Extent3d, ShaderType, TextureDimension, TextureFormat};
 use bevy::shader::ShaderRef;
-use bevy::tasks::{AsyncComputeTaskPool, Task, block_on, poll_once};
 use bevy_egui::egui;
 
+use super::background::{Background, Polled};
 use super::camera::OrbitCamera;
 use super::fields::SimFields;
 use super::param_editor::edit_params;
@@ -178,7 +178,7 @@ pub struct WaterState {
     /// `(sea level, width, height)` the shore field was last asked for.
     shore_for: Option<(f32, usize, usize)>,
     shore_dirty: bool,
-    shore_task: Option<Task<ShoreField>>,
+    shore_task: Option<Background<ShoreField>>,
     last_shore: f64,
     pipe_revision: u64,
     last_pipe: f64,
@@ -315,9 +315,12 @@ fn update_shore_field(
     mut materials: ResMut<Assets<WaterMat>>,
 ) {
     let state = &mut *state;
-    if let Some(task) = &mut state.shore_task
-        && let Some((values, w, h, ext)) = block_on(poll_once(task))
-    {
+    let polled = state.shore_task.as_mut().map(|t| t.poll());
+    if matches!(polled, Some(Polled::Gone)) {
+        state.shore_task = None;
+        state.shore_dirty = true;
+    }
+    if let Some(Polled::Done((values, w, h, ext))) = polled {
         state.shore_task = None;
         let handle = images.add(shore_image(&values, w, h));
         state.shore_extent = ext;
@@ -344,7 +347,7 @@ fn update_shore_field(
     state.last_shore = now;
     let (small, s) = sampled(map, SHORE_SIDE);
     let ext = Vec2::new((small.width.max(2) - 1) as f32, (small.height.max(2) - 1) as f32) * map.cell_size * s as f32;
-    state.shore_task = Some(AsyncComputeTaskPool::get().spawn(async move {
+    state.shore_task = Some(Background::spawn("shore distance", move || {
         let d = crate::core::distance::shore_distance(&small, sea);
         let values = d
             .into_iter()
