@@ -184,6 +184,10 @@ impl ViewWork {
     }
 }
 
+/// Threads of Bevy's async compute pool, where the editor's long jobs run side by side (see
+/// [`run_editor`]).
+pub const JOB_THREADS: usize = 4;
+
 /// Chunks needed to cover a `width × height` node grid with `CHUNK_QUADS`-quad chunks.
 pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
     let n = |side: usize| side.saturating_sub(1).div_ceil(CHUNK_QUADS).max(1);
@@ -315,7 +319,19 @@ pub fn run_editor(opts: EditorOptions) -> Result<(), String> {
     }
     let [w, h] = opts.window_size.map(|[w, h]| [w as f32, h as f32]).unwrap_or(settings.window);
     let mut app = App::new();
-    app.add_plugins(DefaultPlugins.set(WindowPlugin {
+    // The editor's long jobs (a simulation, a build, a loupe, a generation, a layer's re-run, the
+    // erosion brush) each hold a thread of Bevy's async compute pool while their work runs on
+    // rayon. Bevy gives that pool a quarter of the cores, a single thread on 2 cores, where a
+    // build started during a simulation would wait for it to end: four threads whatever the cores.
+    let jobs = bevy::app::TaskPoolThreadAssignmentPolicy {
+        min_threads: JOB_THREADS,
+        max_threads: JOB_THREADS,
+        percent: 0.25,
+        on_thread_spawn: None,
+        on_thread_destroy: None,
+    };
+    let pools = TaskPoolPlugin { task_pool_options: TaskPoolOptions { async_compute: jobs, ..default() } };
+    app.add_plugins(DefaultPlugins.set(pools).set(WindowPlugin {
         primary_window: Some(Window {
             title: doc.title(),
             resolution: WindowResolution::new(w as u32, h as u32),
