@@ -6,8 +6,8 @@
 //! [`crate::editor::look::material`], whose module docs write the equations; this plugin only moves
 //! data: [`MaterialParams`] and the map's sea level / peak into the uniform, and the per-node data
 //! texture (net deposit, normalised flow, distance to water, water depth) rebuilt from the map and
-//! [`SimFields`] when either changes, at most [`REBUILDS_PER_SECOND`] times a second, on a
-//! background task while the frames go on (in the frame for a first build or a new size). The overlay
+//! [`SimFields`] when either changes, at most [`REBUILDS_PER_SECOND`] times a second, on a thread
+//! of its own while the frames go on (in the frame for a first build or a new size). The overlay
 //! ([`OverlayTexture`], filled by the overlay plugin) is sampled at node UV and blended over the
 //! lit colour with `alpha · opacity`.
 //!
@@ -303,10 +303,11 @@ impl DataInputs {
 
 /// Rebuilds the data texture when the map, the simulation fields or the wetness threshold changed
 /// (at most [`REBUILDS_PER_SECOND`] times a second). A first build and a new size are built in the
-/// frame, so the terrain never shows a texture of another size; a simulation's snapshot or a stroke
-/// is built on a thread of its own ([`Background`]; at 2049² the texels take 140 ms on 2 cores:
-/// the distance to water of every node) and shown in the frame it is done, while the frames go on. [`ViewWork::texels`]
-/// says a newer texture is on its way (a script's screenshot waits for it).
+/// frame, so the terrain never shows a texture of another size; a simulation's snapshot or a
+/// stroke is built on a thread of its own ([`Background`]; at 2049² the texels take 140 ms on 2
+/// cores: the distance to water of every node) and shown in the frame it is done, while the
+/// frames go on. [`ViewWork::texels`] says a newer texture is on its way (a script's screenshot
+/// waits for it).
 #[allow(clippy::too_many_arguments)]
 fn rebuild_data_texture(
     time: Res<Time<Real>>,
