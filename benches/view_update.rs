@@ -6,7 +6,12 @@
 //!   chunks of 64 quads (every node, with skirts), as `app::terrain_mesh` builds them, on one
 //!   thread and on rayon's pool;
 //! * `view_update_2049/surface_data`: the terrain material's per-node data (net erosion, flow,
-//!   distance to water, water depth; `editor::look::material::surface_data`).
+//!   distance to water, water depth; `editor::look::material::surface_data`);
+//! * `view_update_2049/frame_copy`: what the frame itself pays for an update now that both of the
+//!   above run on threads of their own (`app::background`): one copy of the map, which both share
+//!   (`app::MapSnapshot`; the simulation's maps the texels read are shared too,
+//!   `app::fields::Field`); `frame_copies_first_version`: a copy of the map for each and of three
+//!   simulation maps for the texels, as the first version of that change did.
 //!
 //! Run: `cargo bench --no-default-features --bench view_update`.
 
@@ -43,6 +48,22 @@ fn update(c: &mut Criterion) {
             let inputs =
                 SurfaceInputs { water: None, flow: Some(&flow), eroded: Some(&eroded), deposited: Some(&deposited) };
             black_box(surface_data(&map, 0.0, 0.05, inputs)).len()
+        })
+    });
+    // The frame's share: one copy of the map for both background builds, made while the previous
+    // update's copy is still held (as `app::MapSnapshot` holds it until it is replaced).
+    g.bench_function("frame_copy", |b| {
+        let mut held = map.clone();
+        b.iter(|| {
+            let next = black_box(map.clone());
+            std::mem::replace(&mut held, next).data.len()
+        })
+    });
+    g.bench_function("frame_copies_first_version", |b| {
+        b.iter(|| {
+            let for_chunks = black_box(map.clone());
+            let for_texels = black_box((map.clone(), flow.clone(), eroded.clone(), deposited.clone()));
+            for_chunks.data.len() + for_texels.0.data.len()
         })
     });
     g.finish();

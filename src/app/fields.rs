@@ -47,6 +47,10 @@ fn create_overlay_texture(mut commands: Commands, mut images: ResMut<Assets<Imag
     commands.insert_resource(OverlayTexture { image: images.add(image), opacity: 0.0 });
 }
 
+/// One per-node map of [`SimFields`], shared: the view's background builds (the material's data
+/// texels) read it without copying it in the frame.
+pub type Field = std::sync::Arc<Vec<f32>>;
+
 /// The newest per-node data, row-major like the heightmap (`width × height` values each).
 #[derive(Resource, Clone, Debug, Default)]
 pub struct SimFields {
@@ -57,15 +61,15 @@ pub struct SimFields {
     /// Nodes along y of every field below.
     pub height: usize,
     /// Water depth, metres (pipe model).
-    pub water: Option<Vec<f32>>,
+    pub water: Option<Field>,
     /// Water velocity `(u, v)`, metres per second (pipe model).
     pub velocity: Option<Vec<[f32; 2]>>,
     /// Flow: particles crossing each node (droplet/snowball) or drainage area (stream power).
-    pub flow: Option<Vec<f32>>,
+    pub flow: Option<Field>,
     /// Height removed at each node by the last run, metres (≥ 0).
-    pub eroded: Option<Vec<f32>>,
+    pub eroded: Option<Field>,
     /// Height added at each node by the last run, metres (≥ 0).
-    pub deposited: Option<Vec<f32>>,
+    pub deposited: Option<Field>,
     /// Erodibility multiplier the last run used (1 = normal, 0 = unerodible).
     pub hardness: Option<Vec<f32>>,
 }
@@ -86,13 +90,13 @@ impl SimFields {
             *self = Self { revision: self.revision, width, height, ..Default::default() };
         }
         if let Some(f) = fields {
-            self.water = f.water;
+            self.water = f.water.map(Field::new);
             self.velocity = f.velocity;
-            self.flow = f.flow;
+            self.flow = f.flow.map(Field::new);
         }
         if let Some(m) = maps {
-            self.eroded = Some(m.eroded);
-            self.deposited = Some(m.deposited);
+            self.eroded = Some(Field::new(m.eroded));
+            self.deposited = Some(Field::new(m.deposited));
         }
         self.revision += 1;
     }
@@ -138,7 +142,7 @@ mod tests {
         assert_eq!(f.revision, 1, "an update without data changes nothing");
         f.take_update(3, 1, None, Some(ErosionMaps::new(3)));
         assert!(f.water.is_none(), "another size drops the old fields");
-        assert_eq!(f.eroded.as_ref().map(Vec::len), Some(3));
+        assert_eq!(f.eroded.as_ref().map(|v| v.len()), Some(3));
         f.clear();
         assert!(f.eroded.is_none() && f.revision == 3);
     }

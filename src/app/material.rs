@@ -23,9 +23,9 @@ use bevy::shader::ShaderRef;
 use bevy_egui::egui;
 
 use super::background::{Background, Polled};
-use super::fields::{OverlayTexture, SimFields};
+use super::fields::{Field, OverlayTexture, SimFields};
 use super::shaders::shader_handle;
-use super::{EditorTerrain, Look, ViewWork};
+use super::{EditorTerrain, Look, MapSnapshot, ViewWork};
 use crate::editor::look::MaterialParams;
 use crate::editor::look::material::{SurfaceInputs, TerrainLayer, srgb_to_linear, surface_data, to_rgba16f_bytes};
 
@@ -45,6 +45,7 @@ impl Plugin for TerrainMaterialPlugin {
         crate::register_shader!(app, "terrain.wgsl");
         app.add_plugins(MaterialPlugin::<TerrainMat>::default())
             .init_resource::<ViewWork>()
+            .init_resource::<MapSnapshot>()
             .add_systems(Startup, create_material)
             .add_systems(Update, (rebuild_data_texture, update_material).chain());
     }
@@ -278,23 +279,23 @@ struct DataTexture {
 
 /// What the data texture is built from, owned (a background build outlives the frame).
 struct DataInputs {
-    map: crate::core::Heightmap,
+    map: std::sync::Arc<crate::core::Heightmap>,
     sea: f32,
     wet_depth: f32,
-    water: Option<Vec<f32>>,
-    flow: Option<Vec<f32>>,
-    eroded: Option<Vec<f32>>,
-    deposited: Option<Vec<f32>>,
+    water: Option<Field>,
+    flow: Option<Field>,
+    eroded: Option<Field>,
+    deposited: Option<Field>,
 }
 
 impl DataInputs {
     /// The texture's image (the texels of [`surface_data`]).
     fn image(&self) -> Image {
         let inputs = SurfaceInputs {
-            water: self.water.as_deref(),
-            flow: self.flow.as_deref(),
-            eroded: self.eroded.as_deref(),
-            deposited: self.deposited.as_deref(),
+            water: self.water.as_deref().map(Vec::as_slice),
+            flow: self.flow.as_deref().map(Vec::as_slice),
+            eroded: self.eroded.as_deref().map(Vec::as_slice),
+            deposited: self.deposited.as_deref().map(Vec::as_slice),
         };
         let texels = surface_data(&self.map, self.sea, self.wet_depth, inputs);
         data_image(self.map.width, self.map.height, texels)
@@ -319,6 +320,7 @@ fn rebuild_data_texture(
     mut materials: ResMut<Assets<TerrainMat>>,
     mut images: ResMut<Assets<Image>>,
     mut work: ResMut<ViewWork>,
+    mut snapshot: ResMut<MapSnapshot>,
 ) {
     let Some(material) = material else { return };
     let state = &mut *state;
@@ -358,9 +360,10 @@ fn rebuild_data_texture(
     }
     state.started_at = now;
     let fits = fields.fits(map.width, map.height);
-    let owned = |v: &Option<Vec<f32>>| v.as_ref().filter(|_| fits).cloned();
+    // The fields are shared, not copied; the map is the copy the meshes share.
+    let owned = |v: &Option<Field>| v.as_ref().filter(|_| fits).cloned();
     let inputs = DataInputs {
-        map: map.clone(),
+        map: snapshot.of(&terrain, terrain.last_changed()),
         sea,
         wet_depth,
         water: owned(&fields.water),

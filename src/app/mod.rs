@@ -184,6 +184,31 @@ impl ViewWork {
     }
 }
 
+/// One copy of the map shared by the view's background builds (the chunk meshes and the data
+/// texels read the same heights): made when a build needs it and the terrain has been changed
+/// since the last copy (Bevy's change tick of [`EditorTerrain`], which every change of the map
+/// passes through), so an update costs the frame one copy (16 MiB at 2049²), not one per build.
+#[derive(Resource, Default)]
+pub struct MapSnapshot(Option<(bevy::ecs::change_detection::Tick, std::sync::Arc<Heightmap>)>);
+
+impl MapSnapshot {
+    /// The map as it is now, shared; `changed` is the terrain's `last_changed()` tick.
+    pub fn of(
+        &mut self,
+        terrain: &EditorTerrain,
+        changed: bevy::ecs::change_detection::Tick,
+    ) -> std::sync::Arc<Heightmap> {
+        match &self.0 {
+            Some((tick, map)) if *tick == changed => map.clone(),
+            _ => {
+                let map = std::sync::Arc::new(terrain.map().clone());
+                self.0 = Some((changed, map.clone()));
+                map
+            }
+        }
+    }
+}
+
 /// Threads of Bevy's async compute pool, where the editor's long jobs run side by side (see
 /// [`run_editor`]).
 pub const JOB_THREADS: usize = 4;

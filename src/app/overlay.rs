@@ -160,8 +160,8 @@ fn build_now(
     flow_unit: &'static str,
 ) -> (Overlay, bool) {
     let fits = fields.fits(map.width, map.height);
-    fn pick(v: &Option<Vec<f32>>, fits: bool) -> Option<&[f32]> {
-        v.as_deref().filter(|_| fits)
+    fn pick(v: &Option<super::fields::Field>, fits: bool) -> Option<&[f32]> {
+        v.as_deref().map(Vec::as_slice).filter(|_| fits)
     }
     let mut data = OverlayData {
         map,
@@ -368,7 +368,12 @@ mod tests {
     fn builds_from_sim_fields_of_the_map_size_only() {
         let map = crate::core::Heightmap::new(4, 4, 1.0).unwrap();
         let p = OverlayParams { kind: OverlayKind::Flow, ..Default::default() };
-        let mut f = SimFields { width: 4, height: 4, flow: Some(vec![3.0; 16]), ..Default::default() };
+        let mut f = SimFields {
+            width: 4,
+            height: 4,
+            flow: Some(crate::app::fields::Field::new(vec![3.0; 16])),
+            ..Default::default()
+        };
         assert!(build_now(&p, &map, &f, &HardnessParams::default(), "particles").1);
         f.width = 5;
         assert!(

@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::background::{Background, Polled};
 use super::material::TerrainMaterial;
-use super::{CHUNK_QUADS, EditorTerrain, ViewWork};
+use super::{CHUNK_QUADS, EditorTerrain, MapSnapshot, ViewWork};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
 use crate::editor::mesh::{chunk_geometry_lod, lod_step};
@@ -41,6 +41,7 @@ impl Plugin for TerrainMeshPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<ChunkBuild>()
             .init_resource::<ViewWork>()
+            .init_resource::<MapSnapshot>()
             .add_systems(Update, (rebuild_dirty_chunks, update_lod).chain());
     }
 }
@@ -148,6 +149,7 @@ fn rebuild_dirty_chunks(
     mut meshes: ResMut<Assets<Mesh>>,
     mut build: ResMut<ChunkBuild>,
     mut work: ResMut<ViewWork>,
+    mut snapshot: ResMut<MapSnapshot>,
     material: Option<Res<TerrainMaterial>>,
     chunks: Query<(Entity, &TerrainChunk)>,
 ) {
@@ -161,7 +163,7 @@ fn rebuild_dirty_chunks(
             Polled::Gone => {
                 // Its thread panicked: every chunk is built again, in the frame.
                 warn!("the background build of the terrain's chunk meshes failed; rebuilding them all");
-                terrain.relayout = true;
+                terrain.bypass_change_detection().relayout = true;
                 Some((*layout, Vec::new()))
             }
         },
@@ -190,7 +192,10 @@ fn rebuild_dirty_chunks(
         return;
     }
     let Some(material) = material else { return };
-    let terrain = &mut *terrain;
+    // What this system changes is bookkeeping (which chunks are stale), not the map: it leaves the
+    // terrain's change tick alone, which keys the shared copy of the map ([`MapSnapshot`]).
+    let changed = terrain.last_changed();
+    let terrain = terrain.bypass_change_detection();
     if terrain.relayout {
         build.layout += 1;
         build.task = None;
@@ -225,9 +230,9 @@ fn rebuild_dirty_chunks(
         .map(|(e, c)| (e, (c.cx, c.cy, c.step)))
         .collect();
     let keys: Vec<(usize, usize, usize)> = dirty.iter().map(|&(_, k)| k).collect();
-    terrain.dirty.clear();
     if many {
-        let (map, stats) = (terrain.map().clone(), terrain.stats);
+        let (map, stats) = (snapshot.of(terrain, changed), terrain.stats);
+        terrain.dirty.clear();
         let task = Background::spawn("terrain chunk meshes", move || {
             keys.iter().copied().zip(chunk_meshes(&map, &stats, &keys)).collect::<BuiltChunks>()
         });
@@ -235,6 +240,7 @@ fn rebuild_dirty_chunks(
         work.meshes = true;
         return;
     }
+    terrain.dirty.clear();
     build.built_in_frame(keys.iter().map(|&(cx, cy, _)| (cx, cy)));
     for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
         commands.entity(entity).insert(Mesh3d(meshes.add(built)));
@@ -281,6 +287,7 @@ mod tests {
             .init_asset::<Mesh>()
             .init_resource::<ChunkBuild>()
             .init_resource::<ViewWork>()
+            .init_resource::<MapSnapshot>()
             .insert_resource(TerrainMaterial(Handle::default()))
             .insert_resource(EditorTerrain::new(crate::editor::document::Document::new(map)))
             .add_systems(Update, rebuild_dirty_chunks);
@@ -396,5 +403,31 @@ mod tests {
         go.store(true, Ordering::Release);
         settle(&mut app);
         assert_eq!(mesh_lag(&mut app), 0.0, "the background build put an older mesh back");
+    }
+
+    /// The copy of the map the background builds share is made once per change of the terrain
+    /// and is the map as it is; a change makes a new one.
+    #[test]
+    fn the_shared_copy_of_the_map_follows_every_change() {
+        let mut app = app(65);
+        let take = |app: &mut App| {
+            app.world_mut().resource_scope(|world, mut snap: Mut<MapSnapshot>| {
+                let t = world.resource_ref::<EditorTerrain>();
+                snap.of(&t, t.last_changed())
+            })
+        };
+        let (a, b) = (take(&mut app), take(&mut app));
+        assert!(std::sync::Arc::ptr_eq(&a, &b), "no change, yet a second copy");
+        {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let mut next = t.map().clone();
+            next.set(3, 4, 9.0);
+            assert!(t.show_heights(&next));
+        }
+        app.update();
+        let c = take(&mut app);
+        assert!(!std::sync::Arc::ptr_eq(&a, &c));
+        assert_eq!(c.get(3, 4), 9.0);
+        assert_eq!(c.data, app.world().resource::<EditorTerrain>().map().data);
     }
 }

@@ -426,8 +426,11 @@ fn update_pipe_water(
     state.last_pipe = now;
     let Ok((mut mesh3d, mut vis)) = q.get_mut(state.pipe) else { return };
     let map = terrain.map();
-    let water =
-        fields.water.as_deref().filter(|w| p.pipe_water && fields.fits(map.width, map.height) && w.len() == map.len());
+    let water = fields
+        .water
+        .as_deref()
+        .map(Vec::as_slice)
+        .filter(|w| p.pipe_water && fields.fits(map.width, map.height) && w.len() == map.len());
     let Some(water) = water else {
         *vis = Visibility::Hidden;
         return;
