@@ -330,6 +330,7 @@ fn rebuild_data_texture(
             Polled::Done(image) => {
                 let key = *key;
                 state.task = None;
+                debug!("terrain data texture built off the frame is done (fields revision {})", key.fields_revision);
                 show_data_image(&material, &mut materials, &mut images, image);
                 state.shown = Some(key);
             }

@@ -229,6 +229,7 @@ pub fn show_simulation_updates(
     sim.progress = update.progress;
     sim.steps_per_s = update.steps_per_s;
     sim.updates_shown += 1;
+    debug!("simulation: update {} shown{}", sim.updates_shown, if update.end.is_some() { ", the last" } else { "" });
     if update.notes.len() > sim.notes.len() {
         for n in &update.notes[sim.notes.len()..] {
             status.info(format!("{label}: {n}"));

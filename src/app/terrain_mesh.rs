@@ -171,6 +171,7 @@ fn rebuild_dirty_chunks(
     };
     if let Some((layout, done)) = finished {
         build.task = None;
+        debug!("terrain: {} chunk meshes built off the frame are done (layout {layout})", done.len());
         if layout == build.layout {
             let mut done: HashMap<(usize, usize), (usize, Mesh)> =
                 done.into_iter().map(|((cx, cy, step), m)| ((cx, cy), (step, m))).collect();
