@@ -163,10 +163,11 @@ pub struct Refiner<P> {
     /// The state the passes start from on the preview's result (the drainage, m², where the
     /// model keeps it; empty otherwise).
     pub start: fn(&P, &Heightmap, &JobInputs) -> Result<Vec<f32>, JobError>,
-    /// One level's pass: the model's parameters (as the layer ran them), the refine settings,
-    /// the level, the model's inputs at the level (hardness at this resolution, boundary, sea,
-    /// seed), and a cancel flag read between steps.
-    pub pass: fn(&P, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>,
+    /// One level's pass of its own: the model's parameters (as the layer ran them), the refine
+    /// settings, the level, the model's inputs at the level (hardness at this resolution,
+    /// boundary, sea, seed), and a cancel flag read between steps. `None` for a model whose pass
+    /// is its [`Refiner::own_job`], run to its end ([`run_own_job`]).
+    pub pass: Option<fn(&P, &RefineParams, &mut Level, &JobInputs, &AtomicBool) -> Result<(), JobError>>,
     /// Bytes per node the pass holds at its peak besides the level's map and drainage, with the
     /// build's refine settings (a build's memory estimate).
     pub bytes_per_node: fn(&P, &RefineParams) -> u64,

@@ -73,7 +73,7 @@ use serde::{Deserialize, Serialize};
 
 use std::sync::atomic::AtomicBool;
 
-use super::refine::{BringUp, Level, RefineParams, Refiner};
+use super::refine::{BringUp, Level, RefineParams, Refiner, run_own_job};
 use super::{JobError, JobInputs, Simulation, droplet, pipe, snowball, stream_power, thermal};
 use crate::core::heightmap::Heightmap;
 use crate::core::units::Legacy;
@@ -462,8 +462,13 @@ macro_rules! models {
                         ModelParams::$variant(p) => {
                             let r: Option<Refiner<$module::$params>> = $refine;
                             match r {
-                                Some(r) => (r.pass)(p, settings, level, inputs, cancel).map(|()| true),
-                                None => Ok(false),
+                                Some(Refiner { pass: Some(pass), .. }) => {
+                                    pass(p, settings, level, inputs, cancel).map(|()| true)
+                                }
+                                Some(Refiner { own_job: Some(job), .. }) => {
+                                    run_own_job(job, p, settings, level, inputs, cancel).map(|()| true)
+                                }
+                                _ => Ok(false),
                             }
                         }
                     )*

@@ -6,16 +6,14 @@
 //! levels made and do not run across the map. Each level draws its own droplets (the layer's
 //! seed plus the level).
 
-use std::sync::atomic::AtomicBool;
-
 use super::DropletParams;
-use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own_job};
-use crate::core::erosion::{JobError, JobInputs, ModelParams};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes};
+use crate::core::erosion::{JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
 pub const REFINER: Refiner<DropletParams> = Refiner {
     start: no_state,
-    pass,
+    pass: None,
     bytes_per_node: |p, _| own_job_bytes(&ModelParams::Droplet(p.clone())),
     bring_up: BringUp::Exact,
     own_job: Some(job),
@@ -35,15 +33,4 @@ pub fn job(p: &DropletParams, r: &RefineParams, lv: &Level, inputs: &JobInputs) 
         ..p.clone()
     });
     Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))
-}
-
-/// One level's pass: [`job`] run to its end on the CPU.
-pub fn pass(
-    p: &DropletParams,
-    r: &RefineParams,
-    lv: &mut Level,
-    inputs: &JobInputs,
-    cancel: &AtomicBool,
-) -> Result<(), JobError> {
-    run_own_job(job, p, r, lv, inputs, cancel)
 }

@@ -6,16 +6,14 @@
 //! smoothing the model makes at its own scale. Each level draws its own snowballs (the layer's
 //! seed plus the level).
 
-use std::sync::atomic::AtomicBool;
-
 use super::SnowballParams;
-use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own_job};
-use crate::core::erosion::{JobError, JobInputs, ModelParams};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes};
+use crate::core::erosion::{JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
 pub const REFINER: Refiner<SnowballParams> = Refiner {
     start: no_state,
-    pass,
+    pass: None,
     bytes_per_node: |p, _| own_job_bytes(&ModelParams::Snowball(p.clone())),
     bring_up: BringUp::Smooth,
     own_job: Some(job),
@@ -35,21 +33,13 @@ pub fn job(p: &SnowballParams, r: &RefineParams, lv: &Level, inputs: &JobInputs)
     Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))
 }
 
-/// One level's pass: [`job`] run to its end on the CPU.
-pub fn pass(
-    p: &SnowballParams,
-    r: &RefineParams,
-    lv: &mut Level,
-    inputs: &JobInputs,
-    cancel: &AtomicBool,
-) -> Result<(), JobError> {
-    run_own_job(job, p, r, lv, inputs, cancel)
-}
-
 #[cfg(test)]
 mod tests {
+    use std::sync::atomic::AtomicBool;
+
     use super::*;
     use crate::core::Heightmap;
+    use crate::core::erosion::refine::run_own_job;
 
     /// A rough hillside (1 m cells): a slope with fine noise on it, the finer grid's detail a
     /// build's base brings before the pass.
@@ -68,7 +58,8 @@ mod tests {
         let mut lv =
             Level { map: &mut map, input: &input, drainage: &mut drainage, index, levels: 2, input_range: None };
         let ran = job(&SnowballParams::default(), r, &lv, &JobInputs::default()).is_some();
-        pass(&SnowballParams::default(), r, &mut lv, &JobInputs::default(), &AtomicBool::new(false)).unwrap();
+        run_own_job(job, &SnowballParams::default(), r, &mut lv, &JobInputs::default(), &AtomicBool::new(false))
+            .unwrap();
         (map, ran)
     }
 

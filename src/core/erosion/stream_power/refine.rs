@@ -216,7 +216,7 @@ impl Donors {
 /// The model's registry entry's `refine`.
 pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     start,
-    pass,
+    pass: Some(pass),
     // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
     // (2), diffusion's faces, outlet copies and scratch (14), and with deposition on the
     // sediment's two loads (2 · 4).

@@ -3,16 +3,14 @@
 //! run for `thermal_iterations` iterations at every level, so the gully walls and crests a
 //! finer level resolves settle to the same angle of repose the preview's slopes did.
 
-use std::sync::atomic::AtomicBool;
-
 use super::ThermalParams;
-use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes, run_own_job};
-use crate::core::erosion::{JobError, JobInputs, ModelParams};
+use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes};
+use crate::core::erosion::{JobInputs, ModelParams};
 
 /// The model's registry entry's `refine`.
 pub const REFINER: Refiner<ThermalParams> = Refiner {
     start: no_state,
-    pass,
+    pass: None,
     bytes_per_node: |p, _| own_job_bytes(&ModelParams::Thermal(p.clone())),
     bring_up: BringUp::Smooth,
     own_job: Some(job),
@@ -24,15 +22,4 @@ pub fn job(p: &ThermalParams, r: &RefineParams, _: &Level, inputs: &JobInputs) -
     (r.thermal_iterations > 0).then(|| {
         (ModelParams::Thermal(ThermalParams { iterations: r.thermal_iterations, ..p.clone() }), inputs.clone())
     })
-}
-
-/// One level's pass: [`job`] run to its end on the CPU.
-pub fn pass(
-    p: &ThermalParams,
-    r: &RefineParams,
-    lv: &mut Level,
-    inputs: &JobInputs,
-    cancel: &AtomicBool,
-) -> Result<(), JobError> {
-    run_own_job(job, p, r, lv, inputs, cancel)
 }
