@@ -419,6 +419,7 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     );
     script += &phase(d, 1, PHASE_FRAMES, None, &shot(d, "hover.png"));
     script += &phase(d, 2, PHASE_FRAMES, Some("s0.bhef"), &(save(d, "s2.bhef") + &shot(d, "stroke.png")));
+    script += &syncs(d, 117..119);
     script += &phase(d, 3, PHASE_FRAMES, Some("s2.bhef"), "");
     script += &syncs(d, 100..104);
     script += &phase(d, 4, PHASE_FRAMES, Some("s2.bhef"), "");
@@ -480,11 +481,32 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     let (off, top) = check_stroke(&r2, a, b, "default panel");
     figures.push(format!("stroke {off:.2} px off its path, raised {top:.2} m"));
 
-    // 3: a drag that starts on the panel's top row and ends over the terrain paints nothing.
-    s.drag(1, (panel0 * 0.5, 6.0), (panel0 + 300.0, in_view(&r0, 0.0, 0.5).1), 14);
+    // 3: a drag that starts on the panel's top row and ends over the terrain paints nothing and
+    // leaves the panel as it was. The press is seen in a frame of its own before the pointer
+    // moves (syncs 117, 118): with frames seconds apart, a press and the first moves past the
+    // panel's edge would reach egui in one frame, and egui would take the press as a grab of the
+    // edge it finds under the pointer's latest position (a CI run saw the panel resized to the
+    // drag's end, 630 px).
+    let (a, b) = ((panel0 * 0.5, 6.0), (panel0 + 300.0, in_view(&r0, 0.0, 0.5).1));
+    s.move_to(a);
+    s.sync(117);
+    s.xdo(&["mousedown", "1"]);
+    s.sync(118);
+    for i in 1..=14 {
+        let t = i as f32 / 14.0;
+        s.move_to((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
+        std::thread::sleep(Duration::from_millis(40));
+    }
+    std::thread::sleep(Duration::from_millis(150));
+    s.xdo(&["mouseup", "1"]);
     let r3 = s.step(3);
     let painted = r3["changed"].as_array().unwrap().len();
     assert_eq!(painted, 0, "a drag that started on the panel painted {painted} nodes");
+    let panel3 = f(&r3["panel_width"]);
+    assert!(
+        (panel3 - panel0).abs() <= 1.0,
+        "a drag that started inside the panel resized it from {panel0} to {panel3} px"
+    );
 
     // 4: the panel's right edge dragged 140 px to the right: the viewport follows.
     let edge_y = in_view(&r0, 0.0, 0.7).1;
