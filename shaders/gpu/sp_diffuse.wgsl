@@ -48,14 +48,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
 // The CPU model's step (core/erosion/stream_power/diffusion.rs): one backward-Euler step over
 // the whole Δt, split by direction (LOD splitting), rows then columns. Each line solves
 // h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k, a = r·2c_a c_b/(c_a + c_b)
-// with r = κ·Δt/Δx² (P.r_diff), by the Thomas algorithm, one line per invocation. Outlets are
+// with r = κ·Δt/Δx² (P.r_diff), by the Thomas algorithm split into segments of 64 nodes
+// (thomas_split.wgsl: segments, then the separators between them, then every node). Outlets are
 // fixed values (a sea node at the sea surface max(h, sea)) and keep their own height. Rows read
-// h_src and write h_dst, columns solve h_dst in place (thomas.wgsl's `solve_line`), and
-// `settle` books h_dst − h_src per node and copies it back, so the step ends in h_src as the
-// explicit substeps do. The Thomas algorithm's c′ and d′ are kept in the incision chain's first
-// buffer (free after `apply`).
+// h_src and write h_dst, columns solve h_dst in place, and `settle` books h_dst − h_src per node
+// and copies it back, so the step ends in h_src as the explicit substeps do. The split solve's
+// four floats per node are kept in the incision chain's first buffer (free after `apply`).
 
-// The hooks of thomas.wgsl's `solve_line`: rows (`ROWS`) read h_src and write h_dst, columns
+// The hooks of thomas_split.wgsl: rows (`ROWS`) read h_src and write h_dst, columns
 // (`COLS`) solve h_dst in place.
 const ROWS: u32 = 0u;
 const COLS: u32 = 1u;
@@ -79,12 +79,9 @@ fn line_held(i: u32, v: f32) -> f32 {
     return v;
 }
 
-fn line_keep(i: u32, c: f32, d: f32) { c_src[i] = vec4<u32>(bitcast<u32>(c), bitcast<u32>(d), 0u, 0u); }
+fn split_keep(i: u32, v: vec4<f32>) { c_src[i] = bitcast<vec4<u32>>(v); }
 
-fn line_kept(i: u32) -> vec2<f32> {
-    let cd = c_src[i];
-    return vec2<f32>(bitcast<f32>(cd.x), bitcast<f32>(cd.y));
-}
+fn split_kept(i: u32) -> vec4<f32> { return bitcast<vec4<f32>>(c_src[i]); }
 
 fn line_write(i: u32, v: f32, dir: u32) {
     // Outlets keep their own height.
@@ -95,16 +92,42 @@ fn line_write(i: u32, v: f32, dir: u32) {
     }
 }
 
-@compute @workgroup_size(32)
-fn rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+// Each direction in thomas_split.wgsl's three steps: segments (x: the line, y: its segment),
+// separators (x: the line), then every node (the map's 16×16 tiles).
+@compute @workgroup_size(64)
+fn rows_segments(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.h) { return; }
-    solve_line(gid.x * P.w, 1u, P.w, ROWS);
+    split_segment(gid.x * P.w, 1u, P.w, gid.y, ROWS);
 }
 
-@compute @workgroup_size(32)
-fn cols(@builtin(global_invocation_id) gid: vec3<u32>) {
+@compute @workgroup_size(64)
+fn rows_separators(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.h) { return; }
+    split_separators(gid.x * P.w, 1u, P.w, ROWS);
+}
+
+@compute @workgroup_size(16, 16)
+fn rows_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.y >= P.h) { return; }
+    split_fill(gid.y * P.w, 1u, P.w, gid.x, ROWS);
+}
+
+@compute @workgroup_size(64)
+fn cols_segments(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w) { return; }
-    solve_line(gid.x, P.w, P.h, COLS);
+    split_segment(gid.x, P.w, P.h, gid.y, COLS);
+}
+
+@compute @workgroup_size(64)
+fn cols_separators(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w) { return; }
+    split_separators(gid.x, P.w, P.h, COLS);
+}
+
+@compute @workgroup_size(16, 16)
+fn cols_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w) { return; }
+    split_fill(gid.x, P.w, P.h, gid.y, COLS);
 }
 
 @compute @workgroup_size(16, 16)

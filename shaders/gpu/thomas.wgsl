@@ -1,8 +1,9 @@
 // The Thomas algorithm along one line of the map, the nodes first + k·stride (k < len), for the
 // implicit diffusion step split by direction: each line solves
 // h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k, a fixed node keeping its
-// held value. Shared by the stream-power model (sp_diffuse.wgsl) and the build's detail pass
-// (refine_sp.wgsl); src/gpu prepends it to both. The including shader defines, for `dir` (its
+// held value, one line per invocation. Used by the build's detail pass (refine_sp.wgsl, which
+// src/gpu prepends it to); the stream-power model solves the same lines split into segments
+// (thomas_split.wgsl, with the same hooks). The including shader defines, for `dir` (its
 // own tag of the line's direction):
 //   line_rhs(i, dir) -> f32      the height the line starts from;
 //   line_fixed(i) -> bool         whether node i is a fixed value (an outlet);

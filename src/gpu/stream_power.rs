@@ -28,7 +28,9 @@
 //!                 neighbours with room, else seaward; further out, at drain edges and sinks it
 //!                 leaves the map                                             × sediment_sweeps
 //! sp_diffuse   5  κ∇²h implicit as on the CPU: one backward-Euler step split by direction, a
-//!                 Thomas solve per row, then per column (r = κ·Δt/Δx², any Δt); on a map with a
+//!                 Thomas solve per row, then per column (r = κ·Δt/Δx², any Δt), each line cut
+//!                 into 64-node segments solved side by side and joined through the separators
+//!                 between them (the partition method, `thomas_split.wgsl`); on a map with a
 //!                 wrap edge explicit 5-point substeps, r·max c ≤ 0.2; outlets fixed (sea at its
 //!                 surface)
 //! ```
@@ -87,13 +89,18 @@ const AREA: &str = include_str!("../../shaders/gpu/sp_area.wgsl");
 const INCISE: &str =
     concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/sp_incise.wgsl"));
 const SEDIMENT: &str = include_str!("../../shaders/gpu/sp_sediment.wgsl");
-const DIFFUSE: &str =
-    concat!(include_str!("../../shaders/gpu/thomas.wgsl"), "\n", include_str!("../../shaders/gpu/sp_diffuse.wgsl"));
+const DIFFUSE: &str = concat!(
+    include_str!("../../shaders/gpu/thomas_split.wgsl"),
+    "\n",
+    include_str!("../../shaders/gpu/sp_diffuse.wgsl")
+);
 
 /// Workgroup edge (16×16 threads).
 const WG: u32 = 16;
-/// Lines per workgroup of the implicit diffusion's solves (`sp_diffuse.wgsl`).
-const LINE_WG: u32 = 32;
+/// Lines per workgroup of the implicit diffusion's split solves (`sp_diffuse.wgsl`).
+const LINE_WG: u32 = 64;
+/// Nodes per segment of a split line solve (`SPLIT_SEG` in `thomas_split.wgsl`).
+const LINE_SEG: u32 = 64;
 /// Book slots: eroded, deposited, lost, uplift (`sp_common.wgsl`).
 const SLOTS: usize = 4;
 /// Bindings of the shared layout: the uniform block and 14 storage buffers.
@@ -235,9 +242,10 @@ struct Pipelines {
     deposit: wgpu::ComputePipeline,
     /// One explicit substep (maps with a wrap edge).
     diffuse: wgpu::ComputePipeline,
-    /// The implicit step: rows, columns, booking.
-    diffuse_rows: wgpu::ComputePipeline,
-    diffuse_cols: wgpu::ComputePipeline,
+    /// The implicit step: rows, columns (each a split line solve: segments, separators,
+    /// fill), booking.
+    diffuse_rows: [wgpu::ComputePipeline; 3],
+    diffuse_cols: [wgpu::ComputePipeline; 3],
     diffuse_settle: wgpu::ComputePipeline,
 }
 
@@ -537,8 +545,16 @@ impl GpuStreamPowerJob {
             carry: pipeline("sp_sediment carry", SEDIMENT, "carry_load")?,
             deposit: pipeline("sp_sediment deposit", SEDIMENT, "deposit")?,
             diffuse: pipeline("sp_diffuse", DIFFUSE, "main")?,
-            diffuse_rows: pipeline("sp_diffuse rows", DIFFUSE, "rows")?,
-            diffuse_cols: pipeline("sp_diffuse cols", DIFFUSE, "cols")?,
+            diffuse_rows: [
+                pipeline("sp_diffuse rows: segments", DIFFUSE, "rows_segments")?,
+                pipeline("sp_diffuse rows: separators", DIFFUSE, "rows_separators")?,
+                pipeline("sp_diffuse rows: fill", DIFFUSE, "rows_fill")?,
+            ],
+            diffuse_cols: [
+                pipeline("sp_diffuse cols: segments", DIFFUSE, "cols_segments")?,
+                pipeline("sp_diffuse cols: separators", DIFFUSE, "cols_separators")?,
+                pipeline("sp_diffuse cols: fill", DIFFUSE, "cols_fill")?,
+            ],
             diffuse_settle: pipeline("sp_diffuse settle", DIFFUSE, "settle")?,
         };
         ctx.check()?;
@@ -576,7 +592,7 @@ impl GpuStreamPowerJob {
     /// Kernel dispatches of one time step (for the bench's per-step figures).
     pub fn dispatches_per_step(&self) -> u32 {
         let s = self.sweeps;
-        6 + s.rounds + s.fill + s.area + s.incise + 3 * s.sediment + 1 + s.diffuse + if s.implicit { 3 } else { 0 }
+        6 + s.rounds + s.fill + s.area + s.incise + 3 * s.sediment + 1 + s.diffuse + if s.implicit { 7 } else { 0 }
     }
 
     /// Where a time step's GPU time goes: each kernel of the step timed alone over `reps`
@@ -587,7 +603,7 @@ impl GpuStreamPowerJob {
         let p = &self.pipes;
         let s = self.sweeps;
         let implicit = u32::from(s.implicit);
-        let list: [(&'static str, &wgpu::ComputePipeline, u32); 18] = [
+        let list: [(&'static str, &wgpu::ComputePipeline, u32); 22] = [
             ("uplift", &p.uplift, 1),
             ("tree init", &p.tree_init, 1),
             ("tree jump (pointer jumping)", &p.tree_jump, s.rounds),
@@ -603,8 +619,12 @@ impl GpuStreamPowerJob {
             ("sediment carry", &p.carry, s.sediment),
             ("deposit", &p.deposit, 1),
             ("diffusion substep (explicit)", &p.diffuse, s.diffuse),
-            ("diffusion rows (implicit)", &p.diffuse_rows, implicit),
-            ("diffusion columns (implicit)", &p.diffuse_cols, implicit),
+            ("diffusion rows: segments (implicit)", &p.diffuse_rows[0], implicit),
+            ("diffusion rows: separators (implicit)", &p.diffuse_rows[1], implicit),
+            ("diffusion rows: fill (implicit)", &p.diffuse_rows[2], implicit),
+            ("diffusion columns: segments (implicit)", &p.diffuse_cols[0], implicit),
+            ("diffusion columns: separators (implicit)", &p.diffuse_cols[1], implicit),
+            ("diffusion columns: fill (implicit)", &p.diffuse_cols[2], implicit),
             ("diffusion settle (implicit)", &p.diffuse_settle, implicit),
         ];
         list.iter()
@@ -621,13 +641,20 @@ impl GpuStreamPowerJob {
         &self.ctx
     }
 
-    /// The workgroups a kernel is dispatched over: one per 32 lines for the implicit
-    /// diffusion's line solves, the map's 16×16 tiles for every other kernel.
+    /// The workgroups a kernel is dispatched over: for the implicit diffusion's split line
+    /// solves one per 64 lines (by the line's segments for the first step), the map's 16×16
+    /// tiles for every other kernel.
     fn grid_of(&self, pl: &wgpu::ComputePipeline) -> (u32, u32) {
-        if pl == &self.pipes.diffuse_rows {
-            (groups(self.h as u32, LINE_WG), 1)
-        } else if pl == &self.pipes.diffuse_cols {
-            (groups(self.w as u32, LINE_WG), 1)
+        let (w, h) = (self.w as u32, self.h as u32);
+        let [rows, cols] = [&self.pipes.diffuse_rows, &self.pipes.diffuse_cols];
+        if pl == &rows[0] {
+            (groups(h, LINE_WG), groups(w, LINE_SEG))
+        } else if pl == &rows[1] {
+            (groups(h, LINE_WG), 1)
+        } else if pl == &cols[0] {
+            (groups(w, LINE_WG), groups(h, LINE_SEG))
+        } else if pl == &cols[1] {
+            (groups(w, LINE_WG), 1)
         } else {
             self.grid
         }
@@ -674,7 +701,8 @@ impl GpuStreamPowerJob {
                 list.push((&p.deposit, 0));
                 sweep(&mut list, &p.diffuse, s.diffuse);
                 if s.implicit {
-                    list.extend([(&p.diffuse_rows, 0), (&p.diffuse_cols, 0), (&p.diffuse_settle, 0)]);
+                    list.extend(p.diffuse_rows.iter().chain(&p.diffuse_cols).map(|pl| (pl, 0)));
+                    list.push((&p.diffuse_settle, 0));
                 }
             }
             for (pl, parity) in list {

@@ -95,6 +95,33 @@ fn a_raw_fbm_with_its_pits_and_a_sea_matches_the_cpu_in_landforms() {
     assert!(par.meets(0.02, 0.8), "{par:?}");
 }
 
+/// The implicit diffusion's lines are solved in 64-node segments joined through separators
+/// (`thomas_split.wgsl`); with nothing else moving (no incision, no uplift) one step must be the
+/// CPU's own implicit step (`diffusion.rs`, a Thomas solve per whole line in f64) to f32
+/// rounding. A stiff step (r = κ·Δt/Δx² ≈ 24) couples each node to nodes far along its line, a
+/// map of 150 × 97 nodes has full and partial segments in both directions, and a sea inside the
+/// lines puts fixed nodes among segments and separators alike.
+#[test]
+fn the_split_line_solve_is_the_cpus_implicit_diffusion() {
+    let t = generate(&GenerateParams { width: 150, height: 97, cell_size: 6.5, seed: 4, ..GenerateParams::default() })
+        .unwrap();
+    let p = StreamPowerParams { steps: 1, k: 0.0, uplift: 0.0, diffusion: 1.0, dt: 1000.0, ..Default::default() };
+    let i = JobInputs { sea_level: Some(35.0), ..Default::default() };
+    let Some(mut g) = gpu_job(&t, &p, &i) else { return };
+    run(&mut g);
+    let mut c = StreamPowerJob::new(t.clone(), p.clone(), i.clone()).unwrap();
+    run(&mut c);
+    let (g, c) = (g.heightmap(), c.heightmap());
+    let (mut diff, mut change) = (0.0f32, 0.0f32);
+    for ((&a, &b), &h0) in g.data.iter().zip(&c.data).zip(&t.data) {
+        diff = diff.max((a - b).abs());
+        change = change.max((b - h0).abs());
+    }
+    eprintln!("split solve: max |gpu − cpu| {diff:.3e} m of a change up to {change:.2} m");
+    assert!(change > 1.0, "the step barely diffused ({change} m): the test would prove nothing");
+    assert!(diff <= 1.0e-4 * change.max(1.0) + 1.0e-4, "gpu and cpu differ by {diff} m (change {change} m)");
+}
+
 #[test]
 fn two_runs_give_the_same_bits_whatever_the_batch() {
     let t = land(65, 3);
