@@ -41,11 +41,10 @@ const SEA_IN: u32 = 2u; // at or below the sea in the level's input: counts at t
 @group(0) @binding(2) var<storage, read_write> h_dst: array<f32>;
 @group(0) @binding(3) var<storage, read_write> a_src: array<f32>;
 @group(0) @binding(4) var<storage, read_write> a_dst: array<f32>;
-// 1 / the steepest slope (0: no lower neighbour); the Thomas algorithm's c′ in the diffusion
-// kernels, which run after the step's last reader of it.
+// 1 / the steepest slope (0: no lower neighbour); scratch of the diffusion's line solves, which
+// run after the step's last reader of it.
 @group(0) @binding(5) var<storage, read_write> steep: array<f32>;
-// 1 / the sum of the MFD weights of the lower neighbours; the Thomas algorithm's d′ in the
-// diffusion kernels.
+// 1 / the sum of the MFD weights of the lower neighbours; scratch of the diffusion's line solves.
 @group(0) @binding(6) var<storage, read_write> norm: array<f32>;
 // Per node, fixed for the level: flags, hardness c, the uplift rate U (m/yr).
 @group(0) @binding(7) var<storage, read_write> flags: array<u32>;
@@ -240,10 +239,14 @@ fn incise(@builtin(global_invocation_id) gid: vec3<u32>) {
 }
 
 // Step 4: one backward-Euler diffusion step split by direction (the CPU's LOD splitting):
-// each line is solved by thomas.wgsl's `solve_line`, in place on h_src, with
-// a = r·2c_a c_b/(c_a + c_b). Outlets are fixed values, a sea node at the sea surface
-// max(h, sea) while the line is solved (its own height is kept). The Thomas algorithm's c′ and
-// d′ are kept in `steep` and `norm`. Its hooks:
+// each line is solved in 64-node segments joined through their separators (thomas_split.wgsl),
+// in place on h_src, with a = r·2c_a c_b/(c_a + c_b). Outlets are fixed values, a sea node at
+// the sea surface max(h, sea) while the line is solved (its own height is kept). The split
+// solve's four floats per node are kept in `steep`, `norm`, `h_dst` and `a_dst`: the step's
+// incision and sweep have written the current heights and drainage to the other buffers of
+// those pairs, and the next step's sweep and incision overwrite these before anything reads
+// them (the sediment's pair cannot serve: it is one node long without deposition, and an outlet
+// relies on its load staying 0). Its hooks:
 
 fn line_rhs(i: u32, dir: u32) -> f32 { return h_src[i]; }
 
@@ -258,26 +261,54 @@ fn line_face(a: u32, b: u32) -> f32 {
     return P.r_diff * select(0.0, 2.0 * ca * cb / s, s > 0.0);
 }
 
-fn line_keep(i: u32, c: f32, d: f32) {
-    steep[i] = c;
-    norm[i] = d;
+fn split_keep(i: u32, v: vec4<f32>) {
+    steep[i] = v.x;
+    norm[i] = v.y;
+    h_dst[i] = v.z;
+    a_dst[i] = v.w;
 }
 
-fn line_kept(i: u32) -> vec2<f32> { return vec2<f32>(steep[i], norm[i]); }
+fn split_kept(i: u32) -> vec4<f32> { return vec4<f32>(steep[i], norm[i], h_dst[i], a_dst[i]); }
 
 fn line_write(i: u32, v: f32, dir: u32) {
     // Fixed nodes keep their height.
     if (!line_fixed(i) && abs(v) < 3.4e38) { h_src[i] = v; }
 }
 
+// Each direction in thomas_split.wgsl's three steps: segments (x: the line, y: its segment),
+// separators (x: the line), then every node (the map's 16×16 tiles).
 @compute @workgroup_size(64)
-fn diffuse_rows(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn rows_segments(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.h) { return; }
-    solve_line(gid.x * P.w, 1u, P.w, 0u);
+    split_segment(gid.x * P.w, 1u, P.w, gid.y, 0u);
 }
 
 @compute @workgroup_size(64)
-fn diffuse_cols(@builtin(global_invocation_id) gid: vec3<u32>) {
+fn rows_separators(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.h) { return; }
+    split_separators(gid.x * P.w, 1u, P.w, 0u);
+}
+
+@compute @workgroup_size(16, 16)
+fn rows_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.y >= P.h) { return; }
+    split_fill(gid.y * P.w, 1u, P.w, gid.x, 0u);
+}
+
+@compute @workgroup_size(64)
+fn cols_segments(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w) { return; }
-    solve_line(gid.x, P.w, P.h, 0u);
+    split_segment(gid.x, P.w, P.h, gid.y, 0u);
+}
+
+@compute @workgroup_size(64)
+fn cols_separators(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w) { return; }
+    split_separators(gid.x, P.w, P.h, 0u);
+}
+
+@compute @workgroup_size(16, 16)
+fn cols_fill(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w) { return; }
+    split_fill(gid.x, P.w, P.h, gid.y, 0u);
 }

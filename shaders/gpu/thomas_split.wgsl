@@ -1,8 +1,12 @@
-// The same tridiagonal line solve as thomas.wgsl, split so a long line is not one invocation's
-// 2·len dependent steps (the partition method: Wang 1981, "A parallel method for tridiagonal
-// equations", ACM TOMS 7(2); the "separator" form of Polizzi & Sameh's SPIKE). Each line of
-// `len` nodes is cut into blocks of SPLIT_SEG nodes; the last node of every full block is a
-// separator `z_s`, the others are the interior of segment `s` between separators `s−1` and `s`.
+// The tridiagonal line solve of the implicit diffusion step split by direction, for the
+// stream-power model (sp_diffuse.wgsl) and the build's detail pass (refine_sp.wgsl); src/gpu
+// prepends it to both. Each line, the nodes first + k·stride (k < len), solves
+// h'_k + a_{k−½}(h'_k − h'_{k−1}) + a_{k+½}(h'_k − h'_{k+1}) = h_k, a fixed node keeping its
+// held value, by the Thomas algorithm split so a long line is not one invocation's 2·len
+// dependent steps (the partition method: Wang 1981, "A parallel method for tridiagonal
+// equations", ACM TOMS 7(2); the "separator" form of Polizzi & Sameh's SPIKE). The line is cut
+// into blocks of SPLIT_SEG nodes; the last node of every full block is a separator `z_s`, the
+// others are the interior of segment `s` between separators `s−1` and `s`.
 //
 //   1. split_segment (one invocation per line and segment): the segment's own rows, with the
 //      coupling of its first row to `z_{s−1}` and of its last row to `z_s` moved to the right
@@ -19,9 +23,14 @@
 //
 // The matrix is the diffusion's (diagonally dominant), so every segment's block is regular and
 // the split is exact up to f32 rounding; the dependent chain of a line falls from 2·len steps to
-// 2·SPLIT_SEG + 2·len/SPLIT_SEG. The including shader defines thomas.wgsl's hooks line_rhs,
-// line_fixed, line_held, line_face and line_write, and in place of line_keep/line_kept:
-//   split_keep(i, v: vec4<f32>)     stores four floats of node i;
+// 2·SPLIT_SEG + 2·len/SPLIT_SEG. The including shader defines, for `dir` (its own tag of the
+// line's direction):
+//   line_rhs(i, dir) -> f32         the height the line starts from;
+//   line_fixed(i) -> bool            whether node i is a fixed value (an outlet);
+//   line_held(i, v) -> f32           a fixed node's value, v its height;
+//   line_face(a, b) -> f32           the face coefficient a = r·c_face between neighbours a and b;
+//   line_write(i, v, dir)           takes the solved height v of node i;
+//   split_keep(i, v: vec4<f32>)     stores four floats of scratch for node i;
 //   split_kept(i) -> vec4<f32>       reads them back.
 // Interior nodes keep (c′, Y′, V′, W′) of the forward sweep, then (Y, V, W, 0); separators keep
 // (c″, R″, z, 0) of theirs.

@@ -11,9 +11,10 @@
 //!    (`G > 0`: the load `t_i` gathered from the donors' of the step before plus the node's own
 //!    incision, `t_i·G·Δx²/A_i/(1 + G·Δx²/A_i)` of it settling, never above the lowest donor),
 //!    then `+ U_i·Δt`;
-//! 4. `diffuse_rows`, `diffuse_cols`: the CPU's backward-Euler step split by direction, each
-//!    line solved by the Thomas algorithm (`shaders/gpu/thomas.wgsl`, shared with the
-//!    stream-power model), one invocation per line.
+//! 4. `rows_*`, `cols_*`: the CPU's backward-Euler step split by direction, each line solved by
+//!    the Thomas algorithm in 64-node segments joined through their separators
+//!    (`shaders/gpu/thomas_split.wgsl`, shared with the stream-power model): segments, separators,
+//!    then every node.
 //!
 //! Each kernel gathers from the step before and writes only its own node (or line), so the
 //! pass gives the same bits on every run. Against the CPU pass the arithmetic differs only where
@@ -39,7 +40,7 @@ use crate::core::erosion::{JobError, check_param};
 const SHADER: &str = concat!(
     include_str!("../../shaders/gpu/incision.wgsl"),
     "\n",
-    include_str!("../../shaders/gpu/thomas.wgsl"),
+    include_str!("../../shaders/gpu/thomas_split.wgsl"),
     "\n",
     include_str!("../../shaders/gpu/refine_sp.wgsl")
 );
@@ -217,16 +218,17 @@ pub fn stream_power_pass(
     let receivers = pipeline("receivers")?;
     let sweep = pipeline("sweep")?;
     let incise = pipeline("incise")?;
-    let rows = pipeline("diffuse_rows")?;
-    let cols = pipeline("diffuse_cols")?;
+    let rows = [pipeline("rows_segments")?, pipeline("rows_separators")?, pipeline("rows_fill")?];
+    let cols = [pipeline("cols_segments")?, pipeline("cols_separators")?, pipeline("cols_fill")?];
     ctx.check()?;
 
     // Where the current heights and drainage are (0: buffer 0).
     let (mut hc, mut ac) = (0usize, 0usize);
+    /// What a dispatch covers: the map's 16×16 tiles, or `lines` lines of `len` nodes (by
+    /// their 64-node segments where `segments`).
     enum Grid {
         Nodes,
-        Rows,
-        Cols,
+        Lines { lines: u32, len: u32, segments: bool },
     }
     let submit = |list: &[(&wgpu::ComputePipeline, usize, usize, Grid)]| -> Result<(), GpuError> {
         let mut enc =
@@ -239,8 +241,9 @@ pub fn stream_power_pass(
                 cp.set_bind_group(0, &bind[hp * 2 + ap], &[]);
                 match grid {
                     Grid::Nodes => cp.dispatch_workgroups(gx, gy, 1),
-                    Grid::Rows => cp.dispatch_workgroups(groups(h as u32, 64), 1, 1),
-                    Grid::Cols => cp.dispatch_workgroups(groups(w as u32, 64), 1, 1),
+                    Grid::Lines { lines, len, segments } => {
+                        cp.dispatch_workgroups(groups(*lines, 64), if *segments { groups(*len, 64) } else { 1 }, 1)
+                    }
                 }
             }
         }
@@ -268,8 +271,13 @@ pub fn stream_power_pass(
             list.push((&incise, hc, ac, Grid::Nodes));
             hc ^= 1;
             if gp.r_diff > 0.0 {
-                list.push((&rows, hc, ac, Grid::Rows));
-                list.push((&cols, hc, ac, Grid::Cols));
+                let (w, h) = (w as u32, h as u32);
+                list.push((&rows[0], hc, ac, Grid::Lines { lines: h, len: w, segments: true }));
+                list.push((&rows[1], hc, ac, Grid::Lines { lines: h, len: w, segments: false }));
+                list.push((&rows[2], hc, ac, Grid::Nodes));
+                list.push((&cols[0], hc, ac, Grid::Lines { lines: w, len: h, segments: true }));
+                list.push((&cols[1], hc, ac, Grid::Lines { lines: w, len: h, segments: false }));
+                list.push((&cols[2], hc, ac, Grid::Nodes));
             }
         }
         submit(&list)?;
