@@ -187,6 +187,22 @@ impl Session {
         std::thread::sleep(Duration::from_millis(150));
         self.xdo(&["mousedown", &button.to_string()]);
         std::thread::sleep(Duration::from_millis(150));
+        self.moves_then_release(button, a, b, steps);
+    }
+
+    /// A left drag from `a` to `b` whose press egui sees in a frame of its own, at `a`, before
+    /// the pointer moves (sync phases `k`, `k + 1`): with frames seconds apart, a press and the
+    /// first moves would otherwise reach egui in one frame, hit-tested at the latest position.
+    fn drag_synced(&mut self, a: (f32, f32), b: (f32, f32), steps: usize, k: usize) {
+        self.move_to(a);
+        self.sync(k);
+        self.xdo(&["mousedown", "1"]);
+        self.sync(k + 1);
+        self.moves_then_release(1, a, b, steps);
+    }
+
+    /// The moves of a drag from `a` to `b` with the button held, then its release.
+    fn moves_then_release(&self, button: u8, a: (f32, f32), b: (f32, f32), steps: usize) {
         for i in 1..=steps {
             let t = i as f32 / steps as f32;
             self.move_to((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
@@ -482,23 +498,10 @@ fn real_pointer_paints_under_itself_and_the_first_minute_works() {
     figures.push(format!("stroke {off:.2} px off its path, raised {top:.2} m"));
 
     // 3: a drag that starts on the panel's top row and ends over the terrain paints nothing and
-    // leaves the panel as it was. The press is seen in a frame of its own before the pointer
-    // moves (syncs 117, 118): with frames seconds apart, a press and the first moves past the
-    // panel's edge would reach egui in one frame, and egui would take the press as a grab of the
-    // edge it finds under the pointer's latest position (a CI run saw the panel resized to the
-    // drag's end, 630 px).
-    let (a, b) = ((panel0 * 0.5, 6.0), (panel0 + 300.0, in_view(&r0, 0.0, 0.5).1));
-    s.move_to(a);
-    s.sync(117);
-    s.xdo(&["mousedown", "1"]);
-    s.sync(118);
-    for i in 1..=14 {
-        let t = i as f32 / 14.0;
-        s.move_to((a.0 + (b.0 - a.0) * t, a.1 + (b.1 - a.1) * t));
-        std::thread::sleep(Duration::from_millis(40));
-    }
-    std::thread::sleep(Duration::from_millis(150));
-    s.xdo(&["mouseup", "1"]);
+    // leaves the panel as it was. Its press is synced (117, 118): unsynced, under load, egui took
+    // it as a grab of the panel's edge the first moves crossed (a CI run saw the panel resized to
+    // the drag's end, 630 px).
+    s.drag_synced((panel0 * 0.5, 6.0), (panel0 + 300.0, in_view(&r0, 0.0, 0.5).1), 14, 117);
     let r3 = s.step(3);
     let painted = r3["changed"].as_array().unwrap().len();
     assert_eq!(painted, 0, "a drag that started on the panel painted {painted} nodes");

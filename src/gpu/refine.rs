@@ -31,6 +31,7 @@ use std::sync::atomic::{AtomicBool, Ordering};
 
 use super::context::{GpuContext, GpuError, groups};
 use super::pipe::GpuJobError;
+use super::stream_power::LINE_SEG;
 use crate::core::erosion::JobInputs;
 use crate::core::erosion::refine::{Level, RefineParams};
 use crate::core::erosion::stream_power::StreamPowerParams;
@@ -241,9 +242,11 @@ pub fn stream_power_pass(
                 cp.set_bind_group(0, &bind[hp * 2 + ap], &[]);
                 match grid {
                     Grid::Nodes => cp.dispatch_workgroups(gx, gy, 1),
-                    Grid::Lines { lines, len, segments } => {
-                        cp.dispatch_workgroups(groups(*lines, 64), if *segments { groups(*len, 64) } else { 1 }, 1)
-                    }
+                    Grid::Lines { lines, len, segments } => cp.dispatch_workgroups(
+                        groups(*lines, 64),
+                        if *segments { groups(*len, LINE_SEG) } else { 1 },
+                        1,
+                    ),
                 }
             }
         }

@@ -99,8 +99,9 @@ const DIFFUSE: &str = concat!(
 const WG: u32 = 16;
 /// Lines per workgroup of the implicit diffusion's split solves (`sp_diffuse.wgsl`).
 const LINE_WG: u32 = 64;
-/// Nodes per segment of a split line solve (`SPLIT_SEG` in `thomas_split.wgsl`).
-const LINE_SEG: u32 = 64;
+/// Nodes per segment of a split line solve (`SPLIT_SEG` in `thomas_split.wgsl`; the build's
+/// detail pass dispatches by it too).
+pub(super) const LINE_SEG: u32 = 64;
 /// Book slots: eroded, deposited, lost, uplift (`sp_common.wgsl`).
 const SLOTS: usize = 4;
 /// Bindings of the shared layout: the uniform block and 14 storage buffers.
