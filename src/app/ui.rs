@@ -34,8 +34,26 @@ impl Plugin for UiPlugin {
             .init_resource::<PanelWidth>()
             .init_resource::<UiHotspots>()
             .add_systems(Startup, restore_brush)
+            .add_systems(Update, clicks_whatever_the_frame_time)
             .add_systems(EguiPrimaryContextPass, (super::panel_sync::follow_document, draw_side_panel).chain())
             .add_systems(Update, send_live_generate);
+    }
+}
+
+/// A press and release without moving is a click however long the button was held, as in every
+/// desktop toolkit. egui's default (a press longer than 0.8 s is no click, for a touch screen's
+/// press-and-hold menu) judges the hold by frame times: on a frame slower than that (a 16K build
+/// beside the view on a laptop, four editors sharing two cores) a quick click whose press and
+/// release fell in two frames was dropped, and the button did nothing. Nothing here uses a long
+/// press.
+pub fn desktop_input_options(ctx: &egui::Context) {
+    ctx.options_mut(|o| o.input_options.max_click_duration = f64::INFINITY);
+}
+
+/// Applies [`desktop_input_options`] to each egui context as it is made.
+fn clicks_whatever_the_frame_time(mut added: Query<&mut bevy_egui::EguiContext, Added<bevy_egui::EguiContext>>) {
+    for mut ctx in &mut added {
+        desktop_input_options(ctx.get_mut());
     }
 }
 
@@ -825,6 +843,58 @@ fn help_section(ui: &mut egui::Ui) {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// Clicks a button in frames `seconds` apart (the pointer arrives, the press, the release) in
+    /// a new context, with the editor's input options or egui's defaults.
+    fn click_in_slow_frames(desktop: bool, seconds: f64) -> bool {
+        let ctx = egui::Context::default();
+        if desktop {
+            desktop_input_options(&ctx);
+        }
+        let at = egui::pos2(40.0, 20.0);
+        let frames = [
+            vec![egui::Event::PointerMoved(at)],
+            vec![egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed: true,
+                modifiers: Default::default(),
+            }],
+            vec![egui::Event::PointerButton {
+                pos: at,
+                button: egui::PointerButton::Primary,
+                pressed: false,
+                modifiers: Default::default(),
+            }],
+        ];
+        let mut clicked = false;
+        for (k, events) in frames.into_iter().enumerate() {
+            let input = egui::RawInput {
+                time: Some(k as f64 * seconds),
+                screen_rect: Some(egui::Rect::from_min_size(egui::Pos2::ZERO, egui::vec2(200.0, 100.0))),
+                events,
+                ..Default::default()
+            };
+            let mut out = ctx.run_ui(input, |ui| {
+                let b = ui.put(
+                    egui::Rect::from_min_size(egui::pos2(10.0, 10.0), egui::vec2(80.0, 24.0)),
+                    egui::Button::new("Generate"),
+                );
+                clicked |= b.clicked();
+            });
+            out.textures_delta.clear();
+        }
+        clicked
+    }
+
+    #[test]
+    fn a_click_counts_however_slow_the_frames() {
+        assert!(click_in_slow_frames(true, 0.02), "a click at 50 frames a second");
+        assert!(click_in_slow_frames(true, 3.0), "a click whose press and release lie in frames 3 s apart");
+        // egui's own default drops it: the reason for the option.
+        assert!(click_in_slow_frames(false, 0.02));
+        assert!(!click_in_slow_frames(false, 3.0));
+    }
 
     #[test]
     fn extent_labels_give_the_world_in_metres_or_km() {
