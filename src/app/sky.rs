@@ -14,7 +14,8 @@
 //!   Hillaire 2020 ("A Scalable and Production Ready Sky and Atmosphere Rendering Technique"): a
 //!   transmittance LUT `T(r, μ) = exp(−∫ σ_t(h) ds)`, a multiple-scattering LUT, a sky-view LUT of
 //!   `L(v) = ∫ T·σ_s(h)·(p_R(θ)·β_R(h) + p_M(θ)·β_M(h))·E_sun ds` and an aerial-perspective volume
-//!   applied in front of the terrain. The medium is Earth's (`ScatteringMedium::earth`) with the
+//!   applied in front of the terrain, stretched to the farthest terrain corner when that lies past
+//!   Bevy's 32 km ([`fit_aerial_view`]). The medium is Earth's (`ScatteringMedium::earth`) with the
 //!   Rayleigh and Mie coefficients scaled by the panel and a Mie phase asymmetry `g`. It sits on
 //!   its own entity, planet surface at sea level (`y = 0`); the entity's scale `1 / aerial_scale`
 //!   makes each scene metre count for `aerial_scale` metres of air: 1 (the default) is real air,
@@ -64,7 +65,8 @@ use super::camera::OrbitCamera;
 use super::param_editor::edit_params;
 use super::{EditorTerrain, Look};
 use crate::editor::look::sky::{
-    Antialias, CascadeFit, ShadowFilter, SkyParams, ToneMapping, fit_cascades, sun_color, sun_direction,
+    Antialias, CascadeFit, ShadowFilter, SkyParams, ToneMapping, aerial_view_reach, fit_cascades, sun_color,
+    sun_direction,
 };
 
 /// Earth's radius and the top of its atmosphere, metres (Bevy's `Atmosphere::earth`).
@@ -100,7 +102,7 @@ impl Plugin for SkyPlugin {
             .insert_resource(ClearColor(Color::BLACK))
             .init_resource::<SkyState>()
             .add_systems(Startup, spawn_sun)
-            .add_systems(Update, (apply_sky, fit_shadow_cascades, place_fog_volume).chain());
+            .add_systems(Update, (apply_sky, fit_shadow_cascades, fit_aerial_view, place_fog_volume).chain());
         if let Some(render_app) = app.get_sub_app_mut(RenderApp) {
             render_app.add_systems(Render, drop_stale_atmosphere.in_set(RenderSystems::Prepare));
         }
@@ -439,6 +441,24 @@ fn fit_shadow_cascades(
         commands.entity(sun).insert(config.clone());
     }
     state.cascades = Some(fit);
+}
+
+/// Stretches the atmosphere's aerial-perspective volume over the terrain seen from the camera
+/// ([`aerial_view_reach`]), so a world farther than Bevy's 32 km is hazed to its far shore.
+fn fit_aerial_view(
+    look: Res<Look>,
+    terrain: Res<EditorTerrain>,
+    mut cameras: Query<(&Transform, &mut AtmosphereSettings), With<OrbitCamera>>,
+) {
+    let scale = look.0.sky.atmosphere.aerial_scale;
+    let (lo, hi) = terrain_box(&terrain);
+    for (camera, mut settings) in &mut cameras {
+        let reach = aerial_view_reach(camera.translation.to_array(), lo.to_array(), hi.to_array(), scale);
+        // Refitted when it moves by more than a slice's hundredth, not every frame the camera turns.
+        if (settings.aerial_view_lut_max_distance - reach).abs() > reach * 3e-4 {
+            settings.aerial_view_lut_max_distance = reach;
+        }
+    }
 }
 
 /// Keeps one fog box over the terrain while the light shafts are on.

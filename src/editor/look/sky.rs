@@ -428,9 +428,56 @@ pub fn fit_cascades(camera: [f32; 3], lo: [f32; 3], hi: [f32; 3], p: &ShadowPara
     }
 }
 
+/// Bevy's own reach of the aerial-perspective volume, metres of air: 32 slices of 1 km.
+pub const AERIAL_REACH_MIN_M: f32 = 3.2e4;
+
+/// How far, in metres of air, the aerial-perspective volume must reach for the terrain box
+/// `lo ..= hi` seen from `camera` (scene coordinates, each scene metre `aerial_scale` metres of
+/// air): the farthest corner's distance with 5 % to spare, never below Bevy's 32 km.
+///
+/// Bevy stores the in-scattered light `L_in(t)` along each view ray in a volume of 32 slices out
+/// to this distance and clamps beyond it, while the terrain's transmittance `T(t)` is computed to
+/// its true distance. Past the reach a pixel gets the haze of 32 km and the dimming of its own
+/// distance: on a 32 km world seen from 50 km, the far land lost its light to `T` (blue first,
+/// Rayleigh's λ⁻⁴) without the blue haze that should replace it, and took a dark violet cast.
+pub fn aerial_view_reach(camera: [f32; 3], lo: [f32; 3], hi: [f32; 3], aerial_scale: f32) -> f32 {
+    let finite = |v: [f32; 3]| v.iter().all(|c| c.is_finite());
+    if !(finite(camera) && finite(lo) && finite(hi)) {
+        return AERIAL_REACH_MIN_M;
+    }
+    let far_sq: f32 = (0..3)
+        .map(|i| {
+            let (a, b) = ((camera[i] - lo[i]) as f64, (camera[i] - hi[i]) as f64);
+            a.abs().max(b.abs()).powi(2) as f32
+        })
+        .sum();
+    let air = far_sq.sqrt() * clampf(aerial_scale, 1.0, 200.0, 1.0) * 1.05;
+    // Past the Earth's horizon from orbit nothing of a terrain is left to haze.
+    air.clamp(AERIAL_REACH_MIN_M, 5.0e6)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_aerial_volume_reaches_the_farthest_terrain() {
+        // The 1 km island from 2 km: Bevy's 32 km already covers it.
+        assert_eq!(
+            aerial_view_reach([500.0, 800.0, 2500.0], [0.0; 3], [1024.0, 100.0, 1024.0], 1.0),
+            AERIAL_REACH_MIN_M
+        );
+        // A 32 km world from 50 km: to the far corner (≈ 86 km) and a little more.
+        let c = [16_000.0, 24_000.0, 16_000.0 + 44_000.0];
+        let far = (16_768.0f32.powi(2) + 24_000.0f32.powi(2) + 60_000.0f32.powi(2)).sqrt();
+        let r = aerial_view_reach(c, [0.0; 3], [32_768.0, 1600.0, 32_768.0], 1.0);
+        assert!(r >= far && r <= far * 1.06, "{r} for a far corner at {far}");
+        // Each scene metre is aerial_scale metres of air.
+        assert!((aerial_view_reach(c, [0.0; 3], [32_768.0, 1600.0, 32_768.0], 3.0) - 3.0 * r).abs() < 1.0);
+        // Nonsense reads as Bevy's own.
+        assert_eq!(aerial_view_reach([f32::NAN, 0.0, 0.0], [0.0; 3], [1.0; 3], 1.0), AERIAL_REACH_MIN_M);
+        assert_eq!(aerial_view_reach([1e30, 0.0, 0.0], [0.0; 3], [1.0; 3], 1.0), 5.0e6);
+    }
 
     fn close(a: [f32; 3], b: [f32; 3]) -> bool {
         (0..3).all(|i| (a[i] - b[i]).abs() < 1e-5)
