@@ -3,7 +3,8 @@
 # the default Simulate and a 4096² stream-power step with its per-kernel profile, the pipe
 # model's kernels against a buffer copy, a 4097² and a 16385² refine build with the passes on the
 # GPU and on the CPU, the 16385² all-maps Unity tile set on every core, and the editor off screen
-# (frame times at 2049² and 4097², the 1/8/32 km worlds). Built elsewhere, run there:
+# (frame times at 2049² and 4097², the 1/8/32 km worlds with the aerial-perspective volume and
+# raymarched). Built elsewhere, run there:
 #
 #   cargo build --release --bin talus
 #   cargo bench --no-run --no-default-features --features gpu --bench gpu_stream_power --bench gpu_pipe
@@ -12,7 +13,8 @@
 # TALUS is the editor build (default features: one binary for the CLI and the window); the bench
 # binaries are the `target/release/deps/gpu_*` files cargo prints. PEAK_GBS is the card's DRAM
 # bandwidth (3350 for an H100 SXM, 4800 for an H200). The editor needs an X display: DISPLAY, or
-# Xvfb on the PATH. Each part runs under a share of BUDGET_S (default 560 s) and is skipped when
+# Xvfb on the PATH (a GPU machine without X can take Xvfb, xkbcomp, the xkb data and their
+# libraries from a Debian one, on LD_LIBRARY_PATH; the editor then loads libX11 and xkbcommon too). Each part runs under a share of BUDGET_S (default 560 s) and is skipped when
 # too little is left, most important first; everything goes to OUT/log.txt, screenshots to OUT.
 set -u
 out=${1:?OUT}; talus=$(realpath "${2:?TALUS}"); sp=$(realpath "${3:?GPU_STREAM_POWER}"); pipe=$(realpath "${4:?GPU_PIPE}")
@@ -48,11 +50,16 @@ fi
 mkdir -p "$work/screenshots"
 # Off screen: the frames are the GPU's, not paced by a display; 200 frames let the pipelines compile.
 sed 's/WaitFrames(12)/WaitFrames(200)/' "$root/assets/scripts/shot_worlds.ron" >"$work/worlds.ron"
-for s in "$root/assets/scripts/frame_times_2049.ron" "$root/assets/scripts/frame_times_4097.ron" "$work/worlds.ron"; do
+# The same worlds with the atmosphere raymarched per pixel (no aerial-perspective volume): the
+# reference the volume's haze is judged against.
+sed -e '0,/^\[/s//[ Look((sky: (atmosphere: (raymarched: true)))),/' -e 's/world-/raymarched-world-/' \
+  "$work/worlds.ron" >"$work/worlds_raymarched.ron"
+for s in "$root/assets/scripts/frame_times_2049.ron" "$work/worlds.ron" "$work/worlds_raymarched.ron" \
+  "$root/assets/scripts/frame_times_4097.ron"; do
   part 120 "editor: $(basename "$s")" env TALUS_OFFSCREEN=1 "$talus" --script "$s"
 done
 for j in "$work"/frame_times_*.json; do [ -e "$j" ] && { echo "== $(basename "$j")"; cat "$j"; echo; } >>"$log"; done
-for f in "$work"/screenshots/world-*.png; do [ -e "$f" ] && cp "$f" "$out/gpu-$(basename "$f")"; done
+for f in "$work"/screenshots/*world-*.png; do [ -e "$f" ] && cp "$f" "$out/gpu-$(basename "$f")"; done
 [ -n "${xvfb:-}" ] && kill "$xvfb"
 echo "total $(($(date +%s) - t0)) s" >>"$log"
 rm -rf "$work"
