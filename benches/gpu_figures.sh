@@ -14,8 +14,9 @@
 # binaries are the `target/release/deps/gpu_*` files cargo prints. PEAK_GBS is the card's DRAM
 # bandwidth (3350 for an H100 SXM, 4800 for an H200). The editor needs an X display: DISPLAY, or
 # Xvfb on the PATH (a GPU machine without X can take Xvfb, xkbcomp, the xkb data and their
-# libraries from a Debian one, on LD_LIBRARY_PATH; the editor then loads libX11 and xkbcommon too). Each part runs under a share of BUDGET_S (default 560 s) and is skipped when
-# too little is left, most important first; everything goes to OUT/log.txt, screenshots to OUT.
+# libraries from a Debian one, on LD_LIBRARY_PATH; the editor then loads libX11 and xkbcommon
+# too). Each part runs under a share of BUDGET_S (default 560 s) and is skipped when too little is
+# left, most important first; everything goes to OUT/log.txt, screenshots to OUT.
 set -u
 out=${1:?OUT}; talus=$(realpath "${2:?TALUS}"); sp=$(realpath "${3:?GPU_STREAM_POWER}"); pipe=$(realpath "${4:?GPU_PIPE}")
 peak=${5:-3350}; budget=${6:-560}
