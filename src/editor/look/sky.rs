@@ -439,7 +439,7 @@ pub const AERIAL_REACH_MIN_M: f32 = 3.2e4;
 /// to this distance and clamps beyond it, while the terrain's transmittance `T(t)` is computed to
 /// its true distance. Past the reach a pixel gets the haze of 32 km and the dimming of its own
 /// distance: on a 32 km world seen from 50 km, the far land lost its light to `T` (blue first,
-/// Rayleigh's λ⁻⁴) without the blue haze that should replace it, and took a dark violet cast.
+/// Rayleigh's λ⁻⁴) without all of the blue haze that should replace it.
 pub fn aerial_view_reach(camera: [f32; 3], lo: [f32; 3], hi: [f32; 3], aerial_scale: f32) -> f32 {
     let finite = |v: [f32; 3]| v.iter().all(|c| c.is_finite());
     if !(finite(camera) && finite(lo) && finite(hi)) {
@@ -467,7 +467,7 @@ mod tests {
             aerial_view_reach([500.0, 800.0, 2500.0], [0.0; 3], [1024.0, 100.0, 1024.0], 1.0),
             AERIAL_REACH_MIN_M
         );
-        // A 32 km world from 50 km: to the far corner (≈ 86 km) and a little more.
+        // A 32 km world from 50 km: to the far corner (≈ 67 km) and a little more.
         let c = [16_000.0, 24_000.0, 16_000.0 + 44_000.0];
         let far = (16_768.0f32.powi(2) + 24_000.0f32.powi(2) + 60_000.0f32.powi(2)).sqrt();
         let r = aerial_view_reach(c, [0.0; 3], [32_768.0, 1600.0, 32_768.0], 1.0);
