@@ -241,6 +241,29 @@ fn the_default_island_is_the_same_land_at_any_resolution() {
 }
 
 #[test]
+fn a_finer_grid_with_the_coarse_grids_fit_holds_the_coarse_grids_heights() {
+    // What a build does (`editor::build::stack::build_base`): the project's grid decides the
+    // normalisation and the sea's shift, so the build's base agrees with the project's at the
+    // nodes they share, to rounding, where the grid's own fit differs by up to 0.2 m (above).
+    // 16 m cells: the world of the parity table whose channels this moved from 72 % to 96 %.
+    for cell in [2.0f32, 16.0] {
+        let coarse_p = GenerateParams { width: 129, height: 129, cell_size: cell * 4.0, ..demo_params(513, 1) };
+        let fine_p = GenerateParams { width: 513, height: 513, cell_size: cell, ..coarse_p.clone() };
+        let never = std::sync::atomic::AtomicBool::new(false);
+        let (coarse, fit) = generate::generate_fitted(&coarse_p, None, &never).unwrap();
+        assert_eq!(coarse, generate::generate(&coarse_p).unwrap(), "generate is generate_fitted with no fit");
+        assert!(fit.range.is_some() && fit.sea_shift.is_some(), "{fit:?}");
+        let (fine, used) = generate::generate_fitted(&fine_p, Some(&fit), &never).unwrap();
+        assert_eq!(used, fit);
+        let (worst, _) = difference(&coarse, &fine, 4);
+        assert!(worst < 1e-3, "{cell} m: {worst} m apart with the coarse fit");
+        // Its own fit moves the shared nodes (what builds did before).
+        let (own, _) = difference(&coarse, &generate::generate(&fine_p).unwrap(), 4);
+        assert!(own > 10.0 * worst.max(1e-5), "{cell} m: {own} m with the fine grid's own fit");
+    }
+}
+
+#[test]
 fn voronoi_islands_are_the_same_polygons_at_any_resolution() {
     // The sites, the water polygons and every common node's polygon are the same; what differs
     // is the sampling of the distance to the coast (≤ half a node on average). Measured on the

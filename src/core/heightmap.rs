@@ -321,8 +321,15 @@ impl Heightmap {
 
     /// Linearly maps the current `[min, max]` onto `[lo, hi]`. A flat map becomes `lo`.
     pub fn normalize(&mut self, lo: f32, hi: f32) {
-        use rayon::prelude::*;
         let (min, max) = self.min_max();
+        self.normalize_from(min, max, lo, hi);
+    }
+
+    /// Linearly maps `[min, max]` (a range given, e.g. another grid's of the same world) onto
+    /// `[lo, hi]`; heights outside `[min, max]` land outside `[lo, hi]`. An empty or non-finite
+    /// range makes every height `lo`, as [`Self::normalize`] does to a flat map.
+    pub fn normalize_from(&mut self, min: f32, max: f32, lo: f32, hi: f32) {
+        use rayon::prelude::*;
         let span = max - min;
         if !span.is_finite() || span <= 0.0 {
             self.data.par_iter_mut().for_each(|h| *h = lo);

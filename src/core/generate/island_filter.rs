@@ -374,14 +374,28 @@ fn coverage_threshold(hm: &Heightmap, coverage: f32) -> Option<f32> {
 
 /// Applies the sea-level stage: optional coverage shift, then optional seabed clamp.
 pub fn apply_sea_level(hm: &mut Heightmap, p: &SeaLevelParams) -> Result<(), GenError> {
+    apply_sea_level_with(hm, p, None).map(|_| ())
+}
+
+/// [`apply_sea_level`] with the coverage's shift given (`Some`: the shift another grid of the same
+/// world found, so both put the sea at the same heights) or found on this map (`None`). Returns
+/// the shift applied (`None` when the coverage is off or the map has no finite height).
+pub fn apply_sea_level_with(
+    hm: &mut Heightmap,
+    p: &SeaLevelParams,
+    shift: Option<f32>,
+) -> Result<Option<f32>, GenError> {
     p.validate()?;
-    if let Some(c) = p.coverage
-        && let Some(t) = coverage_threshold(hm, c)
+    let shift = match (p.coverage, shift) {
+        (None, _) => None,
+        (Some(_), Some(s)) => Some(s),
+        (Some(c), None) => coverage_threshold(hm, c).map(|t| p.level - t),
+    };
+    if let Some(shift) = shift
+        && shift.is_finite()
+        && shift != 0.0
     {
-        let shift = p.level - t;
-        if shift.is_finite() && shift != 0.0 {
-            hm.data.par_iter_mut().for_each(|h| *h += shift);
-        }
+        hm.data.par_iter_mut().for_each(|h| *h += shift);
     }
     if let Some(d) = p.seabed_depth {
         let floor = p.level - d;
@@ -391,7 +405,7 @@ pub fn apply_sea_level(hm: &mut Heightmap, p: &SeaLevelParams) -> Result<(), Gen
             }
         });
     }
-    Ok(())
+    Ok(shift)
 }
 
 /// `true` for every node strictly below `level` (water), row-major like the map.

@@ -312,7 +312,38 @@ pub fn generate(p: &GenerateParams) -> Result<Heightmap, GenError> {
 /// stages, and between rows of the fBm base (the costly one). The editor's live sliders use it so a
 /// newer request stops a stale one. The result, when there is one, is the same as [`generate`]'s.
 pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightmap, GenError> {
+    generate_fitted(p, None, cancel).map(|(hm, _)| hm)
+}
+
+/// What the two stages that read the whole map took from it: the base's `[min, max]` that
+/// `normalize` mapped onto its range, and the shift that put the sea level's coverage at its
+/// level. Each is `None` where its stage is off.
+///
+/// A grid of the same world at another size sees slightly other extremes and another height
+/// distribution (a finer grid finds higher crests and deeper troughs between the coarse nodes),
+/// so it would map and shift its heights a little differently: the 513² default island at 16 m
+/// generated at 2049² stands a median 0.32 m (99th percentile 1.1 m, at most 1.7 m) off the 513²
+/// one at their shared nodes, enough to lift an inland node the preview's erosion left just below
+/// the sea above it and close the valley that drained to it (README, *Detail at ship size*). A build takes its project's fit instead ([`generate_fitted`]), so its base
+/// agrees with the project's at every node they share.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct GridFit {
+    /// `[min, max]` of the base before `normalize`.
+    pub range: Option<[f32; 2]>,
+    /// Metres added by the sea level's coverage.
+    pub sea_shift: Option<f32>,
+}
+
+/// [`generate_until`] that takes the whole-map values of its stages from `fit` where given (a
+/// build of a project at another size passes the project's own) rather than from this grid, and
+/// returns the fit it used.
+pub fn generate_fitted(
+    p: &GenerateParams,
+    fit: Option<&GridFit>,
+    cancel: &AtomicBool,
+) -> Result<(Heightmap, GridFit), GenError> {
     super::heightmap::check_size(p.width, p.height)?;
+    let mut used = GridFit::default();
     let stop = || if cancel.load(Ordering::Relaxed) { Err(GenError::Cancelled) } else { Ok(()) };
     let (w, h, c) = (p.width, p.height, p.cell_size);
     let mut hm = match &p.base {
@@ -333,7 +364,15 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
     stop()?;
     if let Some([lo, hi]) = p.normalize {
         check_normalize(lo, hi)?;
-        hm.normalize(lo, hi);
+        let [min, max] = match fit.and_then(|f| f.range) {
+            Some(r) => r,
+            None => {
+                let (min, max) = hm.min_max();
+                [min, max]
+            }
+        };
+        hm.normalize_from(min, max, lo, hi);
+        used.range = Some([min, max]);
     }
     stop()?;
     if let Some(t) = &p.terrace {
@@ -349,14 +388,14 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
     }
     stop()?;
     if let Some(s) = &p.sea_level {
-        island_filter::apply_sea_level(&mut hm, s)?;
+        used.sea_shift = island_filter::apply_sea_level_with(&mut hm, s, fit.and_then(|f| f.sea_shift))?;
     }
     stop()?;
     if !hm.all_finite() {
         // Every stage validates its parameters, so this is a bug guard, reported, not a panic.
         return Err(GenError::BadParam { name: "result", value: f64::NAN, range: "finite heights" });
     }
-    Ok(hm)
+    Ok((hm, used))
 }
 
 /// The default terrain a newcomer sees (`talus demo`, the editor's start and its Reset): an fBm

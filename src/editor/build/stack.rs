@@ -13,7 +13,7 @@ use super::rerun;
 use super::upsample::{Grid, add_resampled, resampled, upsample_erosion};
 use crate::core::Heightmap;
 use crate::core::erosion::refine::RefineParams;
-use crate::core::generate::{GenError, GenerateParams, generate_until};
+use crate::core::generate::{GenError, GenerateParams, generate_fitted};
 use crate::editor::layers::{BaseSource, LayerKind, LayerStack};
 
 /// A finished build of the stack.
@@ -83,11 +83,19 @@ pub(super) fn build_base(
     let (w, h) = (stack.width(), stack.height());
     Ok(match &stack.base.source {
         BaseSource::Generator(p) if p.base.is_resolution_independent() => {
-            let gp = GenerateParams { width: nw, height: nh, cell_size: cell, ..p.clone() };
-            generate_until(&gp, cancel).map_err(|e| match e {
+            let failed = |e| match e {
                 GenError::Cancelled => BuildError::Cancelled,
                 e => BuildError::Base(e.to_string()),
-            })?
+            };
+            // The project's own grid decides the normalisation and the sea's shift (`GridFit`), so
+            // the build's base agrees with the project's at the nodes they share.
+            let fit = if (nw, nh) == (p.width, p.height) && cell == p.cell_size {
+                None
+            } else {
+                Some(generate_fitted(p, None, cancel).map_err(failed)?.1)
+            };
+            let gp = GenerateParams { width: nw, height: nh, cell_size: cell, ..p.clone() };
+            generate_fitted(&gp, fit.as_ref(), cancel).map_err(failed)?.0
         }
         _ => {
             let mut m = Heightmap { width: nw, height: nh, cell_size: cell, data: vec![0.0; nw * nh] };
