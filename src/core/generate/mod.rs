@@ -18,7 +18,9 @@
 //! fractions of the map. What is left of the resolution is sampling: a coarse map has less
 //! detail, and the normalisation and the sea level's coverage see slightly different extremes
 //! and distributions (the default island at 129² differs from 1025² by at most 0.2 m of its
-//! 120 m, `tests/generate.rs`).
+//! 120 m, `tests/generate.rs`). A build of a project at another size takes the project's own
+//! range and sea shift instead ([`GridFit`], [`generate_fitted`]), so it holds the project's
+//! heights at their shared nodes.
 //!
 //! Version-1 files gave some of these in grid units; [`GenerateParams::upgrade_units`] converts
 //! them with the file's own cell size (see [`crate::core::units`]).

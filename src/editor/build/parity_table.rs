@@ -59,12 +59,14 @@ const fn m(heights_pct: f32, channels_pct: f32) -> Measured {
 }
 
 /// The measured figures, 513² → 2049², one row per model (README: "Builds at any resolution").
+/// Refine and Upsample measured since builds take the project's normalisation and sea shift
+/// (every Rerun before).
 pub static MEASURED: &[ModelParity] = &[
-    ModelParity { cli: "stream-power", refine: Some(m(0.10, 99.2)), upsample: m(0.03, 99.8), rerun: m(17.86, 73.5) },
-    ModelParity { cli: "thermal", refine: Some(m(0.01, 96.5)), upsample: m(0.01, 98.4), rerun: m(0.23, 95.8) },
-    ModelParity { cli: "droplet", refine: Some(m(0.02, 80.1)), upsample: m(0.04, 62.3), rerun: m(9.18, 7.5) },
-    ModelParity { cli: "snowball", refine: Some(m(0.01, 96.7)), upsample: m(0.02, 93.7), rerun: m(0.02, 97.7) },
-    ModelParity { cli: "pipe", refine: Some(m(0.02, 95.9)), upsample: m(0.02, 95.9), rerun: m(4.06, 23.6) },
+    ModelParity { cli: "stream-power", refine: Some(m(0.10, 99.1)), upsample: m(0.02, 99.8), rerun: m(17.86, 73.5) },
+    ModelParity { cli: "thermal", refine: Some(m(0.00, 96.7)), upsample: m(0.00, 98.4), rerun: m(0.23, 95.8) },
+    ModelParity { cli: "droplet", refine: Some(m(0.01, 88.7)), upsample: m(0.03, 62.4), rerun: m(9.18, 7.5) },
+    ModelParity { cli: "snowball", refine: Some(m(0.00, 96.7)), upsample: m(0.01, 93.7), rerun: m(0.02, 97.7) },
+    ModelParity { cli: "pipe", refine: Some(m(0.01, 97.9)), upsample: m(0.01, 97.9), rerun: m(4.06, 23.6) },
 ];
 
 /// The figures of the model `cli` in `mode`, if measured.
@@ -122,7 +124,7 @@ mod tests {
     #[test]
     fn lines_say_which_goal_a_model_misses() {
         let l = line("Droplets", "droplet", ErosionBuild::Upsample);
-        assert!(l.contains("does not keep parity") && l.contains("channels 62.3 %") && !l.contains("heights"), "{l}");
+        assert!(l.contains("does not keep parity") && l.contains("channels 62.4 %") && !l.contains("heights"), "{l}");
         let l = line("Thermal", "thermal", ErosionBuild::Rerun);
         assert!(l.starts_with("Thermal: keeps parity"), "{l}");
         assert_eq!(line("X", "nope", ErosionBuild::Rerun), "X: parity not measured");
