@@ -326,8 +326,9 @@ pub fn generate_until(p: &GenerateParams, cancel: &AtomicBool) -> Result<Heightm
 /// so it would map and shift its heights a little differently: the 513² default island at 16 m
 /// generated at 2049² stands a median 0.32 m (99th percentile 1.1 m, at most 1.7 m) off the 513²
 /// one at their shared nodes, enough to lift an inland node the preview's erosion left just below
-/// the sea above it and close the valley that drained to it (README, *Detail at ship size*). A build takes its project's fit instead ([`generate_fitted`]), so its base
-/// agrees with the project's at every node they share.
+/// the sea above it and close the valley that drained to it (README, *Detail at ship size*). A
+/// build takes its project's fit instead ([`generate_fitted`]), so its base agrees with the
+/// project's at every node they share.
 #[derive(Clone, Copy, Debug, Default, PartialEq)]
 pub struct GridFit {
     /// `[min, max]` of the base before `normalize`.

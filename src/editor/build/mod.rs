@@ -8,8 +8,8 @@
 //!   ([`crate::core::generate::Base::is_resolution_independent`]) is run again at `N` with the
 //!   same parameters and `Δx'`, its normalisation and sea shift taken from the project's own grid
 //!   ([`crate::core::generate::GridFit`]); at an integer ratio its nodes on the preview's nodes
-//!   hold the preview's values (to rounding). Any other base (an opened file, a grid generator such as diamond-square,
-//!   heights without a recipe) is resampled with the Catmull–Rom kernel of
+//!   hold the preview's values (to rounding). Any other base (an opened file, a grid generator
+//!   such as diamond-square, heights without a recipe) is resampled with the Catmull–Rom kernel of
 //!   [`crate::core::resample`] (smooth, no stair steps, exact on the preview's nodes).
 //! - **Sculpt layers and masks** are resampled the same way (masks clamped to `[0, 1]`).
 //! - **Erosion layers**, in one of three ways ([`ErosionBuild`]):
