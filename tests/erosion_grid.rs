@@ -438,6 +438,34 @@ proptest! {
         run_steps(&mut job, 8);
         prop_assert!(job.heightmap().all_finite());
         let l = job.ledger();
-        prop_assert!(l.closes(1e-4) || l.moved() < 1e-9, "{:?}", l);
+        // The books are kept in f64 from the f32 heights each sweep writes, so a sweep may round
+        // every node by half an ulp of the tallest height: 8 steps × 8 iterations of that is the
+        // floor below which the books cannot close (a 7×8 map of 0.5 m moving 15 µm is 2e-8 off).
+        let rounding = 64.0 * (w * h) as f64 * f64::from(amp) * f64::from(f32::EPSILON) / 2.0;
+        let closes = l.closes(1e-4)
+            || (l.terrain_error().abs() <= rounding && l.material_error().abs() <= rounding);
+        prop_assert!(closes, "{:?} (rounding floor {:e})", l, rounding);
     }
+}
+
+/// The case the property test once found: 15 µm moved on a 7×8 map of half a metre leaves the
+/// books 2e-8 apart, f32 rounding of the heights, which the relative tolerance alone rejected.
+#[test]
+fn thermal_books_on_a_tiny_move_close_to_the_heights_rounding() {
+    let (w, h, amp, seed) = (7usize, 8usize, 0.511_719_6f32, 12_819_848_315_288_284_438u64);
+    let hm = Heightmap::from_fn(w, h, 1.0, |x, y| amp * unit_f32(hash2(x as i64, y as i64, seed))).unwrap();
+    let p = ThermalParams {
+        talus_angle: 26.244_677,
+        talus_tan: None,
+        rate: 0.989_285_3,
+        iterations: 8,
+        ..Default::default()
+    };
+    let mut job =
+        ThermalJob::new(hm, p, JobInputs { boundary: Boundary::all(EdgeMode::Wall), ..Default::default() }).unwrap();
+    run_steps(&mut job, 8);
+    let l = job.ledger();
+    let rounding = 64.0 * (w * h) as f64 * f64::from(amp) * f64::from(f32::EPSILON) / 2.0;
+    assert!(l.eroded > 0.0, "{l:?}");
+    assert!(l.terrain_error().abs() <= rounding && l.material_error().abs() <= rounding, "{l:?}");
 }
