@@ -217,10 +217,10 @@ impl Donors {
 pub const REFINER: Refiner<StreamPowerParams> = Refiner {
     start,
     pass: Some(pass),
-    // A second height and drainage grid, slopes and normalisers (4 · 4), receivers and outlets
-    // (2), diffusion's faces, outlet copies and scratch (14), and with deposition on the
-    // sediment's two loads (2 · 4).
-    bytes_per_node: |_, r| 4 * 4 + 2 + 14 + if r.deposition > 0.0 { 8 } else { 0 },
+    // A second height and drainage grid, slopes and normalisers (4 · 4), the uplift rates (4),
+    // receivers and outlets (2), diffusion's faces, outlet copies and scratch (14), and with
+    // deposition on the sediment's two loads (2 · 4).
+    bytes_per_node: |_, r| 4 * 4 + 4 + 2 + 14 + if r.deposition > 0.0 { 8 } else { 0 },
     bring_up: BringUp::Smooth,
     own_job: None,
 };
@@ -254,7 +254,10 @@ pub fn pass(
     let input = &lv.input.data;
     let outlet = pass_outlets(input, w, h, inputs);
     let rate = PassUplift::new(p, input, sea_level, lv.input_range);
-    let uplift = |i: usize| -> f32 { rate.at(input[i]) };
+    // The rate of every node once per level (the input does not change during the pass; the
+    // terrain-following rule is a `powf` per node).
+    let up: Vec<f32> = input.par_iter().map(|&v| rate.at(v)).collect();
+    let uplift = |i: usize| -> f32 { up[i] };
     let hard = inputs.hardness.as_deref();
     let mut diffusion =
         (p.diffusion > 0.0).then(|| Diffusion::new(Grid { w, h, wrap_x: false, wrap_y: false }, &outlet, hard));
@@ -350,6 +353,14 @@ pub fn pass(
         receivers(&lv.map.data, &mut inv_steep, &mut inv_norm, &mut rcv);
         sweep(&lv.map.data, &inv_norm, &inv_steep, lv.drainage, &mut area_b);
         std::mem::swap(lv.drainage, &mut area_b);
+        // `A^m` of every node, row loops that vectorise, into the sweep's second buffer (free
+        // until the next step's sweep writes it whole).
+        area_b.par_chunks_mut(w).zip(lv.drainage.par_chunks(w)).for_each(|(out, a)| {
+            for (o, &a) in out.iter_mut().zip(a) {
+                *o = pow_unit((a * a_scale).min(1.0), m) * a_back;
+            }
+        });
+        let area_m = &area_b;
         // Steps 3 and 4: incision against the receiver's old height, implicit; deposition; then
         // uplift.
         let (hs, area) = (&lv.map.data, &*lv.drainage);
@@ -369,8 +380,8 @@ pub fn pass(
                 }
                 let j = (i as isize + offs[kk]) as usize;
                 let hj = if input[j] <= sea { hs[j].max(sea) } else { hs[j] };
-                let dk = dist[NB[kk].2 as usize];
-                let s = (hi - hj) / dk;
+                let diag = NB[kk].2 as usize;
+                let (dk, s) = (dist[diag], (hi - hj) * inv_dist[diag]);
                 if s > 0.0 {
                     let wk = ipow(s * inv_steep[i], flow_p);
                     sw += wk;
@@ -383,7 +394,7 @@ pub fn pass(
             }
             let (hr, dr) = (shr / sw, sd / sw);
             let c = hard.map_or(1.0, |c| c[i]);
-            let am = pow_unit((area[i] * a_scale).min(1.0), m) * a_back;
+            let am = area_m[i];
             let d0 = hi - hr;
             let mut new = hi;
             if pn == 1.0 {
