@@ -118,8 +118,7 @@ pub fn stream_power_pass(
         .collect();
     drop(outlet);
     let hard: Vec<f32> = inputs.hardness.clone().unwrap_or_else(|| vec![1.0; n]);
-    let rate = PassUplift::new(p, input, sea_level, lv.input_range);
-    let up: Vec<f32> = input.iter().map(|&v| rate.at(v)).collect();
+    let up = PassUplift::new(p, input, sea_level, lv.input_range).rates(input);
 
     let m = p.m;
     let gp = RefineGpuParams {

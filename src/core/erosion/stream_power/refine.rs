@@ -109,6 +109,12 @@ impl PassUplift {
         }
     }
 
+    /// The rate at every node of a level's `input`, m/yr, computed once a level (the input does
+    /// not change during the pass; the terrain-following rule is a `powf` per node).
+    pub(crate) fn rates(&self, input: &[f32]) -> Vec<f32> {
+        input.par_iter().map(|&v| self.at(v)).collect()
+    }
+
     /// The rate at a node whose input height is `v`.
     #[inline]
     pub(crate) fn at(&self, v: f32) -> f32 {
@@ -253,10 +259,7 @@ pub fn pass(
     let sea = sea_level.unwrap_or(f32::NEG_INFINITY);
     let input = &lv.input.data;
     let outlet = pass_outlets(input, w, h, inputs);
-    let rate = PassUplift::new(p, input, sea_level, lv.input_range);
-    // The rate of every node once per level (the input does not change during the pass; the
-    // terrain-following rule is a `powf` per node).
-    let up: Vec<f32> = input.par_iter().map(|&v| rate.at(v)).collect();
+    let up = PassUplift::new(p, input, sea_level, lv.input_range).rates(input);
     let uplift = |i: usize| -> f32 { up[i] };
     let hard = inputs.hardness.as_deref();
     let mut diffusion =
