@@ -117,7 +117,7 @@ pub enum Command {
         /// The PNG to write.
         out: PathBuf,
         /// Height of the sea, metres (below it is drawn as water).
-        #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+        #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_parser = params::sea_f32)]
         sea_level: f32,
     },
     /// The headless main job: generate the default island, erode it, write BHEF + PNGs + ledger.
@@ -141,7 +141,7 @@ pub enum Command {
         layers: Vec<String>,
         /// With --project: metres between nodes (default: the island's 1 024 m across, so 2 m at
         /// 513²); e.g. 8 makes a 513² project 4 096 m across, as the Generator's cell size does.
-        #[arg(long)]
+        #[arg(long, allow_hyphen_values = true, value_parser = params::finite_f32)]
         cell_size: Option<f32>,
     },
     /// Open the editor window (the default when a display is present).

@@ -261,6 +261,61 @@ fn bad_input_is_a_clear_error_without_panic() {
     assert_eq!(talus(&["generate", "--kind", "nope"], p).status.code(), Some(2));
 }
 
+/// A number flag given NaN, an infinity or an absurd value is refused by its name, before anything
+/// runs; a negative number reaches the flag's own check instead of reading as an unknown flag.
+#[test]
+fn number_flags_refuse_nan_infinity_and_absurd_values_by_name() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--size", "33", "--out", "a.bhef"], p));
+    let gen_ = |flag: &str, v: &str| {
+        vec![
+            "generate".to_string(),
+            "--size".into(),
+            "33".into(),
+            "--out".into(),
+            "x.bhef".into(),
+            flag.into(),
+            v.into(),
+        ]
+    };
+    let erode = |flag: &str, v: &str| {
+        ["erode", "--in", "a.bhef", "--out", "x.bhef", "--steps", "1", flag, v].map(String::from).to_vec()
+    };
+    let mut cases: Vec<(Vec<String>, &str)> = Vec::new();
+    for v in ["nan", "inf", "-inf", "NaN"] {
+        for flag in
+            ["--cell-size", "--amplitude", "--wavelength", "--persistence", "--warp-strength", "--terrace-smoothness"]
+        {
+            cases.push((gen_(flag, v), "not a finite number"));
+        }
+        cases.push((erode("--cell-size", v), "not a finite number"));
+        cases.push((["analyze", "a.bhef", "--channel-area", v].map(String::from).to_vec(), "not a finite number"));
+        cases
+            .push((["convert", "a.bhef", "x.png", "--cell-size", v].map(String::from).to_vec(), "not a finite number"));
+    }
+    for v in ["nan", "inf"] {
+        cases.push((erode("--sea-level", v), "not a sea level"));
+        cases.push((erode("--set", &format!("k={v}")), "is not a finite number"));
+    }
+    for v in ["-5", "0", "1e30"] {
+        cases.push((erode("--cell-size", v), "is not a distance between nodes"));
+        cases.push((gen_("--cell-size", v), "is not a distance between nodes"));
+    }
+    cases.push((gen_("--amplitude", "-3"), "outside its range"));
+    for (args, says) in &cases {
+        let args: Vec<&str> = args.iter().map(String::as_str).collect();
+        let out = talus(&args, p);
+        let err = String::from_utf8_lossy(&out.stderr);
+        assert!(matches!(out.status.code(), Some(1 | 2)), "{args:?}: {err}");
+        assert!(err.contains(says), "{args:?} should say `{says}`: {err}");
+        assert!(!err.contains("panicked") && !err.contains("invalid type: null"), "{args:?}: {err}");
+    }
+    assert!(!p.join("x.bhef").exists() && !p.join("x.png").exists());
+    // No sea is `-inf`, as the flag's help says.
+    ok(&talus(&["erode", "--in", "a.bhef", "--out", "x.bhef", "--steps", "1", "--sea-level", "-inf"], p));
+}
+
 #[test]
 fn no_display_runs_the_headless_demo() {
     let d = tempfile::tempdir().unwrap();

@@ -33,7 +33,7 @@ pub struct ConvertArgs {
     #[arg(long)]
     pub width: Option<usize>,
     /// Metres between nodes (overrides what the input says; BHEF stores none).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// Geographic inputs (GeoTIFF in degrees, .hgt): keep the file's nodes instead of resampling
     /// the rows to square cells (the cell size is then the north–south spacing).

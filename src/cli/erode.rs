@@ -106,11 +106,11 @@ pub struct ErodeArgs {
     /// Metres between nodes (BHEF stores none). Default 2 m, the cell size of `talus generate` and
     /// of the editor's island; the erosion parameters are in metres and per km², so give the
     /// map's real spacing.
-    #[arg(long, default_value_t = 2.0)]
+    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: f32,
     /// Height of the sea (the base level every flow ends at), metres. Default 0, the BHEF
     /// convention; a map entirely above it is unaffected; `-inf` turns the sea off.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_parser = crate::cli::params::sea_f32)]
     pub sea_level: f32,
     /// A BHEF of the same size whose values are erodibility multipliers (1 = normal, 0 = rock).
     #[arg(long)]
@@ -221,9 +221,7 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         }
         _ => None,
     };
-    if !(a.cell_size.is_finite() && a.cell_size > 0.0) {
-        return Err(CliError(format!("--cell-size {} must be a positive number of metres", a.cell_size)));
-    }
+    crate::core::heightmap::check_cell(a.cell_size).map_err(|e| CliError(format!("--cell-size: {e}")))?;
     // The output's format is checked before the run, not found wrong after it.
     let out_fmt = match a.out.extension() {
         None => interop::Format::Bhef,

@@ -64,7 +64,7 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub height: Option<usize>,
     /// Metres between nodes.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// Seed: a number, or `random` for a fresh one.
     #[arg(long)]
@@ -77,43 +77,43 @@ pub struct GenerateArgs {
     #[arg(long)]
     pub octaves: Option<u32>,
     /// Wavelength of the first octave in metres (noise kinds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub wavelength: Option<f64>,
     /// Amplitude in metres (noise kinds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub amplitude: Option<f64>,
     /// Amplitude factor per octave (noise kinds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub persistence: Option<f64>,
     /// Frequency factor per octave (noise kinds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub lacunarity: Option<f64>,
     /// Value-noise interpolation.
     #[arg(long, value_enum)]
     pub interp: Option<Interp>,
     /// Domain-warp strength (largest displacement) in metres (noise kinds; 0 = off).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub warp_strength: Option<f64>,
     /// Wavelength of the domain warp's first octave in metres (noise kinds).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub warp_wavelength: Option<f64>,
     /// Roughness R (diamond-square, lazy world).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub roughness: Option<f32>,
     /// Terrace step count (enables terraces).
     #[arg(long)]
     pub terrace_steps: Option<u32>,
     /// Terrace smoothness 0..1.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub terrace_smoothness: Option<f32>,
     /// Seed 004's island filter band in metres (enables it).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub island_waterside: Option<f32>,
     /// Rescale heights to MIN:MAX metres, or `off`.
     #[arg(long)]
     pub normalize: Option<String>,
     /// Sea level in metres (enables the sea-level stage).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub sea_level: Option<f32>,
     /// Any parameter by path, e.g. `base.octaves=6`, `terrace.steps=8`, `base.noise="Simplex"`.
     #[arg(long = "set", value_name = "PATH=VALUE")]

@@ -19,20 +19,20 @@ pub struct AnalyzeArgs {
     /// The map to analyse (any importable format: .bhef .png .r16 .raw .exr .tif .tiff .hgt).
     pub file: PathBuf,
     /// Sea level, metres: nodes at or below it are sea (outlets), above it land.
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub sea_level: f32,
     /// Metres between nodes (BHEF stores none and reads as 1 m; the default island has 2 m).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// The map FILE was made from (same size): adds land lost to the sea and the anisotropy of
     /// the change FILE − INPUT.
     #[arg(long)]
     pub compare: Option<PathBuf>,
     /// Drainage area from which a node is a channel, m² (default 10 000).
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f64)]
     pub channel_area: Option<f64>,
     /// Margin of a single-node pit or spike, metres (default 0.5).
-    #[arg(long, allow_negative_numbers = true)]
+    #[arg(long, allow_hyphen_values = true)]
     pub tolerance: Option<f32>,
     /// Print the report as JSON.
     #[arg(long)]
@@ -67,16 +67,16 @@ pub struct FixArgs {
     #[arg(long)]
     pub spikes: bool,
     /// Sea level, metres (nodes at or below it are left alone and are outlets).
-    #[arg(long, default_value_t = 0.0, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub sea_level: f32,
     /// Metres between nodes.
-    #[arg(long)]
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// Fill/breach gradient per node, metres (≥ 0; 0 fills flat).
-    #[arg(long, default_value_t = 1e-3, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 1e-3, allow_hyphen_values = true)]
     pub epsilon: f32,
     /// Margin of a single-node pit or spike, metres.
-    #[arg(long, default_value_t = 0.5, allow_negative_numbers = true)]
+    #[arg(long, default_value_t = 0.5, allow_hyphen_values = true)]
     pub tolerance: f32,
 }
 

@@ -44,8 +44,9 @@ pub enum HeightmapError {
         /// Requested nodes along y.
         height: usize,
     },
-    /// The cell size (metres, carried in the variant) is zero, negative, NaN or infinite.
-    #[error("cell size {0} is not a positive finite number of metres")]
+    /// The cell size (metres, carried in the variant) is zero, negative, NaN, infinite, or a
+    /// million metres or more ([`check_cell`]).
+    #[error("cell size {0} m is not a distance between nodes: give metres above 0 and below 10⁶")]
     BadCellSize(f32),
     /// The data vector's length is not `width * height`.
     #[error("data holds {got} heights but {width}×{height} needs {expected}")]
