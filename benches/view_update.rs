@@ -9,7 +9,7 @@
 //!   distance to water, water depth; `editor::look::material::surface_data`);
 //! * `view_update_2049/frame_copy`: what the frame itself pays for an update now that both of the
 //!   above run on threads of their own (`app::background`): one copy of the map, which both share
-//!   (`app::MapSnapshot`; the simulation's maps the texels read are shared too,
+//!   (`app::state::MapSnapshot`; the simulation's maps the texels read are shared too,
 //!   `app::fields::Field`); `frame_copies_first_version`: a copy of the map for each and of three
 //!   simulation maps for the texels, as the first version of that change did.
 //!
@@ -24,13 +24,13 @@ use talus::core::generate::{demo_params, generate};
 use talus::editor::look::material::{SurfaceInputs, surface_data};
 use talus::editor::mesh::chunk_geometry_lod;
 
-/// The editor's chunk size in quads (`app::CHUNK_QUADS`).
+/// The editor's chunk size in quads (`app::state::CHUNK_QUADS`).
 const CHUNK_QUADS: usize = 64;
 
 fn update(c: &mut Criterion) {
     let map = generate(&demo_params(2049, 1)).expect("the default island");
     let stats = map.stats();
-    // The editor's chunk grid (`app::chunk_counts`): 32 × 32 chunks of 64 quads at 2049².
+    // The editor's chunk grid (`app::state::chunk_counts`): 32 × 32 chunks of 64 quads at 2049².
     let n = (map.width - 1).div_ceil(CHUNK_QUADS);
     let chunks: Vec<(usize, usize)> = (0..n).flat_map(|cy| (0..n).map(move |cx| (cx, cy))).collect();
     let geometry =
@@ -51,7 +51,7 @@ fn update(c: &mut Criterion) {
         })
     });
     // The frame's share: one copy of the map for both background builds, made while the previous
-    // update's copy is still held (as `app::MapSnapshot` holds it until it is replaced).
+    // update's copy is still held (as `app::state::MapSnapshot` holds it until it is replaced).
     g.bench_function("frame_copy", |b| {
         let mut held = map.clone();
         b.iter(|| {

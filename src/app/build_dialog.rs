@@ -45,8 +45,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::commands::EditorCommand;
 use super::param_editor::edit_params;
-use super::simulation::SimState;
-use super::{EditorTerrain, StatusLine};
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine};
 use crate::core::erosion::ModelEntry;
 use crate::core::erosion::refine::RefineParams;
 use crate::core::io::interop::Format;
@@ -237,7 +237,7 @@ fn handle_build_commands(
     mut dialog: ResMut<BuildDialog>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
-    look: Option<Res<super::Look>>,
+    look: Option<Res<super::state::Look>>,
     mut status: ResMut<StatusLine>,
 ) {
     for cmd in cmds.read() {
@@ -427,7 +427,7 @@ fn draw_build_dialog(
     mut dialog: ResMut<BuildDialog>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
-    look: Option<Res<super::Look>>,
+    look: Option<Res<super::state::Look>>,
     mut out: MessageWriter<EditorCommand>,
     mut status: ResMut<StatusLine>,
     mut loupe: ResMut<super::loupe::LoupeState>,
@@ -509,7 +509,7 @@ fn draw_target(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
             "Unreal or Unity tiles cut from one build (their shared edges agree bit for bit), with texture maps and \
              a manifest of the import numbers",
         );
-        super::ui::hotspot(ui, "Build: tile set", &r);
+        super::widgets::hotspot(ui, "Build: tile set", &r);
         if kind != settings.kind {
             settings.set_kind(kind, pw, ph);
         }
@@ -521,7 +521,7 @@ fn draw_target(ui: &mut egui::Ui, view: &View, settings: &mut DialogSettings) {
             let mut engine = settings.tiles.engine;
             for e in ENGINES {
                 let r = ui.radio_value(&mut engine, e.engine, e.label).on_hover_text(e.tip);
-                super::ui::hotspot(ui, &super::ui::engine_hotspot(e), &r);
+                super::widgets::hotspot(ui, &super::widgets::engine_hotspot(e), &r);
             }
             if engine != settings.tiles.engine {
                 settings.set_engine(engine, pw, ph);
@@ -836,7 +836,7 @@ fn draw_buttons(
 ) {
     ui.horizontal(|ui| {
         let b = ui.add_enabled(allowed, egui::Button::new("Build"));
-        super::ui::hotspot(ui, "Build: Build", &b);
+        super::widgets::hotspot(ui, "Build: Build", &b);
         let tip = match settings.kind {
             TargetKind::File => "Build in the background and write the file",
             TargetKind::TileSet => "Build in the background and write the tile set",

@@ -2,7 +2,7 @@
 //!
 //! Controls: middle-drag or Alt+left-drag orbits, Shift+middle-drag pans, the wheel zooms (right
 //! button stays free for the lower brush). Drags follow the cursor's motion in the window
-//! ([`super::tools::Pointer`]). Input is ignored while egui wants the pointer. The
+//! ([`super::state::Pointer`]). Input is ignored while egui wants the pointer. The
 //! camera frames the whole map at start and again whenever the map's extent in metres changes
 //! (another node count or cell size: Generate, Open, Import, New map); editing the same map
 //! keeps it. Framing distance, zoom range, pan speed and the clip planes all come from the
@@ -17,7 +17,8 @@ use bevy::render::render_resource::BlendState;
 use bevy_egui::input::EguiWantsInput;
 use bevy_egui::{EguiGlobalSettings, PrimaryEguiContext};
 
-use super::EditorTerrain;
+use super::state::EditorTerrain;
+use super::state::OrbitCamera;
 use crate::editor::view_extent::ViewExtent;
 
 /// Spawns the camera and drives it from the mouse.
@@ -29,25 +30,9 @@ impl Plugin for CameraPlugin {
         app.world_mut().resource_mut::<EguiGlobalSettings>().auto_create_primary_context = false;
         app.add_systems(Startup, spawn_camera).add_systems(
             Update,
-            (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain().after(super::tools::ReadPointer),
+            (fit_viewport_beside_panel, frame_terrain, orbit_camera).chain().after(super::state::ReadPointer),
         );
     }
-}
-
-/// Orbit state: the camera sits `distance` from `focus`, at `yaw` around +Y and `pitch` above
-/// the horizon (radians).
-#[derive(Component, Clone, Debug)]
-pub struct OrbitCamera {
-    /// The point the camera looks at and orbits, world metres.
-    pub focus: Vec3,
-    /// Angle around +Y, radians; 0 puts the camera on the +Z side of `focus`.
-    pub yaw: f32,
-    /// Angle above the horizon, radians; the mouse keeps it in `0.03 ..= 1.55`.
-    pub pitch: f32,
-    /// Distance from `focus`, metres.
-    pub distance: f32,
-    /// The map extent last framed; another extent reframes.
-    pub framed: Option<ViewExtent>,
 }
 
 impl OrbitCamera {
@@ -142,7 +127,7 @@ fn spawn_camera(mut commands: Commands, terrain: Res<EditorTerrain>) {
 /// Renders the 3-D view in the part of the window the side panel leaves free, so the terrain is
 /// centred in what the user can see.
 fn fit_viewport_beside_panel(
-    panel: Res<super::ui::PanelWidth>,
+    panel: Res<super::state::PanelWidth>,
     windows: Query<&Window>,
     mut cams: Query<&mut Camera, With<OrbitCamera>>,
 ) {
@@ -191,7 +176,7 @@ fn frame_terrain(terrain: Res<EditorTerrain>, mut cams: Query<(&mut OrbitCamera,
 /// Orbits, pans and zooms from this frame's mouse motion and wheel.
 fn orbit_camera(
     keys: Res<ButtonInput<KeyCode>>,
-    pointer: Res<super::tools::Pointer>,
+    pointer: Res<super::state::Pointer>,
     scroll: Res<AccumulatedMouseScroll>,
     egui_input: Res<EguiWantsInput>,
     terrain: Res<EditorTerrain>,

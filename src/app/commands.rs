@@ -13,9 +13,9 @@ use std::path::PathBuf;
 use bevy::prelude::*;
 use bevy_egui::input::EguiWantsInput;
 
-use super::camera::OrbitCamera;
-use super::simulation::SimState;
-use super::{EditorTerrain, StatusLine, UserSettings};
+use super::state::OrbitCamera;
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine, UserSettings};
 use crate::core::Heightmap;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
@@ -25,7 +25,7 @@ use crate::editor::layers::BaseSource;
 use crate::editor::project::{CameraPose, ProjectView};
 
 /// The look and camera as a project saves them.
-fn current_view(look: Option<&super::Look>, orbits: &Query<&mut OrbitCamera>) -> ProjectView {
+fn current_view(look: Option<&super::state::Look>, orbits: &Query<&mut OrbitCamera>) -> ProjectView {
     ProjectView {
         look: look.map(|l| l.0.clone()),
         camera: orbits.iter().next().map(|o| CameraPose {
@@ -41,7 +41,7 @@ fn current_view(look: Option<&super::Look>, orbits: &Query<&mut OrbitCamera>) ->
 fn apply_view(
     view: &ProjectView,
     extent: crate::editor::view_extent::ViewExtent,
-    look: Option<&mut super::Look>,
+    look: Option<&mut super::state::Look>,
     orbits: &mut Query<&mut OrbitCamera>,
 ) {
     if let (Some(l), Some(look)) = (&view.look, look) {
@@ -212,7 +212,7 @@ fn apply_document_commands(
     mut status: ResMut<StatusLine>,
     mut settings: ResMut<UserSettings>,
     sim: Res<SimState>,
-    mut look: Option<ResMut<super::Look>>,
+    mut look: Option<ResMut<super::state::Look>>,
     mut orbits: Query<&mut OrbitCamera>,
     mut commands: Commands,
 ) {

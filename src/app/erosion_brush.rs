@@ -22,9 +22,10 @@ use bevy::prelude::*;
 use bevy::tasks::AsyncComputeTaskPool;
 use bevy_egui::egui;
 
-use super::simulation::SimState;
-use super::tools::BrushTool;
-use super::{EditorTerrain, StatusLine};
+use super::state::BrushTool;
+use super::state::SimState;
+use super::state::SteerChoice;
+use super::state::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::editor::erosion_brush::{Dab, FIRST_DAB_S, dab_work, run_dab};
 use crate::editor::layers::Recipe;
@@ -36,7 +37,7 @@ pub struct ErosionBrushPlugin;
 
 impl Plugin for ErosionBrushPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<ErosionBrush>().add_systems(Update, drive_dabs.after(super::tools::ToolSystems));
+        app.init_resource::<ErosionBrush>().add_systems(Update, drive_dabs.after(super::state::ToolSystems));
     }
 }
 
@@ -77,7 +78,7 @@ impl ErosionBrush {
 
 /// The recipe a new stroke runs: the Erosion section's model, edges, seed, backend and hardness,
 /// and the sea drawn in the view.
-fn panel_recipe(panel: Option<&super::ui::PanelState>, look: Option<&super::Look>) -> Result<Recipe, String> {
+fn panel_recipe(panel: Option<&super::state::PanelState>, look: Option<&super::state::Look>) -> Result<Recipe, String> {
     let panel = panel.ok_or("the panel is not ready")?;
     let seed = crate::core::rng::parse_seed(&panel.sim_seed)?;
     recipe_of(&RunRequest {
@@ -86,7 +87,7 @@ fn panel_recipe(panel: Option<&super::ui::PanelState>, look: Option<&super::Look
         seed,
         backend: panel.backend,
         hardness: Some(&panel.hardness),
-        sea_level: look.map(super::material::sea_level).unwrap_or(0.0),
+        sea_level: look.map(super::state::sea_level).unwrap_or(0.0),
         steer: None,
     })
 }
@@ -98,8 +99,8 @@ fn drive_dabs(
     mut terrain: ResMut<EditorTerrain>,
     sim: Res<SimState>,
     mut status: ResMut<StatusLine>,
-    panel: Option<Res<super::ui::PanelState>>,
-    look: Option<Res<super::Look>>,
+    panel: Option<Res<super::state::PanelState>>,
+    look: Option<Res<super::state::Look>>,
 ) {
     let brush = &mut *brush;
     // A dab that ended: its result goes into the stroke's layer.
@@ -185,27 +186,6 @@ impl Drop for ErosionBrush {
         if let Some(f) = &self.flight {
             f.cancel.store(true, Ordering::Relaxed);
         }
-    }
-}
-
-/// Which generated mask steers Simulate runs (the Erosion section's "Steer").
-#[derive(Clone, Debug, PartialEq)]
-pub struct SteerChoice {
-    /// 0 everywhere (no mask), 1 height, 2 slope, 3 flow.
-    pub mode: usize,
-    /// Height ramp, m: weight 0 at `[0]`, 1 at `[1]`.
-    pub height: [f32; 2],
-    /// Slope ramp, degrees.
-    pub slope: [f32; 2],
-    /// Drainage area of weight 1, nodes.
-    pub flow: f32,
-    /// Weight 0 makes non-erodible sinks.
-    pub sink: bool,
-}
-
-impl Default for SteerChoice {
-    fn default() -> Self {
-        Self { mode: 0, height: [20.0, 60.0], slope: [10.0, 30.0], flow: 200.0, sink: false }
     }
 }
 

@@ -8,8 +8,8 @@
 
 use bevy::prelude::*;
 
-use super::EditorTerrain;
-use super::simulation::SimState;
+use super::state::EditorTerrain;
+use super::state::SimState;
 
 /// Keeps [`SimFields`] in step with the running simulation.
 pub struct FieldsPlugin;

@@ -24,9 +24,9 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::commands::EditorCommand;
 use super::script::ScriptRunner;
-use super::tools::BrushTool;
-use super::ui::PanelState;
-use super::{EditorTerrain, StatusLine, UserSettings};
+use super::state::BrushTool;
+use super::state::PanelState;
+use super::state::{EditorTerrain, StatusLine, UserSettings};
 use crate::editor::document::Document;
 use crate::editor::persist::{AUTOSAVE_EVERY, Autosave, AutosaveInfo};
 
@@ -202,7 +202,7 @@ pub struct Quitter<'w, 's> {
     settings: ResMut<'w, UserSettings>,
     panel: Res<'w, PanelState>,
     tool: Res<'w, BrushTool>,
-    look: Res<'w, super::Look>,
+    look: Res<'w, super::state::Look>,
     windows: Query<'w, 's, &'static Window>,
     exit: MessageWriter<'w, AppExit>,
 }

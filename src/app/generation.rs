@@ -19,8 +19,8 @@ use bevy::prelude::*;
 use bevy::tasks::AsyncComputeTaskPool;
 
 use super::commands::EditorCommand;
-use super::simulation::SimState;
-use super::{EditorTerrain, StatusLine};
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::core::generate::{GenerateParams, generate_until};
 use crate::editor::layers::BaseSource;

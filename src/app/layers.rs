@@ -21,8 +21,8 @@ use bevy::tasks::AsyncComputeTaskPool;
 use bevy_egui::egui;
 
 use super::commands::EditorCommand;
-use super::simulation::SimState;
-use super::{EditorTerrain, StatusLine};
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine};
 use crate::core::Heightmap;
 use crate::editor::document::{LayerOp, PaintTarget};
 use crate::editor::layers::recipe::run_to_end;

@@ -41,9 +41,9 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
 use super::build_dialog::BuildDialog;
 use super::commands::EditorCommand;
-use super::simulation::SimState;
-use super::tools::{Pointer, ReadPointer, ToolSystems};
-use super::{EditorTerrain, StatusLine};
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine};
+use super::state::{Pointer, ReadPointer, ToolSystems};
 use crate::editor::build::dialog::metres;
 use crate::editor::build::loupe::{DEFAULT_SIDE_M, LoupeBase};
 use crate::editor::build::loupe_view::{
@@ -396,7 +396,7 @@ fn pick_spot(
     mut pointer: ResMut<Pointer>,
     keys: Res<ButtonInput<KeyCode>>,
     egui_input: Res<EguiWantsInput>,
-    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    cams: Query<(&Camera, &GlobalTransform), With<super::state::OrbitCamera>>,
     terrain: Res<EditorTerrain>,
     mut out: MessageWriter<EditorCommand>,
     mut status: ResMut<StatusLine>,
@@ -447,7 +447,7 @@ pub(super) fn loupe_section(
             "See a square of the terrain at the build's resolution, as these settings build it, before pressing \
              Build: click here, then on the terrain",
         );
-        super::ui::hotspot(ui, "Loupe: Pick a spot", &b);
+        super::widgets::hotspot(ui, "Loupe: Pick a spot", &b);
         if b.clicked() {
             state.armed = !state.armed;
         }

@@ -25,7 +25,8 @@ use bevy_egui::egui;
 use super::background::{Background, Polled};
 use super::fields::{Field, OverlayTexture, SimFields};
 use super::shaders::shader_handle;
-use super::{EditorTerrain, Look, MapSnapshot, ViewWork};
+use super::state::sea_level;
+use super::state::{EditorTerrain, Look, MapSnapshot, ViewWork};
 use crate::editor::look::MaterialParams;
 use crate::editor::look::material::{SurfaceInputs, TerrainLayer, srgb_to_linear, surface_data, to_rgba16f_bytes};
 
@@ -215,11 +216,6 @@ impl TerrainUniform {
             biome_color: [bi.desert_color, bi.steppe_color, bi.tundra_color].map(|c| lin(c).extend(1.0)),
         }
     }
-}
-
-/// Sea level for the material (metres): the water look's, so the beach meets the sea plane.
-pub fn sea_level(look: &Look) -> f32 {
-    finite(look.0.water.sea_level, 0.0)
 }
 
 fn create_material(
@@ -452,14 +448,14 @@ pub fn material_section(ui: &mut egui::Ui, look: &mut ResMut<Look>) {
         let (mut path, mut msg): (String, Option<(String, bool)>) =
             ui.data_mut(|d| d.get_temp(id)).unwrap_or_else(|| ("my_material.ron".to_string(), None));
         let mut p = look.bypass_change_detection().0.material.clone();
-        let mut changed = super::ui::preset_row(ui, "material", "", &mut p, &mut path, &mut msg);
+        let mut changed = super::widgets::preset_row(ui, "material", "", &mut p, &mut path, &mut msg);
         ui.horizontal(|ui| {
             if ui.button("Defaults").on_hover_text("Reset every material parameter").clicked() {
                 p = MaterialParams::default();
                 changed = true;
             }
         });
-        super::ui::preset_message(ui, &msg);
+        super::widgets::preset_message(ui, &msg);
         match super::param_editor::edit_params(ui, "material", "MaterialParams", &mut p) {
             Ok(c) => changed |= c,
             Err(e) => {

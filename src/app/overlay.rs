@@ -17,8 +17,8 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use super::commands::EditorCommand;
 use super::fields::{OverlayTexture, SimFields};
 use super::param_editor::edit_params;
-use super::ui::PanelState;
-use super::{EditorTerrain, Look};
+use super::state::PanelState;
+use super::state::{EditorTerrain, Look};
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::editor::look::overlay::{OverlayKind, OverlayParams};
 use crate::editor::overlay::{Legend, LegendBody, Overlay, OverlayData, build};
@@ -241,7 +241,7 @@ pub fn view_section(ui: &mut egui::Ui, look: &mut ResMut<Look>) {
 pub fn hardness_editor(ui: &mut egui::Ui, panel: &mut PanelState) {
     ui.small("Erodibility per node (1 = normal, 0 = unerodible rock); View ▸ Hardness previews it.");
     let mut h = panel.hardness.clone();
-    if super::ui::preset_row(ui, "hardness", "", &mut h, &mut panel.preset_path, &mut panel.preset_msg) {
+    if super::widgets::preset_row(ui, "hardness", "", &mut h, &mut panel.preset_path, &mut panel.preset_msg) {
         panel.hardness = h.clone();
     }
     match edit_params(ui, "hardness", "HardnessParams", &mut h) {

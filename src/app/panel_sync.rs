@@ -20,19 +20,12 @@
 
 use bevy::prelude::*;
 
-use super::EditorTerrain;
 use super::generation::GenState;
-use super::ui::PanelState;
+use super::state::EditorTerrain;
+use super::state::PanelBase;
+use super::state::PanelState;
 use crate::core::generate::GenerateParams;
 use crate::editor::layers::BaseSource;
-
-/// The document's base as the panel last followed it: where it came from, its size and cell size.
-#[derive(Clone, Debug, PartialEq)]
-pub struct PanelBase {
-    source: BaseSource,
-    size: (usize, usize),
-    cell_size: f32,
-}
 
 impl PanelBase {
     fn is(&self, source: &BaseSource, size: (usize, usize), cell_size: f32) -> bool {

@@ -14,8 +14,8 @@ use bevy::prelude::*;
 use bevy_egui::egui;
 
 use super::commands::EditorCommand;
-use super::simulation::SimState;
-use super::{EditorTerrain, Look, StatusLine};
+use super::state::SimState;
+use super::state::{EditorTerrain, Look, StatusLine};
 use crate::core::Heightmap;
 use crate::core::analysis::{self, AnalysisParams, TerrainReport};
 
@@ -46,7 +46,7 @@ pub struct QaState {
 }
 
 fn sea(look: Option<&Look>) -> f32 {
-    look.map(super::material::sea_level).unwrap_or(0.0)
+    look.map(super::state::sea_level).unwrap_or(0.0)
 }
 
 /// Analyses `map` (against `before` when given) with the editor's tunables.

@@ -25,13 +25,14 @@ use bevy::prelude::*;
 use bevy::render::view::screenshot::{Screenshot, save_to_disk};
 use bevy::window::{CursorMoved, PrimaryWindow, WindowEvent};
 
-use super::camera::OrbitCamera;
 use super::commands::EditorCommand;
 use super::generation::GenState;
-use super::simulation::SimState;
-use super::tools::{BrushTool, Pointer};
-use super::ui::{PanelState, PanelWidth, UiHotspots};
-use super::{EditorTerrain, StatusLine, view};
+use super::state::OrbitCamera;
+use super::state::SimState;
+use super::state::{BrushTool, Pointer};
+use super::state::{EditorTerrain, StatusLine};
+use super::state::{PanelState, PanelWidth, UiHotspots};
+use super::view;
 use crate::core::erosion::MapSize;
 use crate::editor::script::{Action, ChordKey, FrameReport, FrameStats, MouseKey, parse_chord};
 
@@ -40,7 +41,7 @@ pub struct ScriptPlugin;
 
 impl Plugin for ScriptPlugin {
     fn build(&self, app: &mut App) {
-        app.init_resource::<ScriptRunner>().add_systems(Update, run_script.before(super::tools::ReadPointer));
+        app.init_resource::<ScriptRunner>().add_systems(Update, run_script.before(super::state::ReadPointer));
     }
 }
 
@@ -55,7 +56,7 @@ const MAX_MOVES_PER_FRAME: usize = 256;
 /// Frames a screenshot may take to appear on disk.
 const SHOT_FRAMES: u32 = 300;
 /// Longest wait of a screenshot for the view to show the map as it is (background mesh and
-/// texture builds, [`super::ViewWork`]), seconds of real time; while a simulation streams
+/// texture builds, [`super::state::ViewWork`]), seconds of real time; while a simulation streams
 /// updates the view may never catch up, and the screenshot is taken then.
 const SETTLE_S: f64 = 30.0;
 
@@ -102,7 +103,7 @@ enum Step {
         phase: u8,
         sent: f32,
     },
-    /// A screenshot waiting for the view to catch up with the map ([`super::ViewWork`]), until
+    /// A screenshot waiting for the view to catch up with the map ([`super::state::ViewWork`]), until
     /// the real time `until` at most.
     Settle {
         path: PathBuf,
@@ -310,7 +311,7 @@ struct Editor<'w> {
     status: Res<'w, StatusLine>,
     panel: ResMut<'w, PanelState>,
     terrain: Res<'w, EditorTerrain>,
-    look: ResMut<'w, super::Look>,
+    look: ResMut<'w, super::state::Look>,
     resim: Res<'w, super::layers::ResimState>,
     erosion: Res<'w, super::erosion_brush::ErosionBrush>,
     build: Res<'w, super::build_dialog::BuildDialog>,
@@ -328,7 +329,7 @@ struct View<'w, 's> {
     pointer: Res<'w, Pointer>,
     tool: Res<'w, BrushTool>,
     offscreen: Option<Res<'w, super::offscreen::OffscreenTarget>>,
-    work: Option<Res<'w, super::ViewWork>>,
+    work: Option<Res<'w, super::state::ViewWork>>,
 }
 
 /// Asks for a screenshot of the frame (the window's, or the off-screen image) into `path`.

@@ -33,11 +33,10 @@ use bevy::tasks::AsyncComputeTaskPool;
 
 use super::commands::EditorCommand;
 use super::fields::SimFields;
-use super::{EditorTerrain, StatusLine};
-use crate::core::Heightmap;
+use super::state::{EditorTerrain, StatusLine};
+use super::state::{RunningJob, SimState};
 use crate::core::erosion::{Ledger, MapSize, Progress};
 use crate::editor::job::{JobEnd, JobShared, run_job_on, simulation_threads};
-use crate::editor::layers::timeline::ContinueJob;
 use crate::editor::simulate::{RunRequest, prepare_run};
 use crate::editor::timeline::resume::Resumed;
 use crate::editor::timeline::{DEFAULT_BUDGET, Timeline};
@@ -49,44 +48,6 @@ impl Plugin for SimulationPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<SimState>().add_systems(Update, (start_simulation, show_simulation_updates).chain());
     }
-}
-
-/// A run in progress.
-pub struct RunningJob {
-    /// State shared with the worker: its updates, and the pause and cancel flags it reads.
-    pub shared: Arc<JobShared>,
-    /// The map the run started from (the undo step's "before").
-    pub base: Heightmap,
-    /// Undo label, e.g. "Droplet erosion".
-    pub label: String,
-    /// What runs: kept by the erosion layer the run becomes.
-    pub recipe: crate::editor::layers::Recipe,
-    /// A "Continue from here" run: the layer and the frame it goes on from.
-    pub continues: Option<ContinueJob>,
-}
-
-/// The simulation state the panel shows.
-#[derive(Resource, Default)]
-pub struct SimState {
-    /// The run in progress; `None` when idle.
-    pub job: Option<RunningJob>,
-    /// Books, progress and rate from the newest update (kept after the run ends).
-    pub ledger: Ledger,
-    /// Work done and asked, in the model's unit (droplets, time steps, iterations).
-    pub progress: Progress,
-    /// Work per second, in the same unit as `progress`.
-    pub steps_per_s: f64,
-    /// Updates shown in the mesh since start (for the frame report).
-    pub updates_shown: usize,
-    /// Runs started since start (a script waits for this to grow after Simulate).
-    pub started: u64,
-    /// Where the newest run runs ("CPU", "GPU: <adapter>", with a fallback note if any).
-    pub backend_used: String,
-    /// The newest run's notes so far (e.g. "device lost: …; continuing on the CPU from step 120").
-    pub notes: Vec<String>,
-    /// The map the run that just ended started from, until Terrain QA ([`super::qa`]) has
-    /// compared the result with it.
-    pub last_base: Option<Heightmap>,
 }
 
 impl SimState {
@@ -106,8 +67,8 @@ fn start_simulation(
     mut terrain: ResMut<EditorTerrain>,
     mut status: ResMut<StatusLine>,
     mut fields: ResMut<SimFields>,
-    panel: Option<Res<super::ui::PanelState>>,
-    look: Option<Res<super::Look>>,
+    panel: Option<Res<super::state::PanelState>>,
+    look: Option<Res<super::state::Look>>,
 ) {
     for cmd in cmds.read() {
         match cmd {
@@ -122,7 +83,7 @@ fn start_simulation(
                     seed: *seed,
                     backend: *backend,
                     hardness: panel.as_deref().map(|p| &p.hardness),
-                    sea_level: look.as_deref().map(super::material::sea_level).unwrap_or(0.0),
+                    sea_level: look.as_deref().map(super::state::sea_level).unwrap_or(0.0),
                     steer: panel.as_deref().and_then(|p| p.steer.spec()),
                 };
                 let (change, run) = prepare_run(&mut terrain.doc, &req);

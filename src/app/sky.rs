@@ -61,9 +61,9 @@ use bevy::render::{Render, RenderApp, RenderSystems};
 use bevy_egui::egui;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use super::camera::OrbitCamera;
 use super::param_editor::edit_params;
-use super::{EditorTerrain, Look};
+use super::state::OrbitCamera;
+use super::state::{EditorTerrain, Look};
 use crate::editor::look::sky::{
     Antialias, CascadeFit, ShadowFilter, SkyParams, ToneMapping, aerial_view_reach, fit_cascades, sun_color,
     sun_direction,
@@ -537,10 +537,10 @@ pub fn sky_section(
             ui.colored_label(egui::Color32::YELLOW, "Atmosphere off: Bevy 0.19's atmosphere crashes this software renderer (Mesa lavapipe); plain sky and ambient light instead. TALUS_FORCE_ATMOSPHERE=1 tries anyway.");
         }
         ui.small("MSAA works with every effect here (Bevy 0.19's sky and fog passes read multisampled depth).");
-        if crate::app::ui::preset_row(ui, "sky", "", &mut p, preset_path, preset_msg) {
+        if crate::app::widgets::preset_row(ui, "sky", "", &mut p, preset_path, preset_msg) {
             changed = true;
         }
-        crate::app::ui::preset_message(ui, preset_msg);
+        crate::app::widgets::preset_message(ui, preset_msg);
         match edit_params(ui, "sky", "SkyParams", &mut p) {
             Ok(c) => changed |= c,
             Err(e) => *preset_msg = Some((e, true)),

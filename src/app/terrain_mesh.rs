@@ -14,7 +14,7 @@
 //! The chunks' geometry is built on every core (rayon), since a simulation's update dirties the
 //! whole map at once: at 2049² that is 1 024 chunks. More than [`FRAME_CHUNKS`] are built on a
 //! thread of their own ([`super::background`]) and swapped in together when done, so the frames go on meanwhile (a script's
-//! screenshot waits for them, [`super::ViewWork`]); a stroke's few are rebuilt in the frame.
+//! screenshot waits for them, [`super::state::ViewWork`]); a stroke's few are rebuilt in the frame.
 //! Each chunk keeps the level of detail its distance from the camera calls for
 //! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
 //! edges against cracks; [`update_lod`] rebuilds a chunk when the camera moved enough to change
@@ -29,7 +29,7 @@ use rayon::prelude::*;
 
 use super::background::{Background, Polled};
 use super::material::TerrainMaterial;
-use super::{CHUNK_QUADS, EditorTerrain, MapSnapshot, ViewWork};
+use super::state::{CHUNK_QUADS, EditorTerrain, MapSnapshot, ViewWork};
 use crate::core::Heightmap;
 use crate::core::heightmap::Stats;
 use crate::editor::mesh::{chunk_geometry_lod, lod_step};
@@ -90,7 +90,7 @@ fn update_lod(
     terrain: Res<EditorTerrain>,
     mut meshes: ResMut<Assets<Mesh>>,
     mut build: ResMut<ChunkBuild>,
-    cams: Query<(&Camera, &GlobalTransform, &Projection), With<super::camera::OrbitCamera>>,
+    cams: Query<(&Camera, &GlobalTransform, &Projection), With<super::state::OrbitCamera>>,
     mut chunks: Query<(&mut TerrainChunk, &mut Mesh3d)>,
 ) {
     let Some(view) = cams.iter().next().and_then(|(c, t, p)| LodView::of(c, t, p)) else { return };

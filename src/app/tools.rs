@@ -20,9 +20,9 @@ use bevy::prelude::*;
 use bevy::window::{PrimaryWindow, WindowEvent};
 use bevy_egui::input::EguiWantsInput;
 
-use super::simulation::SimState;
-use super::{EditorTerrain, StatusLine};
-use crate::core::Heightmap;
+use super::state::SimState;
+use super::state::{BrushTool, Pointer, Press, ReadPointer, Sample, ToolSystems};
+use super::state::{EditorTerrain, StatusLine};
 use crate::core::brush::{BrushKind, BrushParams};
 use crate::core::raycast::Hit;
 use crate::editor::job::JobEdit;
@@ -45,96 +45,6 @@ impl Plugin for ToolsPlugin {
     }
 }
 
-/// The system that turns this frame's window input messages into the [`Pointer`]. A script writes
-/// its messages before it; the camera and the brushes read the pointer after it.
-#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ReadPointer;
-
-/// The brush systems, for ordering.
-#[derive(SystemSet, Debug, Clone, PartialEq, Eq, Hash)]
-pub struct ToolSystems;
-
-/// The brush the panel edits.
-#[derive(Resource, Clone, Debug, Default)]
-pub struct BrushTool {
-    /// The panel's brush: kind, radius, strength, falloff and spacing of the left-button tool.
-    pub params: BrushParams,
-    /// The left button runs the erosion brush ([`super::erosion_brush`]) instead of `params.kind`
-    /// (radius and falloff still come from `params`).
-    pub erode: bool,
-}
-
-/// Which stroke the pointer is painting, by button.
-#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
-pub enum Press {
-    /// Nothing paints: no painting button is down (the middle button and Alt+left move the camera),
-    /// or the press began over the panel.
-    #[default]
-    None,
-    /// The panel's tool (left button).
-    Tool,
-    /// Lower (right button).
-    Lower,
-    /// Smooth (Ctrl+left).
-    Smooth,
-    /// Flatten (Shift+left).
-    Flatten,
-}
-
-/// One moment of the pointer within a frame, in the order the window's events came: at a low
-/// frame rate a whole drag (press, moves, release) can arrive in one frame, and the brushes and
-/// the camera follow it sample by sample.
-#[derive(Clone, Copy, Debug, Default, PartialEq)]
-pub struct Sample {
-    /// Cursor position (window logical pixels).
-    pub pos: Vec2,
-    /// Cursor motion since the previous event (logical pixels).
-    pub delta: Vec2,
-    /// Left, right and middle buttons held at this moment.
-    pub held: [bool; 3],
-    /// The buttons held went down over the viewport (not on the panel).
-    pub armed: bool,
-    /// Brush clock of this moment: real seconds (virtual time caps a slow frame at 0.25 s, which
-    /// would weaken a brush exactly when the machine is busy).
-    pub time: f64,
-}
-
-/// The pointer as the brushes and the camera see it, built from the window's input messages.
-#[derive(Resource, Clone, Debug, Default)]
-pub struct Pointer {
-    /// Where the cursor is in the window (logical pixels, window origin; see [`super::view`]),
-    /// `None` before it entered or after it left.
-    pub cursor: Option<Vec2>,
-    /// This frame's moments, in event order; while a button is held and nothing moved, one
-    /// sample at the cursor (the brush keeps working where it rests).
-    pub samples: Vec<Sample>,
-    /// Cursor motion this frame (logical pixels).
-    pub motion: Vec2,
-    /// The cursor position for the terrain after this frame: `cursor` while it is over the
-    /// viewport and not over the panel (or while a stroke is being painted), else `None`.
-    pub pos: Option<Vec2>,
-    /// Buttons held (left, right, middle) after this frame's events.
-    pub held: [bool; 3],
-    /// True while the buttons held went down over the viewport.
-    pub armed: bool,
-    /// What the last sample pressed, for the terrain.
-    pub press: Press,
-    /// Brush clock at the end of this frame, seconds.
-    pub time: f64,
-    /// The terrain point under `pos`, if any (the hover ring).
-    pub hit: Option<Hit>,
-    /// The stroke being painted, with the kind it paints.
-    pub painting: Option<BrushKind>,
-    /// While a button paints: what it paints and the terrain as it was when that stroke began.
-    /// Every sample of the stroke is cast into this surface, not into the one the stroke is
-    /// changing: cast into a surface that rises under it, a resting pointer's ray would meet it
-    /// ever nearer the camera and a moving one would land a little nearer with every dab, so the
-    /// stroke would creep toward the camera. Cast into the start surface, a pointer that rests
-    /// keeps its point and a path drawn over the terrain is painted where it was drawn (as a
-    /// terrain collider synced at the end of a stroke behaves in other editors).
-    pub surface: Option<(Press, Heightmap)>,
-}
-
 fn button_index(b: MouseButton) -> Option<usize> {
     match b {
         MouseButton::Left => Some(0),
@@ -147,13 +57,13 @@ fn button_index(b: MouseButton) -> Option<usize> {
 fn read_pointer(
     mut events: MessageReader<WindowEvent>,
     primary: Query<Entity, With<PrimaryWindow>>,
-    cams: Query<&Camera, With<super::camera::OrbitCamera>>,
+    cams: Query<&Camera, With<super::state::OrbitCamera>>,
     keys: Res<ButtonInput<KeyCode>>,
     egui_input: Res<EguiWantsInput>,
     time: Res<Time<Real>>,
     mut pointer: ResMut<Pointer>,
     mut tool: ResMut<BrushTool>,
-    terrain: Res<super::EditorTerrain>,
+    terrain: Res<super::state::EditorTerrain>,
 ) {
     let window = primary.single().ok();
     let cam = cams.single().ok();
@@ -259,7 +169,7 @@ fn apply_brush_commands(mut commands: MessageReader<super::commands::EditorComma
 
 /// Casts the pointer into the terrain (the hover ring's point).
 fn cast_pointer(
-    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    cams: Query<(&Camera, &GlobalTransform), With<super::state::OrbitCamera>>,
     terrain: Res<EditorTerrain>,
     mut pointer: ResMut<Pointer>,
 ) {
@@ -276,7 +186,7 @@ fn cast_pointer(
 fn paint(
     mut pointer: ResMut<Pointer>,
     keys: Res<ButtonInput<KeyCode>>,
-    cams: Query<(&Camera, &GlobalTransform), With<super::camera::OrbitCamera>>,
+    cams: Query<(&Camera, &GlobalTransform), With<super::state::OrbitCamera>>,
     tool: Res<BrushTool>,
     mut terrain: ResMut<EditorTerrain>,
     sim: Res<SimState>,
@@ -393,7 +303,7 @@ fn draw_brush_ring(
     pointer: Res<Pointer>,
     tool: Res<BrushTool>,
     terrain: Res<EditorTerrain>,
-    look: Option<Res<super::Look>>,
+    look: Option<Res<super::state::Look>>,
     loupe: Option<Res<super::loupe::LoupeState>>,
     mut gizmos: Gizmos,
 ) {

@@ -15,14 +15,16 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use super::commands::EditorCommand;
 use super::generation::GenState;
 use super::param_editor::edit_params;
-use super::simulation::SimState;
-use super::tools::BrushTool;
-use super::{EditorTerrain, StatusLine, UserSettings};
+use super::state::BrushTool;
+use super::state::SimState;
+use super::state::{EditorTerrain, StatusLine, UserSettings};
+use super::state::{PanelState, PanelWidth, UiHotspots};
+use super::widgets::{HOTSPOTS, engine_hotspot, hotspot, preset_message, preset_row};
 use crate::core::brush::BrushKind;
 use crate::core::erosion::registry::{self, ModelEntry, ModelParamsType, ParamsVisitor};
-use crate::core::erosion::{Boundary, MODELS, ModelParams};
+use crate::core::erosion::{MODELS, ModelParams};
 use crate::core::generate::GenerateParams;
-use crate::core::io::tiles::{ENGINES, EngineSpec};
+use crate::core::io::tiles::ENGINES;
 use crate::editor::persist::Settings;
 
 /// Draws the side panel and sends what it asks for.
@@ -55,34 +57,6 @@ fn clicks_whatever_the_frame_time(mut added: Query<&mut bevy_egui::EguiContext, 
     for mut ctx in &mut added {
         desktop_input_options(ctx.get_mut());
     }
-}
-
-/// Width of the side panel in logical pixels: the 3-D view is the rest of the window.
-#[derive(Resource, Clone, Copy, Debug, Default, PartialEq)]
-pub struct PanelWidth(pub f32);
-
-/// Where the panel's main buttons were last drawn, window logical pixels `[x0, y0, x1, y1]`, by
-/// name ([`HOTSPOTS`] and "panel"): for the view report a test drives real input from (it clicks
-/// where a person would).
-#[derive(Resource, Clone, Debug, Default, PartialEq)]
-pub struct UiHotspots(pub std::collections::BTreeMap<String, [f32; 4]>);
-
-/// Records where a widget was drawn, for [`UiHotspots`] (read at the panel's next frame; a name
-/// must be in [`HOTSPOTS`] or an [`engine_hotspot`]).
-pub(super) fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
-    let id = egui::Id::new(("talus_hotspot", name.to_owned()));
-    ui.ctx().data_mut(|d| d.insert_temp(id, Some(r.rect)));
-}
-
-/// The widgets [`UiHotspots`] reports: the panel's, and the Build… dialog's
-/// ([`super::build_dialog`], its Loupe section's [`super::loupe`]), besides its engine choices
-/// ([`engine_hotspot`]).
-const HOTSPOTS: [&str; 7] =
-    ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Build", "Loupe: Pick a spot"];
-
-/// The hotspot name of the Build… dialog's choice of engine `e`: "Build: Unreal".
-pub(super) fn engine_hotspot(e: &EngineSpec) -> String {
-    format!("Build: {}", e.label)
 }
 
 /// Seconds without further edits before a live regeneration starts.
@@ -127,62 +101,6 @@ impl ParamsVisitor for ModelPresets<'_> {
     fn visit<P: ModelParamsType>(self, e: &'static ModelEntry, p: &mut P) -> bool {
         preset_row(self.ui, "erode", e.key, p, self.path, self.msg)
     }
-}
-
-/// What the panel is editing.
-#[derive(Resource, Clone, Debug)]
-pub struct PanelState {
-    /// The layer chosen in the Layers section.
-    pub layer_selected: Option<u64>,
-    /// The Layers section's name field.
-    pub layer_name: String,
-    /// The Generate section's parameters (what Generate sends).
-    pub generator: GenerateParams,
-    /// Regenerate as generator parameters change.
-    pub live: bool,
-    /// Time (seconds) of a generator edit not yet sent.
-    pub gen_edited_at: Option<f64>,
-    /// The document's base the generator last followed ([`super::panel_sync`]).
-    pub synced_base: Option<super::panel_sync::PanelBase>,
-    /// The parameters the panel last sent to Generate, until the base they make is followed.
-    pub gen_sent: Option<GenerateParams>,
-    /// Why the generator parameters were refused, shown under them until an edit passes.
-    pub gen_error: Option<String>,
-    /// One parameter set per model ([`MODELS`] order).
-    pub models: Vec<ModelParams>,
-    /// Index into [`MODELS`] (and `models`) of the model Simulate runs.
-    pub model: usize,
-    /// The Erosion section's last error (a model parameter, edge, hardness or seed that was refused), shown
-    /// under the action bar until a Simulate is sent.
-    pub model_error: Option<String>,
-    /// Edge modes the next simulation uses.
-    pub boundary: Boundary,
-    /// Where simulations run.
-    pub backend: crate::backend::Backend,
-    /// Simulation seed as typed (a number or `random`).
-    pub sim_seed: String,
-    /// The File section's path field.
-    pub path_text: String,
-    /// New flat map: nodes a side.
-    pub new_size: usize,
-    /// New flat map: distance between nodes (metres, 0.01 to 1000).
-    pub new_cell: f32,
-    /// New flat map: height of every node (metres, ±10 000).
-    pub new_height: f32,
-    /// Why the brush parameters as edited were refused; the brush keeps its last valid ones.
-    pub brush_error: Option<String>,
-    /// Where "Save preset" writes.
-    pub preset_path: String,
-    /// The last preset load/save message (error or confirmation).
-    pub preset_msg: Option<(String, bool)>,
-    /// Export integer formats centred on zero the way Unreal reads them.
-    pub export_unreal: bool,
-    /// Mesh export: keep every n-th node (1 = all).
-    pub export_decimate: usize,
-    /// The hardness (erodibility) map the next simulation uses (Erosion ▸ Hardness).
-    pub hardness: crate::core::erosion::hardness::HardnessParams,
-    /// Where the next simulation's rain falls (Erosion ▸ Steer).
-    pub steer: super::erosion_brush::SteerChoice,
 }
 
 impl Default for PanelState {
@@ -292,7 +210,7 @@ fn draw_side_panel(
     time: Res<Time>,
     mut out: MessageWriter<EditorCommand>,
     mut width: ResMut<PanelWidth>,
-    mut look: ResMut<super::Look>,
+    mut look: ResMut<super::state::Look>,
     mut hotspots: ResMut<UiHotspots>,
     qa: Res<super::qa::QaState>,
     resim: Res<super::layers::ResimState>,
@@ -698,81 +616,6 @@ fn erosion_section(ui: &mut egui::Ui, panel: &mut PanelState, sim: &SimState) {
             }
         });
     });
-}
-
-/// The folder of shipped presets, the first that exists of: `assets/presets` in the working
-/// directory (a checkout); `assets/presets` beside the binary (the release tarball, unpacked);
-/// `share/talus/presets` beside the binary's `bin/` (the .deb's `/usr`, the tarball's
-/// `install.sh` in `~/.local`); the source tree the binary was built from.
-pub fn presets_dir() -> PathBuf {
-    let built = PathBuf::from(env!("CARGO_MANIFEST_DIR")).join("assets/presets");
-    let exe_dir = std::env::current_exe().ok().and_then(|e| e.parent().map(PathBuf::from));
-    let mut candidates = vec![PathBuf::from("assets/presets")];
-    if let Some(d) = exe_dir {
-        candidates.push(d.join("assets/presets"));
-        candidates.push(d.join("../share/talus/presets"));
-    }
-    candidates.into_iter().find(|c| c.is_dir()).unwrap_or(built)
-}
-
-/// A row to load a shipped preset of kind `sub` (`generate`, `erode`, `brush`) whose file name
-/// contains `name_has` (erosion presets are named after their model) into `value`, or save
-/// `value` as a preset to the path typed in the panel.
-pub(crate) fn preset_row<T: serde::Serialize + serde::de::DeserializeOwned>(
-    ui: &mut egui::Ui,
-    sub: &str,
-    name_has: &str,
-    value: &mut T,
-    path_text: &mut String,
-    msg: &mut Option<(String, bool)>,
-) -> bool {
-    let mut loaded = false;
-    ui.horizontal(|ui| {
-        let dir = presets_dir().join(sub);
-        let mut files: Vec<PathBuf> = std::fs::read_dir(&dir)
-            .map(|rd| {
-                rd.filter_map(|e| e.ok().map(|e| e.path()))
-                    .filter(|p| p.extension().is_some_and(|x| x == "ron") && p.to_string_lossy().contains(name_has))
-                    .collect()
-            })
-            .unwrap_or_default();
-        files.sort();
-        egui::ComboBox::from_id_salt(format!("presets_{sub}")).selected_text("Load preset").show_ui(ui, |ui| {
-            for f in &files {
-                let name = f.file_stem().map(|n| n.to_string_lossy().replace('_', " ")).unwrap_or_default();
-                if ui.selectable_label(false, name).clicked() {
-                    match crate::core::io::presets::load::<T>(f) {
-                        Ok(v) => {
-                            *value = v;
-                            loaded = true;
-                            *msg = Some((format!("Loaded {}", f.display()), false));
-                        }
-                        Err(e) => *msg = Some((format!("{e}"), true)),
-                    }
-                }
-            }
-            if files.is_empty() {
-                ui.label(format!("no presets in {}", dir.display()));
-            }
-        });
-        ui.add(egui::TextEdit::singleline(path_text).desired_width(110.0))
-            .on_hover_text("Where Save preset writes (RON)");
-        if ui.button("Save preset").clicked() {
-            let p = PathBuf::from(path_text.trim());
-            *msg = Some(match crate::core::io::presets::save(&p, value) {
-                Ok(()) => (format!("Saved preset {}", p.display()), false),
-                Err(e) => (format!("{e}"), true),
-            });
-        }
-    });
-    loaded
-}
-
-pub(crate) fn preset_message(ui: &mut egui::Ui, msg: &Option<(String, bool)>) {
-    if let Some((m, err)) = msg {
-        let c = if *err { egui::Color32::LIGHT_RED } else { ui.visuals().weak_text_color() };
-        ui.colored_label(c, m);
-    }
 }
 
 fn brush_section(ui: &mut egui::Ui, panel: &mut PanelState, tool: &mut BrushTool) {

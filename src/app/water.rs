@@ -43,12 +43,12 @@ use bevy::shader::ShaderRef;
 use bevy_egui::egui;
 
 use super::background::{Background, Polled};
-use super::camera::OrbitCamera;
 use super::fields::SimFields;
 use super::param_editor::edit_params;
 use super::shaders::shader_handle;
-use super::simulation::SimState;
-use super::{EditorTerrain, Look};
+use super::state::OrbitCamera;
+use super::state::SimState;
+use super::state::{EditorTerrain, Look};
 use crate::core::Heightmap;
 use crate::editor::look::WaterParams;
 use crate::editor::look::water::pipe_surface;
@@ -476,10 +476,10 @@ pub fn water_section(
                 .changed();
             ui.end_row();
         });
-        if crate::app::ui::preset_row(ui, "water", "", &mut p, preset_path, preset_msg) {
+        if crate::app::widgets::preset_row(ui, "water", "", &mut p, preset_path, preset_msg) {
             changed = true;
         }
-        crate::app::ui::preset_message(ui, preset_msg);
+        crate::app::widgets::preset_message(ui, preset_msg);
         match edit_params(ui, "water", "WaterParams", &mut p) {
             Ok(c) => changed |= c,
             Err(e) => *preset_msg = Some((e, true)),
