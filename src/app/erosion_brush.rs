@@ -195,7 +195,7 @@ impl SteerChoice {
         let source = match self.mode {
             1 => SteerSource::Height { lo: self.height[0], hi: self.height[1] },
             2 => SteerSource::Slope { lo_deg: self.slope[0], hi_deg: self.slope[1] },
-            3 => SteerSource::Flow { threshold: self.flow },
+            3 => SteerSource::Drainage { area_m2: self.flow_m2 },
             _ => return None,
         };
         Some(SteerSpec { source, sink: self.sink })
@@ -217,7 +217,7 @@ impl SteerChoice {
             1 => ramp(ui, &mut self.height, "m", -10_000.0..=10_000.0),
             2 => ramp(ui, &mut self.slope, "°", 0.0..=90.0),
             3 => {
-                ui.add(egui::DragValue::new(&mut self.flow).range(1.0..=1e9).suffix(" nodes"))
+                ui.add(egui::DragValue::new(&mut self.flow_m2).range(1e-2..=1e12).speed(10.0).suffix(" m²"))
                     .on_hover_text("Drainage area from which the mask is 1 (0 below half of it)");
             }
             _ => {}

@@ -312,15 +312,15 @@ pub struct SteerChoice {
     pub height: [f32; 2],
     /// Slope ramp, degrees.
     pub slope: [f32; 2],
-    /// Drainage area of weight 1, nodes.
-    pub flow: f32,
+    /// Drainage area of weight 1, m².
+    pub flow_m2: f32,
     /// Weight 0 makes non-erodible sinks.
     pub sink: bool,
 }
 
 impl Default for SteerChoice {
     fn default() -> Self {
-        Self { mode: 0, height: [20.0, 60.0], slope: [10.0, 30.0], flow: 200.0, sink: false }
+        Self { mode: 0, height: [20.0, 60.0], slope: [10.0, 30.0], flow_m2: 800.0, sink: false }
     }
 }
 

@@ -50,10 +50,10 @@
 //!   `lo = hi` is a step at `lo`). Heights in metres.
 //! * [`slope_mask`]: the same ramp over the slope angle in degrees, the gradient from central
 //!   differences (one-sided at the edges) over `cell_size`: `θ = atan(|∇h|)`.
-//! * [`flow_mask`]: D8 drainage area `A` in nodes (each node counts itself; pits routed through
-//!   the lakes of [`route_flow`](super::stream_power::route_flow), drain edges), ramped over a
-//!   factor of 2: `w = clamp(log₂(2A / threshold), 0, 1)` (0 below `threshold/2`, 1 from
-//!   `threshold`).
+//! * [`flow_mask`]: D8 drainage area `A` in m² (`Δx²` a node; each node counts itself; pits
+//!   routed through the lakes of [`route_flow`](super::stream_power::route_flow), drain edges),
+//!   ramped over a factor of 2: `w = clamp(log₂(2A / A₁), 0, 1)` (0 below `A₁/2`, 1 from `A₁`, the
+//!   threshold in m², so the same threshold marks the same valleys at any cell size).
 //! * [`disc_mask`]: a brush dab, `w = F(d / radius)` with `F` the brush [`Falloff`] and `d` the
 //!   distance (nodes) to `centre` (grid x, y), 0 outside the disc.
 
@@ -227,12 +227,14 @@ pub fn slope_mask(hm: &Heightmap, lo_deg: f32, hi_deg: f32) -> Vec<f32> {
     slope_deg(hm).into_iter().map(|s| ramp(lo_deg, hi_deg, s)).collect()
 }
 
-/// Weights 1 where the D8 drainage area is at least `threshold` nodes, 0 below `threshold/2`,
-/// `log₂(2A / threshold)` between (module doc).
-pub fn flow_mask(hm: &Heightmap, threshold: f32) -> Vec<f32> {
+/// Weights 1 where the D8 drainage area is at least `area_m2`, 0 below `area_m2/2`,
+/// `log₂(2A / area_m2)` between (module doc).
+pub fn flow_mask(hm: &Heightmap, area_m2: f32) -> Vec<f32> {
     let r = super::stream_power::route_flow(hm, Boundary::default());
-    let t = threshold.max(f32::MIN_POSITIVE);
-    r.area.iter().map(|&a| (2.0 * a as f32 / t).log2().clamp(0.0, 1.0)).collect()
+    // The threshold in the map's nodes: the routing counts a node's area as 1.
+    let cell = hm.cell_size as f64;
+    let t = (area_m2 as f64 / (cell * cell)).max(f64::MIN_POSITIVE);
+    r.area.iter().map(|&a| (2.0 * a as f64 / t).log2().clamp(0.0, 1.0) as f32).collect()
 }
 
 /// A brush dab on a `w × h` map: `F(d / radius)` within `radius` nodes of `centre` (grid x, y), 0
@@ -319,10 +321,17 @@ mod tests {
         let hm = Heightmap::from_data(w, h, 1.0, data).unwrap();
         let m = flow_mask(&hm, 40.0);
         assert!(in_unit(&m));
-        // The valley floor near the outlet carries far more than 40 nodes; the ridges carry 1.
+        // The valley floor near the outlet carries far more than 40 m² (40 nodes of 1 m); the
+        // ridges carry 1.
         assert_eq!(m[(h - 2) * w + 4], 1.0);
         assert_eq!(m[10 * w], 0.0);
         assert_eq!(m[10 * w + 8], 0.0);
+        // The threshold is an area: the same land sampled at 2 m cells (a quarter of the nodes in
+        // each m², the same slopes) gives the same mask for the same m², and ramps where 1 m cells
+        // would for a quarter of it.
+        let hm2 = Heightmap { cell_size: 2.0, data: hm.data.iter().map(|v| v * 2.0).collect(), ..hm.clone() };
+        assert_eq!(flow_mask(&hm2, 160.0), m);
+        assert_ne!(flow_mask(&hm2, 40.0), m);
     }
 
     #[test]

@@ -9,7 +9,7 @@ use crate::editor::erosion_brush::Dab;
 use crate::editor::layers::recipe::{Recipe, SteerSource, SteerSpec};
 
 /// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): its steering in grid units
-/// (brush dabs, the flow threshold in nodes) scaled to the finer grid, and the per-node inputs of
+/// (brush dabs; an older project's drainage threshold in nodes) scaled to the finer grid, and the per-node inputs of
 /// its model (a pipe model's own cell size, its rain map, a stream-power uplift map) brought to
 /// the new grid. Model parameters are in world units and convert themselves.
 pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), to: (usize, usize)) -> Recipe {

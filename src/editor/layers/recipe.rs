@@ -11,7 +11,8 @@
 //! |---|---|
 //! | `Height { lo, hi }` | smoothstep of the input's height from `lo` to `hi` (m) |
 //! | `Slope { lo_deg, hi_deg }` | smoothstep of the input's slope angle (degrees) |
-//! | `Flow { threshold }` | 1 where the input's D8 drainage area reaches `threshold` nodes, ramping from half of it |
+//! | `Drainage { area_m2 }` | 1 where the input's D8 drainage area reaches `area_m2` (m²), ramping from half of it |
+//! | `Flow { threshold }` | older projects' form, the area in nodes of the project's map: converted to `Drainage` when the project is read ([`Recipe::upgrade_units`]), never written |
 //! | `LayerMask` | the layer's painted mask (which then steers the run instead of blending its result) |
 //! | `Dabs` | an erosion-brush stroke: one disc per dab, run dab after dab ([`crate::editor::erosion_brush`]) |
 
@@ -64,7 +65,13 @@ pub enum SteerSource {
         /// Slope of weight 1, degrees.
         hi_deg: f32,
     },
-    /// The input's D8 drainage area: 1 from `threshold` nodes, 0 below half of it.
+    /// The input's D8 drainage area: 1 from `area_m2`, 0 below half of it.
+    Drainage {
+        /// Drainage area of weight 1, m² (> 0).
+        area_m2: f32,
+    },
+    /// Older projects' [`Self::Drainage`], with the area in nodes of the map it was made for;
+    /// [`Recipe::upgrade_units`] converts it when a project is read.
     Flow {
         /// Drainage area of weight 1, nodes (> 0).
         threshold: f32,
@@ -91,7 +98,8 @@ impl SteerSpec {
         Ok(Some(match &self.source {
             SteerSource::Height { lo, hi } => steer::height_mask(input, *lo, *hi),
             SteerSource::Slope { lo_deg, hi_deg } => steer::slope_mask(input, *lo_deg, *hi_deg),
-            SteerSource::Flow { threshold } => steer::flow_mask(input, *threshold),
+            SteerSource::Drainage { area_m2 } => steer::flow_mask(input, *area_m2),
+            SteerSource::Flow { threshold } => steer::flow_mask(input, threshold * input.cell_size * input.cell_size),
             SteerSource::LayerMask => match layer_mask {
                 Some(m) if m.len() == input.len() => m.iter().map(|v| v.clamp(0.0, 1.0)).collect(),
                 _ => return Err("steering by the layer's mask needs the mask".into()),
@@ -105,7 +113,7 @@ impl SteerSpec {
         let ok = match &self.source {
             SteerSource::Height { lo, hi } => lo.is_finite() && hi.is_finite(),
             SteerSource::Slope { lo_deg, hi_deg } => [lo_deg, hi_deg].iter().all(|v| (0.0..=90.0).contains(*v)),
-            SteerSource::Flow { threshold } => threshold.is_finite() && *threshold > 0.0,
+            SteerSource::Drainage { area_m2: a } | SteerSource::Flow { threshold: a } => a.is_finite() && *a > 0.0,
             SteerSource::LayerMask => true,
             SteerSource::Dabs(d) => d.iter().all(|d| d.radius.is_finite() && d.radius > 0.0),
         };
@@ -132,15 +140,22 @@ pub struct BuiltRun {
 }
 
 impl Recipe {
-    /// Converts what a version-1 recipe left in grid units (its model's parameters, see
-    /// [`crate::core::units`]) for `map`, the map it was made for.
+    /// Converts what an older recipe left in grid units (its model's parameters, see
+    /// [`crate::core::units`]; a steering drainage area in nodes) for `map`, the map it was made
+    /// for.
     pub fn upgrade_units(&mut self, map: MapSize) {
         self.model.upgrade_units(map);
+        if let Some(SteerSpec { source: source @ SteerSource::Flow { .. }, .. }) = &mut self.steer
+            && let SteerSource::Flow { threshold } = *source
+        {
+            let cell = map.cell_size;
+            *source = SteerSource::Drainage { area_m2: threshold * cell * cell };
+        }
     }
 
-    /// Whether version-1 values are still to convert ([`Self::upgrade_units`]).
+    /// Whether grid-unit values are still to convert ([`Self::upgrade_units`]).
     pub fn has_legacy(&self) -> bool {
-        self.model.has_legacy()
+        self.model.has_legacy() || self.steer.as_ref().is_some_and(|s| matches!(s.source, SteerSource::Flow { .. }))
     }
 
     /// Checks the recipe's inputs besides the model (whose parameters [`Self::build`] checks).
@@ -205,5 +220,47 @@ pub fn run_to_end(
     match run(built.job.as_mut(), cancel, |_| {}) {
         RunEnd::Finished => Ok(Some(built.job.heightmap().clone())),
         RunEnd::Cancelled => Ok(None),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::core::erosion::stream_power::StreamPowerParams;
+
+    /// An older project's drainage threshold in nodes becomes an area in m² with the project's
+    /// cell size, and steers exactly as it did.
+    #[test]
+    fn a_drainage_threshold_in_nodes_becomes_square_metres_and_steers_the_same() {
+        let old = "(source: Flow(threshold: 200.0), sink: true)";
+        let spec: SteerSpec = ron::from_str(old).unwrap();
+        let mut r = Recipe {
+            model: ModelParams::StreamPower(StreamPowerParams::default()),
+            boundary: Boundary::default(),
+            seed: 1,
+            backend: Backend::Cpu,
+            hardness: None,
+            sea_level: Some(0.0),
+            steer: Some(spec.clone()),
+        };
+        assert!(r.has_legacy());
+        let hm = crate::core::generate::generate(&crate::core::generate::GenerateParams {
+            width: 65,
+            height: 65,
+            cell_size: 2.0,
+            ..Default::default()
+        })
+        .unwrap();
+        let before = spec.weights(&hm, None).unwrap().unwrap();
+        r.upgrade_units(MapSize::of(&hm));
+        let s = r.steer.clone().unwrap();
+        assert_eq!(s.source, SteerSource::Drainage { area_m2: 800.0 });
+        assert!(s.sink && !r.has_legacy());
+        assert_eq!(s.weights(&hm, None).unwrap().unwrap(), before);
+        // Written again, it is the area.
+        let text = ron::to_string(&s).unwrap();
+        assert!(text.contains("Drainage(area_m2:800.0)"), "{text}");
+        assert_eq!(ron::from_str::<SteerSpec>(&text).unwrap(), s);
+        assert!(SteerSpec { source: SteerSource::Drainage { area_m2: f32::NAN }, sink: false }.validate().is_err());
     }
 }
