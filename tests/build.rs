@@ -165,7 +165,7 @@ fn the_cli_builds_at_a_new_size_and_refuses_bad_ones_without_writing() {
     for (set, what) in [
         ("deposition=-1", "deposition"),
         ("deposition=11", "[0.0, 10.0]"),
-        ("deposition=nan", "expected f32"),
+        ("deposition=nan", "not a finite number"),
         ("no_such_setting=1", "no_such_setting"),
     ] {
         let out = talus(&["build", "ref.talus", "--size", "513", "--refine", set, "--out", "x.bhef"], d);
