@@ -29,7 +29,7 @@
 //! --keep-grid`) the file's nodes are kept whatever the spacings, the north–south spacing is the
 //! cell size and the east–west distances are off by `dx/dy`. Each way a note says what was done.
 
-use super::interop::InteropError;
+use super::error::InteropError;
 use crate::core::heightmap::{Heightmap, check_size};
 
 /// WGS84 semi-major axis, metres.

@@ -58,7 +58,7 @@ use tiff::encoder::{TiffEncoder, colortype::Gray32Float};
 use tiff::tags::Tag;
 
 use super::atomic::write_atomic;
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 use crate::core::heightmap::{Heightmap, check_size};
 
 const FORMAT: &str = "GeoTIFF";

@@ -23,7 +23,7 @@ use json::validation::Checked::Valid;
 use json::validation::USize64;
 
 use super::atomic::write_atomic;
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 use super::mesh;
 use crate::core::heightmap::Heightmap;
 

@@ -33,7 +33,7 @@
 
 use std::path::Path;
 
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 use crate::core::heightmap::{Heightmap, check_size};
 
 const FORMAT: &str = "SRTM .hgt";

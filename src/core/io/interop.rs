@@ -1,24 +1,7 @@
-//! Exchange with other tools (issue #6): the format registry, the import/export options shared by
-//! every format file, the integer value mapping, and the size presets.
-//!
-//! # Value mapping of the integer formats (PNG 8/16, R16)
-//!
-//! An integer sample `v` out of full scale `F` (65 535 for 16 bit, 255 for 8 bit) stands for the
-//! height
-//!
-//! ```text
-//! h = lo + (v / F) · (hi − lo)            (import)
-//! v = round((h − lo) / (hi − lo) · F)     (export, clamped to 0..=F)
-//! ```
-//!
-//! On export `[lo, hi]` is the map's own `[min, max]` ("normalise to full range", the default and
-//! the most precise choice), a fixed range the user gives (`--range`, for tiles that must share a
-//! scale; heights outside are clipped and counted), or the Unreal range (see [`unreal_range`]).
-//! The range, the cell size and the source file go into a JSON sidecar next to the file
-//! ([`super::sidecar`]) so our importer restores metres; other tools ignore it. On import the
-//! range comes from `--range`, else the sidecar, else `[0, 1]` (the normalised value, which is
-//! what Unity and Unreal do without further information). The quantisation error is at most
-//! `(hi − lo) / (2F)` plus `f32` rounding.
+//! Exchange with other tools (issue #6): the format registry (which file a path's extension
+//! names, and the load and save that dispatch to it) and the size presets. The import/export
+//! options every format file shares and the integer value mapping are [`super::mapping`]'s, the
+//! errors [`super::error`]'s; both are named here too, for the callers.
 //!
 //! # Orientation
 //!
@@ -28,109 +11,13 @@
 
 use std::path::Path;
 
-use thiserror::Error;
-
-use crate::core::heightmap::{Heightmap, HeightmapError, Stats};
-
-/// Everything that can go wrong importing or exporting an exchange format.
-#[derive(Debug, Error)]
-pub enum InteropError {
-    /// The file extension names no format we know.
-    #[error("{path}: unknown format (extension `{ext}`); known: {known}")]
-    UnknownFormat {
-        /// The file, as displayed.
-        path: String,
-        /// Its extension, lower-cased without the dot; empty when it has none.
-        ext: String,
-        /// The extensions we know ([`extension_list`]).
-        known: String,
-    },
-    /// The format can be written but not read (meshes, derived maps).
-    #[error("{format} files can be exported but not imported")]
-    ExportOnly {
-        /// Name of the format for the message (`"OBJ"`, `"glTF binary"`).
-        format: &'static str,
-    },
-    /// An operating-system error.
-    #[error("could not {op} {path}: {source}")]
-    Io {
-        /// What was being done, as a verb for the message: `"open"`, `"read"`, `"write"`, `"save"`.
-        op: &'static str,
-        /// The file, as displayed.
-        path: String,
-        /// The operating system's error.
-        #[source]
-        source: std::io::Error,
-    },
-    /// The file's length does not match what its size needs.
-    #[error("{format}: the file is {actual} bytes but {what} needs {expected}")]
-    Length {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// What fixes the expected length, as a phrase (`"a width of 512 (2·512·height bytes)"`).
-        what: String,
-        /// Length that size needs, bytes.
-        expected: u64,
-        /// Length of the file, bytes.
-        actual: u64,
-    },
-    /// The size cannot be derived from the file (e.g. a non-square R16 without `--width`).
-    #[error("{format}: {msg}")]
-    Size {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// Why no size follows, in words.
-        msg: String,
-    },
-    /// The decoder of the format's crate refused the data (truncated, corrupt).
-    #[error("{format}: cannot decode: {msg}")]
-    Decode {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// The decoder's own message.
-        msg: String,
-    },
-    /// The file holds no channel/sample type we can read as heights.
-    #[error("{format}: {msg}")]
-    Unsupported {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// What the file holds and why it cannot be read, in words.
-        msg: String,
-    },
-    /// A height, or the range, is not finite.
-    #[error("{format}: {msg}")]
-    NonFinite {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// Which value is not finite, and where, in words.
-        msg: String,
-    },
-    /// The decoded size is not a valid heightmap.
-    #[error(transparent)]
-    Heightmap(#[from] HeightmapError),
-    /// The sidecar next to the file is unreadable.
-    #[error("sidecar {path}: {msg}")]
-    Sidecar {
-        /// The sidecar file (`….json`), as displayed.
-        path: String,
-        /// What is wrong with it, in words: bad JSON, an invalid range or cell size, a size unlike the file's.
-        msg: String,
-    },
-    /// The encoder of the format's crate failed.
-    #[error("{format}: cannot encode: {msg}")]
-    Encode {
-        /// What failed, for the message: the format (`"PNG"`, `"R16"`, `"GeoTIFF"`…) or a step (`"export"`, `"mesh"`).
-        format: &'static str,
-        /// The encoder's own message.
-        msg: String,
-    },
-}
-
-pub(crate) fn io_err(op: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> InteropError {
-    let path = path.display().to_string();
-    move |source| InteropError::Io { op, path, source }
-}
+pub use super::error::InteropError;
+pub(crate) use super::error::io_err;
+pub use super::mapping::{
+    ExportOptions, ExportReport, ImportOptions, dequantise, export_range, import_range, quantise, unreal_range,
+    unreal_range_of,
+};
+use crate::core::heightmap::Heightmap;
 
 /// The formats `talus convert` knows, chosen by extension (one row each of [`FORMATS`]).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
@@ -295,113 +182,6 @@ impl Format {
     }
 }
 
-/// How to read a file.
-#[derive(Clone, Debug, Default)]
-pub struct ImportOptions {
-    /// Metres that integer 0 and full scale stand for; overrides the sidecar.
-    pub range: Option<[f32; 2]>,
-    /// Width in nodes of a headerless R16 file that is not square.
-    pub width: Option<usize>,
-    /// Metres between nodes; overrides the sidecar and the file.
-    pub cell_size: Option<f32>,
-    /// Geographic grids (GeoTIFF in degrees, `.hgt`): keep the file's nodes instead of resampling
-    /// the rows to square cells (see [`super::geodesy`]).
-    pub keep_grid: bool,
-}
-
-/// How to write a file.
-#[derive(Clone, Debug, Default)]
-pub struct ExportOptions {
-    /// Metres that integer 0 and full scale stand for (default: the map's min and max).
-    pub range: Option<[f32; 2]>,
-    /// Centre the integer range on zero the way Unreal reads it (see [`unreal_range`]).
-    pub unreal: bool,
-    /// Meshes: keep every `decimate`-th node along each axis (0 or 1: all), plus the last one.
-    pub decimate: usize,
-    /// The file the map came from, recorded in the sidecar.
-    pub source: String,
-    /// What the import did to the map (e.g. degrees turned into metres), recorded in the sidecar.
-    pub notes: Vec<String>,
-}
-
-/// What an export did, for the caller to report.
-#[derive(Clone, Debug, Default, PartialEq)]
-pub struct ExportReport {
-    /// The `[lo, hi]` an integer format was quantised with.
-    pub range: Option<[f32; 2]>,
-    /// Heights outside a fixed `range` that were clipped to it.
-    pub clipped: usize,
-    /// Unreal's landscape Z scale for the file (with `unreal`).
-    pub unreal_z_scale: Option<f32>,
-}
-
-/// The Unreal range for a map whose largest |height| is `r` metres: `[−r·32768/32767, r]`, so that
-/// sample 32768 is exactly 0 m and 65535 is `r`. Unreal reads a 16-bit heightmap as
-/// `z_cm = (v − 32768) · ZScale / 128` ("Landscape Technical Guide", Epic Games:
-/// <https://dev.epicgames.com/documentation/en-us/unreal-engine/landscape-technical-guide-in-unreal-engine>,
-/// "Calculating Heightmap Z Scale"), so the matching import Z scale is returned as well:
-/// `ZScale = r · 100 · 128 / 32767` (with XY scale = cell size · 100 cm).
-pub fn unreal_range(hm: &Heightmap) -> ([f32; 2], f32) {
-    unreal_range_of(&hm.stats())
-}
-
-/// [`unreal_range`] of a map whose statistics are `s` (a caller that has them already saves a
-/// pass over the map).
-pub fn unreal_range_of(s: &Stats) -> ([f32; 2], f32) {
-    let r = s.min.abs().max(s.max.abs()).max(1e-3) as f64;
-    let lo = -r * 32768.0 / 32767.0;
-    ([lo as f32, r as f32], (r * 100.0 * 128.0 / 32767.0) as f32)
-}
-
-/// The `[lo, hi]` an integer export uses, with the Unreal Z scale when asked for.
-pub fn export_range(hm: &Heightmap, opts: &ExportOptions) -> Result<([f32; 2], Option<f32>), InteropError> {
-    let (range, z) = if opts.unreal {
-        let (r, z) = unreal_range(hm);
-        (r, Some(z))
-    } else if let Some(r) = opts.range {
-        (r, None)
-    } else {
-        let s = hm.stats();
-        ([s.min, s.max], None)
-    };
-    if !(range[0].is_finite() && range[1].is_finite() && range[0] <= range[1]) {
-        return Err(InteropError::NonFinite {
-            format: "export",
-            msg: format!("range {}:{} is not a finite MIN:MAX", range[0], range[1]),
-        });
-    }
-    Ok((range, z))
-}
-
-/// Quantises `h` to `0..=full` over `[lo, hi]`; returns the samples and how many were clipped.
-pub fn quantise(data: &[f32], [lo, hi]: [f32; 2], full: u32) -> (Vec<u32>, usize) {
-    let (lo, hi) = (lo as f64, hi as f64);
-    let span = hi - lo;
-    let mut clipped = 0;
-    let out = data
-        .iter()
-        .map(|&h| {
-            let t = if span > 0.0 { (h as f64 - lo) / span } else { 0.0 };
-            if !(-1e-9..=1.0 + 1e-9).contains(&t) {
-                clipped += 1;
-            }
-            (t.clamp(0.0, 1.0) * full as f64).round() as u32
-        })
-        .collect();
-    (out, clipped)
-}
-
-/// The height of integer sample `v` out of `full` over `[lo, hi]`.
-#[inline]
-pub fn dequantise(v: u32, [lo, hi]: [f32; 2], full: u32) -> f32 {
-    (lo as f64 + (v as f64 / full as f64) * (hi as f64 - lo as f64)) as f32
-}
-
-/// The import range: `--range`, else the sidecar's, else `[0, 1]`.
-pub fn import_range(opts: &ImportOptions, sidecar: Option<&super::sidecar::Sidecar>) -> [f32; 2] {
-    opts.range.or(sidecar.map(|s| [s.min, s.max])).unwrap_or([0.0, 1.0])
-}
-
 /// The size in `sizes` nearest to `n` (ties go to the larger): `talus convert --resize unity` or
 /// `unreal` with an engine's sizes ([`super::tiles::tile_sizes`], the program's one list of them).
 pub fn nearest_size(sizes: &[usize], n: usize) -> usize {
@@ -487,25 +267,6 @@ pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportR
 mod tests {
     use super::*;
     use crate::core::io::tiles::{Engine, tile_sizes};
-
-    #[test]
-    fn quantisation_round_trips_within_half_a_step_and_counts_clips() {
-        let data = [-2.0f32, 0.0, 0.3, 1.0, 5.0];
-        let (q, clipped) = quantise(&data, [0.0, 1.0], 65535);
-        assert_eq!(clipped, 2);
-        assert_eq!((q[0], q[1], q[3], q[4]), (0, 0, 65535, 65535));
-        assert!((dequantise(q[2], [0.0, 1.0], 65535) - 0.3).abs() <= 0.5 / 65535.0 + 1e-7);
-    }
-
-    #[test]
-    fn unreal_range_puts_zero_at_32768() {
-        let hm = Heightmap::from_data(2, 1, 1.0, vec![-10.0, 300.0]).unwrap();
-        let (r, z) = unreal_range(&hm);
-        let (q, clipped) = quantise(&[0.0, 300.0], r, 65535);
-        assert_eq!((q[0], q[1], clipped), (32768, 65535, 0));
-        // Unreal's own formula: z_cm = (v − 32768) · ZScale / 128.
-        assert!(((65535.0 - 32768.0) * z / 128.0 - 30_000.0).abs() < 0.5);
-    }
 
     #[test]
     fn formats_come_from_the_extension_and_sizes_snap() {

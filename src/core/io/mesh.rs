@@ -11,7 +11,7 @@
 //! Decimation `k > 1` keeps every `k`-th node along each axis plus the last one (so the outline
 //! and the extent stay exact); it is uniform subsampling, not error-driven simplification.
 
-use super::interop::InteropError;
+use super::error::InteropError;
 use crate::core::heightmap::Heightmap;
 
 /// A triangle grid ready to be written.

@@ -6,11 +6,13 @@
 //! [`mesh`]), [`normal_map`], engine tile sets ([`tiles`]). Parameter presets: [`presets`]. Quick looks: [`preview`].
 pub mod atomic;
 pub mod bhef;
+pub mod error;
 pub mod geodesy;
 pub mod geotiff;
 pub mod glb;
 pub mod hgt;
 pub mod interop;
+pub mod mapping;
 pub mod mesh;
 pub mod normal_map;
 pub mod obj;

@@ -11,7 +11,7 @@ use std::path::Path;
 
 use image::{ImageBuffer, Rgb, RgbImage};
 
-use super::interop::InteropError;
+use super::error::InteropError;
 use super::preview::save_png;
 use crate::core::heightmap::Heightmap;
 

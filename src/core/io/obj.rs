@@ -18,7 +18,7 @@ use std::fmt::Write as _;
 use std::path::Path;
 
 use super::atomic::write_atomic;
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 use super::mesh;
 use crate::core::heightmap::Heightmap;
 

@@ -32,7 +32,7 @@ use exr::prelude::*;
 use std::result::Result;
 
 use super::atomic::write_atomic;
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 use crate::core::heightmap::{Heightmap, check_size};
 
 const FORMAT: &str = "EXR";

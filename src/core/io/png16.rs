@@ -35,9 +35,8 @@ use image::codecs::png::PngDecoder;
 use image::{ColorType, DynamicImage, ImageBuffer, ImageDecoder, Luma};
 
 use super::atomic::write_atomic;
-use super::interop::{
-    ExportOptions, ExportReport, ImportOptions, InteropError, dequantise, export_range, import_range, io_err, quantise,
-};
+use super::error::{InteropError, io_err};
+use super::mapping::{ExportOptions, ExportReport, ImportOptions, dequantise, export_range, import_range, quantise};
 use super::sidecar;
 use crate::core::heightmap::{Heightmap, check_size};
 

@@ -18,7 +18,7 @@ use std::path::{Path, PathBuf};
 use serde::{Deserialize, Serialize};
 
 use super::atomic::write_atomic;
-use super::interop::{InteropError, io_err};
+use super::error::{InteropError, io_err};
 
 /// What the sidecar records.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
