@@ -35,6 +35,7 @@ use super::params::{ABOVE_ZERO, BadParam};
 
 pub mod diamond_square;
 pub mod fbm;
+pub mod gradient;
 pub mod hills;
 pub mod island_filter;
 pub mod lazy_world;

@@ -22,7 +22,7 @@
 use noise::NoiseFn;
 use serde::{Deserialize, Serialize};
 
-use super::fbm::split;
+use super::gradient::split;
 use crate::core::rng::{hash2, mix64};
 
 crate::param_enum! {

@@ -28,7 +28,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::GenError;
-use super::fbm::GradientNoise;
+use super::gradient::GradientNoise;
 use crate::core::rng::SplitMix64;
 use crate::core::units::Sampling;
 
