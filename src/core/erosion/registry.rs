@@ -148,50 +148,7 @@ pub trait ParamsVisitor {
     fn visit<P: ModelParamsType>(self, entry: &'static ModelEntry, params: &mut P) -> Self::Out;
 }
 
-pub use crate::core::units::MapSize;
-
-/// A move to another grid over the same extent: what a build that re-runs a model at another
-/// resolution hands to [`ModelParams::to_grid`]. Node `X` of the new grid lies at
-/// `X · (from − 1) / (to − 1)` of the old one along each side (corners on corners, as in
-/// [`crate::core::resample`]).
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub struct GridChange {
-    /// Nodes `(width, height)` of the grid the parameters were made for.
-    pub from: (usize, usize),
-    /// Nodes `(width, height)` of the new grid.
-    pub to: (usize, usize),
-    /// New cells per old cell along a side, `(to.0 − 1) / (from.0 − 1)`: a cell size in the
-    /// parameters is divided by it, a length in nodes multiplied.
-    pub ratio: f64,
-}
-
-impl GridChange {
-    /// The change from `from` to `to` nodes, with its ratio from the widths (1 where a side has
-    /// fewer than 2 nodes).
-    pub fn new(from: (usize, usize), to: (usize, usize)) -> Self {
-        let ratio = if from.0 < 2 || to.0 < 2 { 1.0 } else { (to.0 - 1) as f64 / (from.0 - 1) as f64 };
-        Self { from, to, ratio }
-    }
-
-    /// A per-node map of the old grid (one value per node, row-major) on the new one, never
-    /// beyond the values it interpolates (a dry area stays dry, a rate keeps its sign) and exact
-    /// on the nodes both grids share ([`crate::core::resample::resample_bounded`]). `None` when
-    /// `map` is not one value per node of the old grid.
-    pub fn resample(&self, map: &[f32]) -> Option<Vec<f32>> {
-        crate::core::resample::resample_bounded(map, self.from.0, self.from.1, self.to.0, self.to.1)
-    }
-
-    /// Brings an optional per-node map to the new grid in place ([`Self::resample`]). A map that
-    /// is not one value per node of the old grid is left as it is: the job refuses it with its
-    /// own message.
-    pub fn per_node_map(&self, map: &mut Option<Vec<f32>>) {
-        if let Some(m) = map.as_mut()
-            && let Some(r) = self.resample(m)
-        {
-            *m = r;
-        }
-    }
-}
+pub use crate::core::units::{GridChange, MapSize};
 
 /// The `to_grid` of a model whose parameters are all in world units, with nothing per node:
 /// nothing to bring to a new grid. A registry entry names it to say so.

@@ -12,11 +12,10 @@
 
 use super::hardness::{HardnessRule, check_hardness};
 use super::particles::Geom;
-use super::registry::MapSize;
 use super::steer::{Spawner, Steer};
-use super::{JobError, JobInputs, droplet, snowball};
+use super::{JobError, JobInputs};
 use crate::core::heightmap::Heightmap;
-use crate::core::units::Legacy;
+use crate::core::units::{Legacy, MapSize};
 
 /// A particle model's parameters, as its job's setup reads them.
 pub(crate) trait ParticleParams: Legacy {
@@ -31,28 +30,24 @@ pub(crate) trait ParticleParams: Legacy {
 }
 
 /// [`ParticleParams`] for parameter types with their own `upgrade_units`, `validate` and
-/// `in_grid_units`: `Params => Grid`, one pair a particle model.
+/// `in_grid_units`: `Params => Grid`, invoked by each particle model for its own pair.
 macro_rules! particle_params {
     ($($params:ty => $grid:ty),* $(,)?) => {$(
-        impl ParticleParams for $params {
+        impl $crate::core::erosion::setup::ParticleParams for $params {
             type Grid = $grid;
-            fn upgrade(&mut self, map: MapSize) {
+            fn upgrade(&mut self, map: $crate::core::units::MapSize) {
                 self.upgrade_units(map);
             }
-            fn check(&self) -> Result<(), JobError> {
+            fn check(&self) -> Result<(), $crate::core::erosion::JobError> {
                 self.validate()
             }
-            fn grid(&self, map: MapSize) -> Self::Grid {
+            fn grid(&self, map: $crate::core::units::MapSize) -> Self::Grid {
                 self.in_grid_units(map)
             }
         }
     )*};
 }
-
-particle_params!(
-    droplet::DropletParams => droplet::DropletGrid,
-    snowball::SnowballParams => snowball::SnowballGrid,
-);
+pub(crate) use particle_params;
 
 /// The parameter preamble of a particle job on `terrain`: version-1 values still in `params`
 /// are taken as made for `terrain` and converted, the ranges are checked, and the parameters in

@@ -51,7 +51,7 @@
 //! * [`slope_mask`]: the same ramp over the slope angle in degrees, the gradient from central
 //!   differences (one-sided at the edges) over `cell_size`: `θ = atan(|∇h|)`.
 //! * [`flow_mask`]: D8 drainage area `A` in m² (`Δx²` a node; each node counts itself; pits
-//!   routed through the lakes of [`route_flow`](super::stream_power::route_flow), drain edges),
+//!   routed through the lakes of [`route_flow`](super::stream_power::routing::route_flow), drain edges),
 //!   ramped over a factor of 2: `w = clamp(log₂(2A / A₁), 0, 1)` (0 below `A₁/2`, 1 from `A₁`, the
 //!   threshold in m², so the same threshold marks the same valleys at any cell size).
 //! * [`disc_mask`]: a brush dab, `w = F(d / radius)` with `F` the brush [`Falloff`] and `d` the
@@ -230,7 +230,7 @@ pub fn slope_mask(hm: &Heightmap, lo_deg: f32, hi_deg: f32) -> Vec<f32> {
 /// Weights 1 where the D8 drainage area is at least `area_m2`, 0 below `area_m2/2`,
 /// `log₂(2A / area_m2)` between (module doc).
 pub fn flow_mask(hm: &Heightmap, area_m2: f32) -> Vec<f32> {
-    let r = super::stream_power::route_flow(hm, Boundary::default());
+    let r = super::stream_power::routing::route_flow(hm, Boundary::default());
     // The threshold in the map's nodes: the routing counts a node's area as 1.
     let cell = hm.cell_size as f64;
     let t = (area_m2 as f64 / (cell * cell)).max(f64::MIN_POSITIVE);

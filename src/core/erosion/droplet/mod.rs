@@ -138,6 +138,8 @@ mod step;
 pub(crate) use brush::brush_sub_taps;
 pub use job::DropletJob;
 pub use params::{DropletGrid, DropletParams, MAX_RADIUS_NODES};
+
+super::setup::particle_params!(DropletParams => DropletGrid);
 pub use sea::LAND_SPREAD;
 
 /// Droplets advanced together in lockstep (see [`Ctx::walk_group`](step::Ctx::walk_group)).

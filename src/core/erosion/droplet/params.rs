@@ -18,7 +18,7 @@
 use serde::{Deserialize, Serialize};
 
 use super::super::JobError;
-use super::super::registry::MapSize;
+use crate::core::units::MapSize;
 
 /// Largest erosion brush radius in nodes (the brushes are precomputed for every sub-cell
 /// position, and a particle task's margin grows with it).

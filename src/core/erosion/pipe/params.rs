@@ -20,9 +20,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::registry::{GridChange, MapSize};
 use super::super::thermal::ThermalParams;
 use super::super::{JobError, check_param};
+use crate::core::units::{GridChange, MapSize};
 
 crate::param_enum! {
     /// How suspended sediment is transported.

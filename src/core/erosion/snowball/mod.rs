@@ -67,6 +67,8 @@ pub mod refine;
 
 pub use params::{MAX_OFFSET_NODES, SnowballGrid, SnowballParams};
 
+super::setup::particle_params!(SnowballParams => SnowballGrid);
+
 /// Below this many live snowballs a batch finishes serially.
 const SERIAL_TAIL: usize = 64;
 

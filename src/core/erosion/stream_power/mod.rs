@@ -123,6 +123,7 @@ pub mod refine;
 pub(crate) mod routing;
 
 pub use params::{FlowMethod, StreamPowerParams, UpliftMode};
+pub use routing::{FlowRouting, route_flow};
 
 use rayon::prelude::*;
 
@@ -130,40 +131,8 @@ use self::diffusion::Diffusion;
 use self::routing::{Mfd, NONE, Router, Shared};
 use super::hardness::HardnessRule;
 use super::setup::erodibility;
-use super::{Boundary, ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
+use super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use crate::core::heightmap::Heightmap;
-
-/// Flow routing of a heightmap as the stream-power model sees it (see [`route_flow`]).
-#[derive(Clone, Debug, PartialEq)]
-pub struct FlowRouting {
-    /// Receiver of each node; outlets (and, on a map without outlets, the terminal pit) are their
-    /// own receiver.
-    pub receivers: Vec<u32>,
-    /// Nodes in an order where every node comes after its receiver.
-    pub stack: Vec<u32>,
-    /// Drainage area in nodes (each node counts itself).
-    pub area: Vec<u32>,
-    /// Water level of lake nodes (m), `−∞` for nodes not in a lake.
-    pub lake_level: Vec<f32>,
-    /// 1 for outlet nodes (on a `Drain` edge).
-    pub outlet: Vec<u8>,
-    /// Pits (non-outlet nodes without a lower neighbour) before lake routing.
-    pub pits: usize,
-}
-
-/// D8 receivers, stack, drainage area and lakes of `hm` under `boundary` (routing module doc).
-pub fn route_flow(hm: &Heightmap, boundary: Boundary) -> FlowRouting {
-    let mut r = Router::new(hm.width, hm.height, &boundary);
-    r.route(&hm.data);
-    FlowRouting {
-        receivers: r.rcv,
-        stack: r.stack,
-        area: r.area,
-        lake_level: r.lake_level,
-        outlet: r.outlet,
-        pits: r.pits,
-    }
-}
 
 /// Largest drainage area (in nodes) whose `A^m` is tabulated.
 const POW_TABLE: usize = 1 << 14;

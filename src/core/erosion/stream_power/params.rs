@@ -3,8 +3,8 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::super::registry::{GridChange, MapSize};
 use super::super::{JobError, check_param};
+use crate::core::units::{GridChange, MapSize};
 
 crate::param_enum! {
     /// How the uplift rate is spread over the map when no `uplift_map` is given (module doc, step 1).

@@ -1,7 +1,7 @@
 //! Unit tests of the stream-power model.
 
 use super::*;
-use crate::core::erosion::EdgeMode;
+use crate::core::erosion::{Boundary, EdgeMode};
 
 fn left_drain() -> Boundary {
     Boundary { left: EdgeMode::Drain, right: EdgeMode::Wall, top: EdgeMode::Wall, bottom: EdgeMode::Wall }

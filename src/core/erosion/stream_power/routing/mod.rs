@@ -59,6 +59,7 @@ pub(crate) use mfd::{Mfd, pow_unit};
 use rayon::prelude::*;
 
 use super::super::{Boundary, EdgeMode, Side};
+use crate::core::heightmap::Heightmap;
 
 /// Marker for "no value" in `u32` node tables.
 pub(crate) const NONE: u32 = u32::MAX;
@@ -600,6 +601,38 @@ fn receiver_generic(g: &Grid, outlet: bool, h: &[f32], x: usize, y: usize, r: &m
         }
     });
     (*r as usize == i) as usize
+}
+
+/// Flow routing of a heightmap as the stream-power model sees it (see [`route_flow`]).
+#[derive(Clone, Debug, PartialEq)]
+pub struct FlowRouting {
+    /// Receiver of each node; outlets (and, on a map without outlets, the terminal pit) are their
+    /// own receiver.
+    pub receivers: Vec<u32>,
+    /// Nodes in an order where every node comes after its receiver.
+    pub stack: Vec<u32>,
+    /// Drainage area in nodes (each node counts itself).
+    pub area: Vec<u32>,
+    /// Water level of lake nodes (m), `−∞` for nodes not in a lake.
+    pub lake_level: Vec<f32>,
+    /// 1 for outlet nodes (on a `Drain` edge).
+    pub outlet: Vec<u8>,
+    /// Pits (non-outlet nodes without a lower neighbour) before lake routing.
+    pub pits: usize,
+}
+
+/// D8 receivers, stack, drainage area and lakes of `hm` under `boundary` (routing module doc).
+pub fn route_flow(hm: &Heightmap, boundary: Boundary) -> FlowRouting {
+    let mut r = Router::new(hm.width, hm.height, &boundary);
+    r.route(&hm.data);
+    FlowRouting {
+        receivers: r.rcv,
+        stack: r.stack,
+        area: r.area,
+        lake_level: r.lake_level,
+        outlet: r.outlet,
+        pits: r.pits,
+    }
 }
 
 #[cfg(test)]
