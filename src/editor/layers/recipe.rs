@@ -145,11 +145,10 @@ impl Recipe {
     /// for.
     pub fn upgrade_units(&mut self, map: MapSize) {
         self.model.upgrade_units(map);
-        if let Some(SteerSpec { source: source @ SteerSource::Flow { .. }, .. }) = &mut self.steer
-            && let SteerSource::Flow { threshold } = *source
+        if let Some(s) = &mut self.steer
+            && let SteerSource::Flow { threshold } = s.source
         {
-            let cell = map.cell_size;
-            *source = SteerSource::Drainage { area_m2: threshold * cell * cell };
+            s.source = SteerSource::Drainage { area_m2: threshold * map.cell_size * map.cell_size };
         }
     }
 
