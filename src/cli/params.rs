@@ -61,17 +61,17 @@ fn not_finite_hint(e: serde_json::Error) -> CliError {
 /// A number flag that must be finite (`value_parser = finite_f32`): clap reads `nan` and `inf`
 /// as numbers, and every such flag is metres, a factor or a count of something.
 pub fn finite_f32(s: &str) -> Result<f32, String> {
-    match s.trim().parse::<f32>() {
-        Ok(v) if v.is_finite() => Ok(v),
-        Ok(_) => Err(format!("`{s}` is not a finite number")),
-        Err(e) => Err(e.to_string()),
-    }
+    finite(s)
 }
 
 /// [`finite_f32`] for the `f64` flags.
 pub fn finite_f64(s: &str) -> Result<f64, String> {
-    match s.trim().parse::<f64>() {
-        Ok(v) if v.is_finite() => Ok(v),
+    finite(s)
+}
+
+fn finite<T: std::str::FromStr<Err: std::fmt::Display> + Copy + Into<f64>>(s: &str) -> Result<T, String> {
+    match s.trim().parse::<T>() {
+        Ok(v) if v.into().is_finite() => Ok(v),
         Ok(_) => Err(format!("`{s}` is not a finite number")),
         Err(e) => Err(e.to_string()),
     }
