@@ -46,7 +46,7 @@ use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 use super::commands::EditorCommand;
 use super::param_editor::edit_params;
 use super::state::SimState;
-use super::state::{EditorTerrain, StatusLine};
+use super::state::{BuildChoices, EditorTerrain, StatusLine};
 use crate::core::erosion::ModelEntry;
 use crate::core::erosion::refine::RefineParams;
 use crate::core::io::interop::Format;
@@ -68,6 +68,7 @@ pub struct BuildDialogPlugin;
 impl Plugin for BuildDialogPlugin {
     fn build(&self, app: &mut App) {
         app.init_resource::<BuildDialog>()
+            .init_resource::<BuildChoices>()
             .add_systems(Update, (handle_build_commands, poll_build).chain())
             .add_systems(EguiPrimaryContextPass, draw_build_dialog);
     }
@@ -118,10 +119,6 @@ type PlanCache = ((u64, BuildRequest), Result<BuildPlan, String>);
 /// The Build… dialog: whether it is open, its settings, and the build in flight.
 #[derive(Resource, Default)]
 pub struct BuildDialog {
-    /// The window is shown.
-    pub open: bool,
-    /// What Build builds with; made from the project when the dialog first opens.
-    settings: Option<DialogSettings>,
     running: Option<Running>,
     /// An open file (or, for a tile set, folder) dialog and what its answer is for.
     browse: Option<(TargetKind, Answer)>,
@@ -146,10 +143,10 @@ impl BuildDialog {
 
     /// What a script's view report says of the dialog: open, its choices, builds started and
     /// ended, the last error.
-    pub fn report(&self) -> serde_json::Value {
-        let s = self.settings.as_ref();
+    pub fn report(&self, choices: &BuildChoices) -> serde_json::Value {
+        let s = choices.settings();
         serde_json::json!({
-            "open": self.open,
+            "open": choices.open,
             "running": self.running(),
             "started": self.started,
             "finished": self.finished,
@@ -160,16 +157,6 @@ impl BuildDialog {
             "tiles_x": s.map(|s| s.tiles.tiles),
             "destination": s.map(|s| s.destination().display().to_string()),
         })
-    }
-
-    /// The settings for the document in `terrain`: kept while the project keeps its side, made
-    /// afresh for another.
-    pub(super) fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
-        let side = terrain.doc.stack().width();
-        if self.settings.as_ref().is_none_or(|s| s.side != side) {
-            self.settings = Some(DialogSettings::new(side, terrain.doc.path()));
-        }
-        self.settings.get_or_insert_with(|| DialogSettings::new(side, None))
     }
 }
 
@@ -235,6 +222,7 @@ fn start(
 fn handle_build_commands(
     mut cmds: MessageReader<EditorCommand>,
     mut dialog: ResMut<BuildDialog>,
+    mut choices: ResMut<BuildChoices>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
     look: Option<Res<super::state::Look>>,
@@ -243,12 +231,12 @@ fn handle_build_commands(
     for cmd in cmds.read() {
         match cmd {
             EditorCommand::OpenBuildDialog => {
-                dialog.settings_for(&terrain);
-                dialog.open = true;
+                choices.settings_for(&terrain);
+                choices.open = true;
             }
             EditorCommand::Build(req) => {
-                dialog.settings_for(&terrain).apply(req);
-                dialog.open = true;
+                choices.settings_for(&terrain).apply(req);
+                choices.open = true;
                 let bands = look.as_ref().map_or_else(SplatBands::default, |l| l.0.material.bands.splat_bands());
                 let ctx = context(&terrain, bands);
                 match start(&mut dialog, &terrain, &sim, req, &ctx) {
@@ -304,7 +292,12 @@ fn done_line(r: &Running, f: &Finished, secs: f64) -> String {
 
 /// Ends a finished build (status line), shows a running one's progress in the status line while
 /// its window is closed, and takes the save dialog's answer.
-fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, terrain: Res<EditorTerrain>) {
+fn poll_build(
+    mut dialog: ResMut<BuildDialog>,
+    mut choices: ResMut<BuildChoices>,
+    mut status: ResMut<StatusLine>,
+    terrain: Res<EditorTerrain>,
+) {
     let d = &mut *dialog;
     if let Some((kind, answer)) = &d.browse {
         let kind = *kind;
@@ -312,7 +305,7 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
         if let Some(picked) = picked {
             d.browse = None;
             if let Some(mut p) = picked {
-                let s = d.settings_for(&terrain);
+                let s = choices.settings_for(&terrain);
                 match kind {
                     TargetKind::File => {
                         if Format::of_path(&p).is_none() {
@@ -335,7 +328,7 @@ fn poll_build(mut dialog: ResMut<BuildDialog>, mut status: ResMut<StatusLine>, t
     let Some(r) = &d.running else { return };
     let done = r.shared.result.lock().unwrap_or_else(PoisonError::into_inner).take();
     let Some(outcome) = done else {
-        if !d.open && !status.is_error && d.status_at.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
+        if !choices.open && !status.is_error && d.status_at.is_none_or(|t| t.elapsed() >= STATUS_EVERY) {
             let p = r.progress();
             status.info(format!(
                 "Building {}×{}: {} · {:.0} % · {:.0} s (Build… in File shows it, with Cancel)",
@@ -425,6 +418,7 @@ struct View<'a> {
 fn draw_build_dialog(
     mut contexts: EguiContexts,
     mut dialog: ResMut<BuildDialog>,
+    mut choices: ResMut<BuildChoices>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
     look: Option<Res<super::state::Look>>,
@@ -432,14 +426,14 @@ fn draw_build_dialog(
     mut status: ResMut<StatusLine>,
     mut loupe: ResMut<super::loupe::LoupeState>,
 ) -> Result {
-    if !dialog.open {
+    if !choices.open {
         return Ok(());
     }
     let ctx = contexts.ctx_mut()?.clone();
-    dialog.settings_for(&terrain);
-    let BuildDialog { settings, running, browse: browsing, plan, memory, last_error, last_done, open, .. } =
-        &mut *dialog;
-    let Some(settings) = settings.as_mut() else { return Ok(()) };
+    // Build closes the window through `open`; its title bar's ✕ through `shown`.
+    let (mut open, mut shown) = (true, true);
+    let settings = choices.settings_for(&terrain);
+    let BuildDialog { running, browse: browsing, plan, memory, last_error, last_done, .. } = &mut *dialog;
     let stack = terrain.doc.stack();
     let view = View { stack, pw: stack.width(), ph: stack.height(), busy: running.is_some() };
     let req = settings.request();
@@ -454,7 +448,6 @@ fn draw_build_dialog(
     let plan = plan.as_ref().map(|p| &p.1);
     let bands = look.as_ref().map_or_else(SplatBands::default, |l| l.0.material.bands.splat_bands());
     let build_ctx = context(&terrain, bands);
-    let mut shown = *open;
     egui::Window::new("Build")
         .id(egui::Id::new("talus_build_dialog"))
         .open(&mut shown)
@@ -489,12 +482,10 @@ fn draw_build_dialog(
             ui.separator();
             match running {
                 Some(r) => draw_progress(ui, r, &mut out),
-                None => draw_buttons(ui, settings, refusals.is_empty(), open, &mut out),
+                None => draw_buttons(ui, settings, refusals.is_empty(), &mut open, &mut out),
             }
         });
-    if !shown {
-        *open = false;
-    }
+    choices.open = open && shown;
     Ok(())
 }
 

@@ -12,7 +12,7 @@
 //! [`super::view`] defines them), so it is where the mouse is whatever the panel's width.
 //!
 //! The loupe runs on Bevy's `AsyncComputeTaskPool` inside a thread pool of all cores but one, as a
-//! build does ([`super::build_dialog`]); the frame reads its progress from a shared slot and never
+//! build in the Build dialog does; the frame reads its progress from a shared slot and never
 //! waits. The "Loupe" window shows its progress and Cancel, then two hill-shaded images side by
 //! side at one size ([`LoupeImages`], the hill shading of [`crate::core::io::preview`]): the
 //! preview's window, one pixel a preview node, and the build's, one pixel a build node, with
@@ -39,10 +39,9 @@ use bevy::tasks::AsyncComputeTaskPool;
 use bevy_egui::input::EguiWantsInput;
 use bevy_egui::{EguiContexts, EguiPrimaryContextPass, egui};
 
-use super::build_dialog::BuildDialog;
 use super::commands::EditorCommand;
 use super::state::SimState;
-use super::state::{EditorTerrain, StatusLine};
+use super::state::{BuildChoices, EditorTerrain, StatusLine};
 use super::state::{Pointer, ReadPointer, ToolSystems};
 use crate::editor::build::dialog::metres;
 use crate::editor::build::loupe::{DEFAULT_SIDE_M, LoupeBase};
@@ -210,7 +209,7 @@ impl LoupeState {
 }
 
 /// The request the dialog would build with, after a loupe request's size and mode are set in it.
-fn dialog_request(dialog: &mut BuildDialog, terrain: &EditorTerrain, r: Option<&LoupeRequest>) -> BuildRequest {
+fn dialog_request(dialog: &mut BuildChoices, terrain: &EditorTerrain, r: Option<&LoupeRequest>) -> BuildRequest {
     let s = dialog.settings_for(terrain);
     if let Some(r) = r {
         if let Some(n) = r.size {
@@ -288,7 +287,7 @@ fn spot(c: [f32; 2]) -> String {
 fn handle_loupe_commands(
     mut cmds: MessageReader<EditorCommand>,
     mut state: ResMut<LoupeState>,
-    mut dialog: ResMut<BuildDialog>,
+    mut dialog: ResMut<BuildChoices>,
     terrain: Res<EditorTerrain>,
     sim: Res<SimState>,
     mut status: ResMut<StatusLine>,
@@ -329,7 +328,7 @@ fn handle_loupe_commands(
 /// base).
 fn poll_loupe(
     mut state: ResMut<LoupeState>,
-    mut dialog: ResMut<BuildDialog>,
+    mut dialog: ResMut<BuildChoices>,
     terrain: Res<EditorTerrain>,
     mut status: ResMut<StatusLine>,
 ) {

@@ -315,6 +315,7 @@ struct Editor<'w> {
     resim: Res<'w, super::layers::ResimState>,
     erosion: Res<'w, super::erosion_brush::ErosionBrush>,
     build: Res<'w, super::build_dialog::BuildDialog>,
+    build_choices: Res<'w, super::state::BuildChoices>,
     loupe: Res<'w, super::loupe::LoupeState>,
 }
 
@@ -804,7 +805,7 @@ fn view_report(ed: &Editor, view: &View, since: Option<&Path>) -> Result<serde_j
         "generations": ed.gen_state.finished,
         "simulations_started": ed.sim.started,
         "simulating": ed.sim.running(),
-        "build": ed.build.report(),
+        "build": ed.build.report(&ed.build_choices),
         "loupe": loupe,
         "status": ed.status.text,
         "generator": ed.panel.generator,

@@ -26,6 +26,7 @@ use crate::core::erosion::{Boundary, Ledger, ModelParams, Progress};
 use crate::core::generate::GenerateParams;
 use crate::core::heightmap::Stats;
 use crate::core::raycast::Hit;
+use crate::editor::build::dialog::DialogSettings;
 use crate::editor::document::{Changed, Document};
 use crate::editor::job::JobShared;
 use crate::editor::layers::BaseSource;
@@ -442,6 +443,32 @@ pub struct RunningJob {
     pub recipe: crate::editor::layers::Recipe,
     /// A "Continue from here" run: the layer and the frame it goes on from.
     pub continues: Option<ContinueJob>,
+}
+
+/// The Build dialog's choices, which its loupe builds with too: whether the window is shown and
+/// what Build builds (made from the project when first asked for).
+#[derive(Resource, Default)]
+pub struct BuildChoices {
+    /// The window is shown.
+    pub open: bool,
+    settings: Option<DialogSettings>,
+}
+
+impl BuildChoices {
+    /// The settings for the document in `terrain`: kept while the project keeps its side, made
+    /// afresh for another.
+    pub fn settings_for(&mut self, terrain: &EditorTerrain) -> &mut DialogSettings {
+        let side = terrain.doc.stack().width();
+        if self.settings.as_ref().is_none_or(|s| s.side != side) {
+            self.settings = Some(DialogSettings::new(side, terrain.doc.path()));
+        }
+        self.settings.get_or_insert_with(|| DialogSettings::new(side, None))
+    }
+
+    /// The settings as they stand, if made.
+    pub fn settings(&self) -> Option<&DialogSettings> {
+        self.settings.as_ref()
+    }
 }
 
 /// The simulation state the panel shows.
