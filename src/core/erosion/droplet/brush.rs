@@ -2,9 +2,8 @@
 //! 4×4 sub-cell positions (zero-padded runs of [`CHUNK`] nodes, one SIMD vector), the fast and
 //! the edge-clipped brush application, and the bilinear/weighted deposits.
 
-use super::super::particles::Raw;
+use super::super::particles::{Geom, Raw};
 use super::SUB;
-use super::step::Ctx;
 
 /// Nodes per brush chunk: a brush row is applied in runs of this many adjacent nodes (one SIMD
 /// vector), the nodes of the run outside the disc carrying weight 0.
@@ -115,55 +114,55 @@ impl Brush {
     }
 }
 
-impl Ctx<'_> {
-    /// The brush of variant `var` at cell `(bx, by)` on a map without wrapped edges, clipped to
-    /// the map: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))` with `a = amount / Σ w` over
-    /// the in-map nodes. Returns what was removed.
-    ///
-    /// # Safety
-    /// As [`Ctx::walk`]; `(bx, by)` is a node of the map.
-    pub(super) unsafe fn brush_clipped<const HARD: bool, const GUARD: bool>(
-        &self,
-        var: &BrushVariant,
-        bx: usize,
-        by: usize,
-        amount: f32,
-    ) -> f64 {
-        let g = &self.geom;
-        let (w, h) = (g.w as isize, g.h as isize);
-        let (bx, by) = (bx as isize, by as isize);
-        let row_in = |c: &BrushChunk| (0..h).contains(&(by + c.dy as isize));
-        let mut sum = 0.0f32;
-        for c in var.chunks.iter().filter(|c| row_in(c)) {
-            for (j, &wt) in c.weights.iter().enumerate() {
-                if (0..w).contains(&(bx + (c.dx as isize) + j as isize)) {
-                    sum += wt;
-                }
+/// The brush of variant `var` at cell `(bx, by)` on a map of geometry `g` without wrapped edges,
+/// clipped to the map: node `j` loses `min(a·w_j·k_j, max(0, h_j − floor))` with `a = amount / Σ w`
+/// over the in-map nodes. Returns what was removed.
+///
+/// # Safety
+/// `raw` points at live maps of `g.w × g.h` nodes the caller may write; `(bx, by)` is a node of
+/// the map.
+#[allow(clippy::too_many_arguments)]
+pub(super) unsafe fn brush_clipped<const HARD: bool, const GUARD: bool>(
+    g: &Geom,
+    raw: &Raw,
+    floor: f32,
+    var: &BrushVariant,
+    bx: usize,
+    by: usize,
+    amount: f32,
+) -> f64 {
+    let (w, h) = (g.w as isize, g.h as isize);
+    let (bx, by) = (bx as isize, by as isize);
+    let row_in = |c: &BrushChunk| (0..h).contains(&(by + c.dy as isize));
+    let mut sum = 0.0f32;
+    for c in var.chunks.iter().filter(|c| row_in(c)) {
+        for (j, &wt) in c.weights.iter().enumerate() {
+            if (0..w).contains(&(bx + (c.dx as isize) + j as isize)) {
+                sum += wt;
             }
         }
-        if sum <= 0.0 {
-            return 0.0;
-        }
-        let a = amount / sum;
-        let raw = &self.raw;
-        let mut got = 0.0f32;
-        for c in var.chunks.iter().filter(|c| row_in(c)) {
-            let (x0, row) = (bx + c.dx as isize, (by + c.dy as isize) * g.pitch as isize);
-            if x0 >= 0 && x0 + CHUNK as isize <= w {
-                // SAFETY: the whole chunk is in the map.
-                got += unsafe { erode_chunk::<HARD, GUARD>(raw, (row + x0) as usize, &c.weights, a, self.floor) };
-            } else {
-                for (j, &wt) in c.weights.iter().enumerate() {
-                    let x = x0 + j as isize;
-                    if (0..w).contains(&x) {
-                        // SAFETY: an in-map node of the brush.
-                        got += unsafe { erode_node::<HARD, GUARD>(raw, (row + x) as usize, wt, a, self.floor) };
-                    }
-                }
-            }
-        }
-        got as f64
     }
+    if sum <= 0.0 {
+        return 0.0;
+    }
+    let a = amount / sum;
+    let mut got = 0.0f32;
+    for c in var.chunks.iter().filter(|c| row_in(c)) {
+        let (x0, row) = (bx + c.dx as isize, (by + c.dy as isize) * g.pitch as isize);
+        if x0 >= 0 && x0 + CHUNK as isize <= w {
+            // SAFETY: the whole chunk is in the map.
+            got += unsafe { erode_chunk::<HARD, GUARD>(raw, (row + x0) as usize, &c.weights, a, floor) };
+        } else {
+            for (j, &wt) in c.weights.iter().enumerate() {
+                let x = x0 + j as isize;
+                if (0..w).contains(&x) {
+                    // SAFETY: an in-map node of the brush.
+                    got += unsafe { erode_node::<HARD, GUARD>(raw, (row + x) as usize, wt, a, floor) };
+                }
+            }
+        }
+    }
+    got as f64
 }
 
 /// [`brush_fast`] for the one chunk of nodes `start .. start + CHUNK`; returns the sum of what

@@ -3,8 +3,8 @@
 //! lane (see the module doc, "Parallel scheme").
 
 use super::super::particles::{self, Books, Rect};
+use super::LAND_SPREAD;
 use super::brush::{brush_fast, deposit_cell};
-use super::sea::LAND_SPREAD;
 use super::step::{Ctx, Drop};
 use super::{LANES, SUB, portable_only};
 

@@ -137,10 +137,9 @@ mod step;
 #[cfg(feature = "gpu")]
 pub(crate) use brush::brush_sub_taps;
 pub use job::DropletJob;
-pub use params::{DropletGrid, DropletParams, MAX_RADIUS_NODES};
+pub use params::{DropletGrid, DropletParams, LAND_SPREAD, MAX_RADIUS_NODES};
 
 super::setup::particle_params!(DropletParams => DropletGrid);
-pub use sea::LAND_SPREAD;
 
 /// Droplets advanced together in lockstep (see [`Ctx::walk_group`](step::Ctx::walk_group)).
 const LANES: usize = 8;

@@ -20,6 +20,12 @@ use serde::{Deserialize, Serialize};
 use super::super::JobError;
 use crate::core::units::MapSize;
 
+/// Sea mode: radius (nodes) of the disc a droplet's deposits on land are spread over, weights
+/// `max(0, r − |p − n|)`. The four bilinear corners concentrate every deposit on one cell and
+/// leave single-node spikes beside the radius-5 erosion brush; spreading as wide as the brush
+/// leaves a hammered ripple where droplets fill and re-dig flats. 2 nodes reads as sediment.
+pub const LAND_SPREAD: f32 = 2.0;
+
 /// Largest erosion brush radius in nodes (the brushes are precomputed for every sub-cell
 /// position, and a particle task's margin grows with it).
 pub const MAX_RADIUS_NODES: f64 = 64.0;

@@ -1,16 +1,10 @@
 //! Sea mode (issue 13, see the module doc): deposits on land spread over a disc of radius
-//! [`LAND_SPREAD`], and the step of a droplet that has reached the sea and drops its load up to
+//! [`LAND_SPREAD`](super::LAND_SPREAD), and the step of a droplet that has reached the sea and drops its load up to
 //! the water line.
 
 use super::super::particles::{self, Books};
 use super::SUB;
 use super::step::{Ctx, Drop};
-
-/// Sea mode: radius (nodes) of the disc a droplet's deposits on land are spread over, weights
-/// `max(0, r − |p − n|)`. The four bilinear corners concentrate every deposit on one cell and
-/// leave single-node spikes beside the radius-5 erosion brush; spreading as wide as the brush
-/// leaves a hammered ripple where droplets fill and re-dig flats. 2 nodes reads as sediment.
-pub const LAND_SPREAD: f32 = 2.0;
 
 impl Ctx<'_> {
     /// Spreads `amount` with the erosion brush centred at `(x, y)` (the same footprint the

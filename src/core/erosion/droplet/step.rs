@@ -3,9 +3,9 @@
 //! and the serial walk.
 
 use super::super::particles::{self, Books, Geom, Raw, Rect, Walker};
+use super::LAND_SPREAD;
 use super::SUB;
-use super::brush::{Brush, brush_fast, deposit4, take};
-use super::sea::LAND_SPREAD;
+use super::brush::{Brush, brush_clipped, brush_fast, deposit4, take};
 use crate::core::rng::SplitMix64;
 
 /// One droplet's state.
@@ -298,13 +298,21 @@ impl Ctx<'_> {
             got = match (raw.hard.is_null(), guard) {
                 // SAFETY: `brush_clipped` has this function's contract, and `(bx, by)` (the
                 // owner cell of an in-map position) is a node of the map.
-                (true, false) => unsafe { self.brush_clipped::<false, false>(var, bx, by, amount) },
+                (true, false) => unsafe {
+                    brush_clipped::<false, false>(&self.geom, &self.raw, self.floor, var, bx, by, amount)
+                },
                 // SAFETY: as the arm above.
-                (true, true) => unsafe { self.brush_clipped::<false, true>(var, bx, by, amount) },
+                (true, true) => unsafe {
+                    brush_clipped::<false, true>(&self.geom, &self.raw, self.floor, var, bx, by, amount)
+                },
                 // SAFETY: as above; `HARD` with a non-null hardness map.
-                (false, false) => unsafe { self.brush_clipped::<true, false>(var, bx, by, amount) },
+                (false, false) => unsafe {
+                    brush_clipped::<true, false>(&self.geom, &self.raw, self.floor, var, bx, by, amount)
+                },
                 // SAFETY: as above; `HARD` with a non-null hardness map.
-                (false, true) => unsafe { self.brush_clipped::<true, true>(var, bx, by, amount) },
+                (false, true) => unsafe {
+                    brush_clipped::<true, true>(&self.geom, &self.raw, self.floor, var, bx, by, amount)
+                },
             };
         } else {
             // Slow path: clip (renormalising over the in-map nodes) or wrap.
