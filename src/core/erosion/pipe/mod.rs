@@ -194,6 +194,7 @@
 //! previous fields and every sum is taken per row in a fixed order, so results are bit-identical
 //! for any number of threads.
 
+mod consts;
 mod job;
 mod params;
 mod transport;

@@ -3,6 +3,7 @@
 use super::super::stencil::DIRS as DIRS8;
 use super::super::thermal::ThermalParams;
 use super::super::{Boundary, EdgeMode, JobInputs, Simulation};
+use super::consts::*;
 use super::job::*;
 use super::transport::*;
 use super::water::*;

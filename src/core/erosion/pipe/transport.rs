@@ -4,7 +4,7 @@
 
 use super::super::simd::{fmax, fmin, pos, simd_dispatch};
 use super::super::stencil::Nb;
-use super::job::Consts;
+use super::consts::Consts;
 use super::water::{mid, tri};
 
 simd_dispatch! {

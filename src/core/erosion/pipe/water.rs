@@ -4,7 +4,7 @@
 
 use super::super::simd::{fmax, fmin, pos, simd_dispatch};
 use super::super::stencil::{DIRS as DIRS8, Nb, book_row};
-use super::job::{Consts, RowB, sum_f64_impl};
+use super::consts::{Consts, RowB, sum_f64_impl};
 use super::{DEPTH_EPS, FLUX_MAX, RiverSource};
 use crate::core::units::Sampling;
 
@@ -404,7 +404,7 @@ pub(super) fn water_row<const GENERIC: bool>(
     rb
 }
 
-/// `(Σ x where bed ≥ sea, Σ x where bed < sea)` in f64 with 8 fixed lanes, like [`sum_f64`](super::job::sum_f64).
+/// `(Σ x where bed ≥ sea, Σ x where bed < sea)` in f64 with 8 fixed lanes, like [`sum_f64`](super::consts::sum_f64).
 #[inline(always)]
 pub(super) fn split_sum_f64(x: &[f32], bed: &[f32], sea: f32) -> (f64, f64) {
     let n = x.len().min(bed.len());
