@@ -48,7 +48,6 @@
 use serde::{Deserialize, Serialize};
 
 use super::TileFormat;
-use super::manifest::Manifest;
 use crate::core::heightmap::Stats;
 use crate::core::io::interop::unreal_range_of;
 
@@ -85,16 +84,12 @@ pub static ENGINES: &[EngineSpec] = &[
                 first_tile: i.format.file(i.name, 0, 0),
             })
         },
-        import_lines: |m| {
-            m.unreal
-                .iter()
-                .map(|u| {
-                    format!(
-                        "Unreal: Import from file {}, scale X/Y {:.4} Z {:.4}, location Z {} cm",
-                        u.first_tile, u.xy_scale_cm, u.z_scale, u.location_cm[2]
-                    )
-                })
-                .collect()
+        import_lines: |i| match i {
+            EngineImport::Unreal(u) => vec![format!(
+                "Unreal: Import from file {}, scale X/Y {:.4} Z {:.4}, location Z {} cm",
+                u.first_tile, u.xy_scale_cm, u.z_scale, u.location_cm[2]
+            )],
+            EngineImport::Unity(_) => Vec::new(),
         },
     },
     EngineSpec {
@@ -118,21 +113,17 @@ pub static ENGINES: &[EngineSpec] = &[
                 flip_vertically: false,
             })
         },
-        import_lines: |m| {
-            m.unity
-                .iter()
-                .map(|u| {
-                    format!(
-                        "Unity: per tile Import Raw (16 bit, Windows, Flip Vertically {}), resolution {}, \
-                         terrain size {:.3} × {:.3} × {:.3} m",
-                        if u.flip_vertically { "on" } else { "off" },
-                        u.heightmap_resolution,
-                        u.terrain_size_m[0],
-                        u.terrain_size_m[1],
-                        u.terrain_size_m[2]
-                    )
-                })
-                .collect()
+        import_lines: |i| match i {
+            EngineImport::Unity(u) => vec![format!(
+                "Unity: per tile Import Raw (16 bit, Windows, Flip Vertically {}), resolution {}, \
+                 terrain size {:.3} × {:.3} × {:.3} m",
+                if u.flip_vertically { "on" } else { "off" },
+                u.heightmap_resolution,
+                u.terrain_size_m[0],
+                u.terrain_size_m[1],
+                u.terrain_size_m[2]
+            )],
+            EngineImport::Unreal(_) => Vec::new(),
         },
     },
 ];
@@ -213,9 +204,9 @@ pub struct EngineSpec {
     pub place: fn(&Placement) -> [f64; 3],
     /// The import numbers: the manifest's object for this engine.
     pub import: fn(&ImportInput) -> EngineImport,
-    /// What to type into the engine's import dialog, a line each, from a manifest's import
-    /// numbers (`talus build` prints them after writing a set).
-    pub import_lines: fn(&Manifest) -> Vec<String>,
+    /// What to type into the engine's import dialog, a line each, from its import numbers (a
+    /// manifest's object for the engine; `talus build` prints them after writing a set).
+    pub import_lines: fn(&EngineImport) -> Vec<String>,
 }
 
 impl EngineSpec {

@@ -42,7 +42,7 @@ pub use engine::{
     count_within, engine_names, sizes_within, tile_sizes,
 };
 pub use layout::{LayoutError, SizeChoice, TileLayout, list_choices, parse_tiles, resolve_layout};
-pub use manifest::{FORMAT_VERSION, HeightFiles, HeightRange, Manifest, MapInfo, TileEntry, manifest};
+pub use manifest::{FORMAT_VERSION, HeightFiles, HeightRange, Manifest, MapInfo, TileEntry};
 pub use maps::{
     Encoding, MAPS, MapKind, MapRanges, MapSource, MapSpec, PixelFormat, UnknownMap, map_names, maps_help,
     needs_erosion_change, needs_flow,

@@ -25,9 +25,9 @@ use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 use image::{ImageBuffer, Luma, Rgb, Rgba};
 use rayon::prelude::*;
 
-use super::engine::Engine;
+use super::engine::{Engine, EngineImport, ImportInput, Placement};
 use super::layout::{LayoutError, TileLayout};
-use super::manifest::{Manifest, manifest};
+use super::manifest::{FORMAT_VERSION, HeightFiles, HeightRange, Manifest, MapInfo, TileEntry};
 use super::maps::{Encoding, MapKind, MapRanges, MapSource, needs_flow};
 use super::{TileError, TileFormat, io_err};
 use crate::core::analysis::FLOW_BYTES_PER_NODE;
@@ -300,6 +300,98 @@ fn map_file(
         }
     };
     Ok((file, bytes))
+}
+
+/// The manifest of `inp`, whose whole-map ranges `r` the writer measured ([`Ranges::measure`]);
+/// nothing is written.
+pub fn manifest(inp: &TileSetInput, r: &Ranges) -> Manifest {
+    let map = inp.map;
+    let spec = inp.engine.spec();
+    let l = inp.layout;
+    let s = l.tile_size;
+    let cell = map.cell_size as f64;
+    let range = r.heights;
+    let tile_m = (s - 1) as f64 * cell;
+    let mut tiles = Vec::new();
+    for ty in 0..l.tiles_y {
+        for tx in 0..l.tiles_x {
+            let (px, py) = (tx * (s - 1), ty * (s - 1));
+            let place =
+                Placement { tile: [tx, ty], tiles: [l.tiles_x, l.tiles_y], offset_px: [px, py], cell, tile_m, range };
+            tiles.push(TileEntry {
+                x: tx,
+                y: ty,
+                file: inp.format.file(inp.name, tx, ty),
+                offset_px: [px, py],
+                size_nodes: [s, s],
+                size_m: [tile_m, tile_m],
+                position_m: [px as f64 * cell, py as f64 * cell],
+                engine_position: (spec.place)(&place),
+                maps: inp.maps.iter().map(|&k| (k.name().to_string(), k.file(inp.name, tx, ty))).collect(),
+            });
+        }
+    }
+    let maps = inp
+        .maps
+        .iter()
+        .map(|&kind| {
+            let m = kind.spec();
+            MapInfo {
+                kind,
+                pixels: m.pixels(),
+                files: kind.file_pattern(inp.name),
+                range: m.range(&r.maps),
+                unit: m.unit.into(),
+                meaning: m.meaning.into(),
+            }
+        })
+        .collect();
+    let (w, h) = (map.width, map.height);
+    let import = (spec.import)(&ImportInput {
+        name: inp.name,
+        format: inp.format,
+        cell,
+        size: [w, h],
+        tile_size: s,
+        tile_m,
+        range,
+        stats: &r.stats,
+    });
+    // One object per engine, the others null (the manifest's schema asks for all of them).
+    let (unreal, unity) = match import {
+        EngineImport::Unreal(u) => (Some(u), None),
+        EngineImport::Unity(u) => (None, Some(u)),
+    };
+    Manifest {
+        format: "talus-tiles".into(),
+        format_version: FORMAT_VERSION,
+        engine: inp.engine,
+        name: inp.name.into(),
+        source: inp.source.into(),
+        size: [w, h],
+        tiles: [l.tiles_x, l.tiles_y],
+        tile_size: s,
+        cell_size: cell,
+        extent_m: [(w - 1) as f64 * cell, (h - 1) as f64 * cell],
+        sea_level_m: inp.sea_level as f64,
+        heights: HeightFiles {
+            format: inp.format,
+            rows: spec.rows(inp.format).name().into(),
+            byte_order: inp.format.byte_order().into(),
+        },
+        height_range: HeightRange {
+            min_m: range[0] as f64,
+            max_m: range[1] as f64,
+            data_min_m: r.stats.min as f64,
+            data_max_m: r.stats.max as f64,
+            mapping: "h = min_m + v/65535·(max_m − min_m), v = round((h − min_m)/(max_m − min_m)·65535)".into(),
+            zero_sample: spec.heights.zero_sample(),
+        },
+        maps,
+        tile_files: tiles,
+        unreal,
+        unity,
+    }
 }
 
 #[cfg(test)]
