@@ -114,11 +114,12 @@ fn main() {
     ] {
         let r = recipe(model.clone());
         let work = talus::editor::erosion_brush::dab_work(&model, 30.0 * island.cell_size, 0.1);
-        let dab = Dab { centre: [600.0, 480.0], radius: 30.0, falloff: Falloff::Smooth, work };
+        let c = island.cell_size;
+        let dab = Dab { centre_m: [600.0 * c, 480.0 * c], radius_m: 30.0 * c, falloff: Falloff::Smooth, work };
         let times: Vec<f64> = (0..5)
             .map(|i| {
                 let s = Instant::now();
-                let _ = run_dab(&r, &dab, i, island.clone(), &AtomicBool::new(false)).unwrap();
+                let _ = run_dab(&r.dab_model(), &dab, i, island.clone(), &AtomicBool::new(false)).unwrap();
                 s.elapsed().as_secs_f64() * 1e3
             })
             .collect();

@@ -362,14 +362,17 @@ fn scripted_session_scrubs_continues_keeps_and_erodes_with_the_brush() {
     let stack = &project.stack;
     let top = stack.layers().last().unwrap();
     let e = top.erosion().expect("the top layer is the brush's erosion layer");
-    let Some(SteerSource::Dabs(dabs)) = e.recipe.steer.as_ref().map(|s| &s.source) else {
+    let Some(SteerSource::Stroke(dabs)) = e.recipe.steer.as_ref().map(|s| &s.source) else {
         panic!("the top layer is not an erosion-brush stroke: {:?}", e.recipe.steer)
     };
     assert!(dabs.len() >= 2, "{} dabs", dabs.len());
+    // Dabs are in metres on the map (4 m cells here), the path in nodes.
+    let cell = stack.cell_size();
     for dab in dabs {
-        assert!((dab.radius - 12.0).abs() < 1e-3);
-        let off = dist_to_polyline(dab.centre[0], dab.centre[1], &path);
-        assert!(off <= 4.0, "a dab landed {off:.1} nodes from the path at {:?}", dab.centre);
+        assert!((dab.radius_m - 48.0).abs() < 1e-3, "radius {} m", dab.radius_m);
+        let (x, y) = (dab.centre_m[0] / cell, dab.centre_m[1] / cell);
+        let off = dist_to_polyline(x, y, &path);
+        assert!(off <= 4.0, "a dab landed {off:.1} nodes from the path at {:?} m", dab.centre_m);
     }
     let brushed = load(&d.join("brushed.bhef"));
     assert!(bits(&brushed) != bits(&scrubbed), "the brush changed nothing");

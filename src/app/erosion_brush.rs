@@ -161,20 +161,21 @@ fn drive_dabs(
     let Some(e) = terrain.doc.stack().layer(id).and_then(|l| l.erosion()) else { return };
     let index = e.recipe.steer.as_ref().and_then(SteerSpec::dabs).map_or(0, <[Dab]>::len);
     let recipe = e.recipe.clone();
-    // The brush radius is in metres, a dab's in nodes; the dab owes the work since the last began.
-    let radius = tool.params.radius / terrain.doc.map().cell_size;
+    // The pointer is in node coordinates, a dab in metres; it owes the work since the last began.
+    let cell = terrain.doc.map().cell_size;
+    let centre = [centre[0] * cell, centre[1] * cell];
     let now = Instant::now();
     let held = brush.last_start.map_or(FIRST_DAB_S, |t| now.duration_since(t).as_secs_f32());
     brush.last_start = Some(now);
     let work = dab_work(&recipe.model, tool.params.radius, held);
-    let dab = Dab { centre, radius, falloff: tool.params.falloff, work };
+    let dab = Dab { centre_m: centre, radius_m: tool.params.radius, falloff: tool.params.falloff, work };
     let input = brush.current.clone().unwrap_or_else(|| terrain.doc.map().clone());
     let slot: Slot = Arc::new(Mutex::new(None));
     let cancel = Arc::new(AtomicBool::new(false));
     let (out, stop) = (slot.clone(), cancel.clone());
     AsyncComputeTaskPool::get()
         .spawn(async move {
-            let r = run_dab(&recipe, &dab, index, input, &stop);
+            let r = run_dab(&recipe.dab_model(), &dab, index, input, &stop);
             *out.lock().unwrap_or_else(PoisonError::into_inner) = Some(r);
         })
         .detach();

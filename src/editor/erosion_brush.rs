@@ -33,14 +33,12 @@ use std::sync::atomic::AtomicBool;
 
 use serde::{Deserialize, Serialize};
 
-use crate::backend::build_with_backend;
+use crate::backend::{Backend, build_with_backend};
 use crate::core::Heightmap;
 use crate::core::brush::Falloff;
-use crate::core::erosion::hardness::hardness_map;
+use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::core::erosion::steer::{Steer, disc_mask};
-use crate::core::erosion::{JobInputs, MapSize, ModelParams, RunEnd, run};
-
-use super::layers::Recipe;
+use crate::core::erosion::{Boundary, JobInputs, MapSize, ModelParams, RunEnd, run};
 
 /// Particles per m² of the disc per second held (droplet, snowball): 2 per node on 2 m cells.
 pub const DROPLETS_PER_M2_S: f32 = 0.5;
@@ -55,17 +53,71 @@ pub const FIRST_DAB_S: f32 = 0.1;
 /// Most seconds of work one dab does.
 pub const MAX_DAB_S: f32 = 0.25;
 
-/// One dab of an erosion-brush stroke.
+/// One dab of an erosion-brush stroke, in metres on the map, so a stroke falls on the same land
+/// at any resolution (a build's re-run at another size takes it as it is).
 #[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
 pub struct Dab {
-    /// Centre, grid units (x, y).
-    pub centre: [f32; 2],
-    /// Radius, nodes (> 0).
-    pub radius: f32,
+    /// Centre, metres from the map's first node (x along a row, y down the rows).
+    pub centre_m: [f32; 2],
+    /// Radius, metres (> 0).
+    pub radius_m: f32,
     /// How the weight fades from the centre to the rim.
     pub falloff: Falloff,
     /// Units of the model's work the dab does (droplets, time steps, iterations; ≥ 1).
     pub work: u64,
+}
+
+/// A dab as older projects kept it, in grid units of the project's map (centre in node
+/// coordinates, radius in nodes): read, then converted to a [`Dab`] with the map's cell size
+/// ([`crate::editor::layers::Recipe::upgrade_units`]); never written.
+#[derive(Clone, Copy, Debug, PartialEq, Serialize, Deserialize)]
+pub struct DabNodes {
+    /// Centre, grid units (x, y).
+    pub centre: [f32; 2],
+    /// Radius, nodes.
+    pub radius: f32,
+    /// How the weight fades from the centre to the rim.
+    pub falloff: Falloff,
+    /// Units of the model's work.
+    pub work: u64,
+}
+
+impl DabNodes {
+    /// The dab in metres on a map of `cell` metre cells.
+    pub fn in_metres(&self, cell: f32) -> Dab {
+        Dab {
+            centre_m: [self.centre[0] * cell, self.centre[1] * cell],
+            radius_m: self.radius * cell,
+            falloff: self.falloff,
+            work: self.work,
+        }
+    }
+}
+
+impl Dab {
+    /// Whether its numbers can run: a finite centre, a positive radius, some work.
+    pub fn is_valid(&self) -> bool {
+        self.radius_m.is_finite() && self.radius_m > 0.0 && self.centre_m.iter().all(|c| c.is_finite()) && self.work > 0
+    }
+}
+
+/// What the dabs of a stroke run: the erosion layer's model and the settings of its recipe
+/// ([`crate::editor::layers::Recipe::dab_model`]) apart from its steering, which each dab's disc
+/// takes.
+#[derive(Clone, Copy, Debug)]
+pub struct DabModel<'a> {
+    /// The model and its parameters.
+    pub model: &'a ModelParams,
+    /// The map's edges.
+    pub boundary: Boundary,
+    /// The stroke's seed; dab `i` runs with [`dab_seed`]`(seed, i)`.
+    pub seed: u64,
+    /// The processor.
+    pub backend: Backend,
+    /// The hardness layer, if any.
+    pub hardness: Option<&'a HardnessParams>,
+    /// The sea level, metres, if any.
+    pub sea_level: Option<f32>,
 }
 
 /// The work a dab of radius `radius_m` metres owes for `seconds` held with `model` (see the
@@ -93,26 +145,29 @@ pub fn dab_seed(seed: u64, index: usize) -> u64 {
     z ^ (z >> 31)
 }
 
-/// Runs dab `index` of a stroke with `recipe` (its model, edges, seed, backend, hardness and sea)
+/// Runs dab `index` of a stroke of `recipe` (its model, edges, seed, backend, hardness and sea)
 /// on `input`: the heights after it, or `None` when `cancel` was set first. A dab outside the
 /// map changes nothing.
 pub fn run_dab(
-    recipe: &Recipe,
+    recipe: &DabModel,
     dab: &Dab,
     index: usize,
     input: Heightmap,
     cancel: &AtomicBool,
 ) -> Result<Option<Heightmap>, String> {
-    if !(dab.radius.is_finite() && dab.radius > 0.0 && dab.centre.iter().all(|c| c.is_finite()) && dab.work > 0) {
+    if !dab.is_valid() {
         return Err(format!("erosion brush: a dab needs a positive radius and work and a finite centre, got {dab:?}"));
     }
-    let weights = disc_mask(input.width, input.height, dab.centre, dab.radius, dab.falloff);
+    // The disc on this map's grid.
+    let cell = input.cell_size;
+    let centre = [dab.centre_m[0] / cell, dab.centre_m[1] / cell];
+    let weights = disc_mask(input.width, input.height, centre, dab.radius_m / cell, dab.falloff);
     if weights.iter().all(|&w| w == 0.0) {
         return Ok(Some(input));
     }
     let mut model = recipe.model.clone();
     model.set_work(dab.work, MapSize::of(&input));
-    let hardness = match recipe.hardness.as_ref().filter(|h| !h.is_neutral()) {
+    let hardness = match recipe.hardness.filter(|h| !h.is_neutral()) {
         None => None,
         Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),
     };
@@ -133,7 +188,7 @@ pub fn run_dab(
 /// Runs a whole stroke's `dabs` in order from `input` (what an erosion-brush layer re-runs):
 /// the heights after the last, or `None` when cancelled.
 pub fn run_dabs(
-    recipe: &Recipe,
+    recipe: &DabModel,
     dabs: &[Dab],
     input: Heightmap,
     cancel: &AtomicBool,
@@ -151,27 +206,22 @@ pub fn run_dabs(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::backend::Backend;
-    use crate::core::erosion::Boundary;
     use crate::core::erosion::droplet::DropletParams;
     use crate::core::rng::{hash2, signed_f32};
-    use crate::editor::document::Document;
-    use crate::editor::layers::recipe::{SteerSource, SteerSpec};
 
     /// A slope falling toward x = 0 with a little noise.
     fn ramp(n: usize) -> Heightmap {
         Heightmap::from_fn(n, n, 1.0, |x, y| 0.5 * x as f32 + 0.3 * signed_f32(hash2(x as i64, y as i64, 5))).unwrap()
     }
 
-    fn recipe() -> Recipe {
-        Recipe {
-            model: ModelParams::Droplet(DropletParams::default()),
+    fn recipe(model: &ModelParams) -> DabModel<'_> {
+        DabModel {
+            model,
             boundary: Boundary::default(),
             seed: 3,
             backend: Backend::Cpu,
             hardness: None,
             sea_level: None,
-            steer: None,
         }
     }
 
@@ -180,9 +230,10 @@ mod tests {
         let input = ramp(96);
         let d = ModelParams::Droplet(DropletParams::default());
         // The work of a 0.2 s dab of radius 20 m: version 1's 126 droplets for 10 nodes.
-        let dab = Dab { centre: [60.0, 48.0], radius: 10.0, falloff: Falloff::Smooth, work: dab_work(&d, 20.0, 0.2) };
+        let dab =
+            Dab { centre_m: [60.0, 48.0], radius_m: 10.0, falloff: Falloff::Smooth, work: dab_work(&d, 20.0, 0.2) };
         assert_eq!(dab.work, 126);
-        let out = run_dab(&recipe(), &dab, 0, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+        let out = run_dab(&recipe(&d), &dab, 0, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
         // The brush radius in nodes (1 m cells) and its bilinear reach.
         let r = DropletParams::default().radius_m.ceil() as usize + 2;
         let mut inside = 0.0f64;
@@ -203,48 +254,10 @@ mod tests {
         }
         assert!(inside > 0.1, "the dab eroded inside its disc ({inside} m·nodes)");
         // A dab off the map changes nothing; a dab with no radius is a clear error.
-        let off = Dab { centre: [500.0, 500.0], ..dab };
-        let same = run_dab(&recipe(), &off, 1, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
+        let off = Dab { centre_m: [500.0, 500.0], ..dab };
+        let same = run_dab(&recipe(&d), &off, 1, input.clone(), &AtomicBool::new(false)).unwrap().unwrap();
         assert_eq!(same.data, input.data);
-        assert!(run_dab(&recipe(), &Dab { radius: 0.0, ..dab }, 0, input, &AtomicBool::new(false)).is_err());
-    }
-
-    /// The live stroke (a dab at a time, each installed in the layer) and the layer's re-run
-    /// (all dabs from the input) give the same bits: the stroke is one undo step and re-runs
-    /// exactly on the same input.
-    #[test]
-    fn a_stroke_is_one_layer_that_re_runs_to_the_same_bits() {
-        let input = ramp(80);
-        let mut doc = Document::new(input.clone());
-        let id = doc.begin_erosion_brush(recipe());
-        let dabs: Vec<Dab> = (0..4)
-            .map(|i| Dab {
-                centre: [50.0 - 4.0 * i as f32, 40.0],
-                radius: 8.0,
-                falloff: Falloff::Smooth,
-                work: 100 + i,
-            })
-            .collect();
-        let mut current = input.clone();
-        for (i, dab) in dabs.iter().enumerate() {
-            current = run_dab(&recipe(), dab, i, current, &AtomicBool::new(false)).unwrap().unwrap();
-            assert!(doc.add_dab(id, *dab, &current).is_some());
-        }
-        assert_eq!(doc.history().undo_len(), 1, "the stroke is one undo step");
-        let e = doc.stack().layer(id).unwrap().erosion().unwrap().clone();
-        assert_eq!(e.recipe.steer.as_ref().and_then(SteerSpec::dabs).map(<[Dab]>::len), Some(4));
-        let rerun = crate::editor::layers::recipe::run_to_end(&e.recipe, input.clone(), None, &AtomicBool::new(false))
-            .unwrap()
-            .unwrap();
-        assert_eq!(rerun.data, current.data, "the layer re-runs to the stroke's bits");
-        assert!(doc.map().data.iter().zip(&current.data).all(|(a, b)| (a - b).abs() <= 1e-4));
-        doc.undo();
-        assert_eq!(doc.map().data, input.data);
-        // The recipe round-trips through RON (the project file's description).
-        let ron = ron::to_string(&e.recipe).unwrap();
-        let back: Recipe = ron::from_str(&ron).unwrap();
-        assert_eq!(&back, &e.recipe);
-        assert!(matches!(back.steer.unwrap().source, SteerSource::Dabs(d) if d.len() == 4));
+        assert!(run_dab(&recipe(&d), &Dab { radius_m: 0.0, ..dab }, 0, input, &AtomicBool::new(false)).is_err());
     }
 
     #[test]

@@ -5,13 +5,14 @@ use std::sync::atomic::AtomicBool;
 
 use crate::core::Heightmap;
 use crate::core::erosion::{GridChange, RunEnd, run};
-use crate::editor::erosion_brush::Dab;
+use crate::editor::erosion_brush::DabNodes;
 use crate::editor::layers::recipe::{Recipe, SteerSource, SteerSpec};
 
-/// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): its steering in grid units
-/// (brush dabs; an older project's drainage threshold in nodes) scaled to the finer grid, and the per-node inputs of
-/// its model (a pipe model's own cell size, its rain map, a stream-power uplift map) brought to
-/// the new grid. Model parameters are in world units and convert themselves.
+/// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): the per-node inputs of its
+/// model (a pipe model's own cell size, its rain map, a stream-power uplift map) brought to the
+/// new grid, and steering still in grid units (an older project's drainage threshold or brush
+/// dabs, were a recipe not read through [`Recipe::upgrade_units`]) scaled to it. Model
+/// parameters, steering areas and brush strokes are in world units and stay as they are.
 pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), to: (usize, usize)) -> Recipe {
     let r = ratio as f32;
     // Per-node inputs of a model follow the grid, as its registry entry says (`to_grid`).
@@ -22,7 +23,7 @@ pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), t
             SteerSource::Flow { threshold } => SteerSource::Flow { threshold: threshold * r * r },
             SteerSource::Dabs(dabs) => SteerSource::Dabs(
                 dabs.iter()
-                    .map(|d| Dab { centre: [d.centre[0] * r, d.centre[1] * r], radius: d.radius * r, ..*d })
+                    .map(|d| DabNodes { centre: [d.centre[0] * r, d.centre[1] * r], radius: d.radius * r, ..*d })
                     .collect(),
             ),
             other => other.clone(),

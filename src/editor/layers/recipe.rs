@@ -14,7 +14,8 @@
 //! | `Drainage { area_m2 }` | 1 where the input's D8 drainage area reaches `area_m2` (m²), ramping from half of it |
 //! | `Flow { threshold }` | older projects' form, the area in nodes of the project's map: converted to `Drainage` when the project is read ([`Recipe::upgrade_units`]), never written |
 //! | `LayerMask` | the layer's painted mask (which then steers the run instead of blending its result) |
-//! | `Dabs` | an erosion-brush stroke: one disc per dab, run dab after dab ([`crate::editor::erosion_brush`]) |
+//! | `Stroke` | an erosion-brush stroke: one disc per dab (centre and radius in metres), run dab after dab ([`crate::editor::erosion_brush`]) |
+//! | `Dabs` | older projects' form of a stroke, its dabs in nodes of the project's map: converted to `Stroke` when the project is read, never written |
 
 use std::sync::atomic::AtomicBool;
 
@@ -25,7 +26,7 @@ use crate::core::Heightmap;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::core::erosion::steer::{self, Steer};
 use crate::core::erosion::{Boundary, JobInputs, MapSize, ModelParams, RunEnd, Simulation, run};
-use crate::editor::erosion_brush::{self, Dab};
+use crate::editor::erosion_brush::{self, Dab, DabNodes};
 
 /// An erosion run's inputs apart from the terrain.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -78,8 +79,11 @@ pub enum SteerSource {
     },
     /// The layer's painted mask.
     LayerMask,
-    /// An erosion-brush stroke, dab by dab.
-    Dabs(Vec<Dab>),
+    /// An erosion-brush stroke, dab by dab, in metres.
+    Stroke(Vec<Dab>),
+    /// Older projects' form of a stroke, its dabs in grid units of the project's map: converted
+    /// to `Stroke` when the project is read ([`Recipe::upgrade_units`]), never written.
+    Dabs(Vec<DabNodes>),
 }
 
 /// How a run is steered: the mask's source, and whether weight 0 makes sinks.
@@ -104,7 +108,7 @@ impl SteerSpec {
                 Some(m) if m.len() == input.len() => m.iter().map(|v| v.clamp(0.0, 1.0)).collect(),
                 _ => return Err("steering by the layer's mask needs the mask".into()),
             },
-            SteerSource::Dabs(_) => return Ok(None),
+            SteerSource::Stroke(_) | SteerSource::Dabs(_) => return Ok(None),
         }))
     }
 
@@ -115,7 +119,8 @@ impl SteerSpec {
             SteerSource::Slope { lo_deg, hi_deg } => [lo_deg, hi_deg].iter().all(|v| (0.0..=90.0).contains(*v)),
             SteerSource::Drainage { area_m2: a } | SteerSource::Flow { threshold: a } => a.is_finite() && *a > 0.0,
             SteerSource::LayerMask => true,
-            SteerSource::Dabs(d) => d.iter().all(|d| d.radius.is_finite() && d.radius > 0.0),
+            SteerSource::Stroke(d) => d.iter().all(Dab::is_valid),
+            SteerSource::Dabs(d) => d.iter().all(|d| d.in_metres(1.0).is_valid()),
         };
         if ok { Ok(()) } else { Err(format!("steering mask: bad numbers in {:?}", self.source)) }
     }
@@ -123,7 +128,7 @@ impl SteerSpec {
     /// An erosion-brush stroke's dabs, if that is what it is.
     pub fn dabs(&self) -> Option<&[Dab]> {
         match &self.source {
-            SteerSource::Dabs(d) => Some(d),
+            SteerSource::Stroke(d) => Some(d),
             _ => None,
         }
     }
@@ -140,21 +145,39 @@ pub struct BuiltRun {
 }
 
 impl Recipe {
+    /// What an erosion-brush stroke's dabs run with: this recipe less its steering.
+    pub fn dab_model(&self) -> erosion_brush::DabModel<'_> {
+        erosion_brush::DabModel {
+            model: &self.model,
+            boundary: self.boundary,
+            seed: self.seed,
+            backend: self.backend,
+            hardness: self.hardness.as_ref(),
+            sea_level: self.sea_level,
+        }
+    }
+
     /// Converts what an older recipe left in grid units (its model's parameters, see
-    /// [`crate::core::units`]; a steering drainage area in nodes) for `map`, the map it was made
-    /// for.
+    /// [`crate::core::units`]; a steering drainage area in nodes; an erosion-brush stroke's dabs
+    /// in node coordinates) for `map`, the map it was made for.
     pub fn upgrade_units(&mut self, map: MapSize) {
         self.model.upgrade_units(map);
-        if let Some(s) = &mut self.steer
-            && let SteerSource::Flow { threshold } = s.source
-        {
-            s.source = SteerSource::Drainage { area_m2: threshold * map.cell_size * map.cell_size };
+        let cell = map.cell_size;
+        if let Some(s) = &mut self.steer {
+            match &s.source {
+                SteerSource::Flow { threshold } => {
+                    s.source = SteerSource::Drainage { area_m2: threshold * cell * cell };
+                }
+                SteerSource::Dabs(d) => s.source = SteerSource::Stroke(d.iter().map(|d| d.in_metres(cell)).collect()),
+                _ => {}
+            }
         }
     }
 
     /// Whether grid-unit values are still to convert ([`Self::upgrade_units`]).
     pub fn has_legacy(&self) -> bool {
-        self.model.has_legacy() || self.steer.as_ref().is_some_and(|s| matches!(s.source, SteerSource::Flow { .. }))
+        self.model.has_legacy()
+            || self.steer.as_ref().is_some_and(|s| matches!(s.source, SteerSource::Flow { .. } | SteerSource::Dabs(_)))
     }
 
     /// Checks the recipe's inputs besides the model (whose parameters [`Self::build`] checks).
@@ -213,7 +236,7 @@ pub fn run_to_end(
     cancel: &AtomicBool,
 ) -> Result<Option<Heightmap>, String> {
     if let Some(dabs) = recipe.steer.as_ref().and_then(SteerSpec::dabs) {
-        return erosion_brush::run_dabs(recipe, dabs, input, cancel);
+        return erosion_brush::run_dabs(&recipe.dab_model(), dabs, input, cancel);
     }
     let mut built = recipe.build_with(input, layer_mask)?;
     match run(built.job.as_mut(), cancel, |_| {}) {
@@ -225,7 +248,67 @@ pub fn run_to_end(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::brush::Falloff;
+    use crate::core::erosion::droplet::DropletParams;
     use crate::core::erosion::stream_power::StreamPowerParams;
+    use crate::core::rng::{hash2, signed_f32};
+    use crate::editor::document::Document;
+
+    /// A slope falling toward x = 0 with a little noise.
+    fn ramp(n: usize) -> Heightmap {
+        Heightmap::from_fn(n, n, 1.0, |x, y| 0.5 * x as f32 + 0.3 * signed_f32(hash2(x as i64, y as i64, 5))).unwrap()
+    }
+
+    /// An erosion-brush layer's recipe: droplets, steered by the stroke's dabs once drawn.
+    fn recipe() -> Recipe {
+        Recipe {
+            model: ModelParams::Droplet(DropletParams::default()),
+            boundary: Boundary::default(),
+            seed: 3,
+            backend: Backend::Cpu,
+            hardness: None,
+            sea_level: None,
+            steer: None,
+        }
+    }
+
+    /// The live stroke (a dab at a time, each installed in the layer) and the layer's re-run
+    /// (all dabs from the input) give the same bits: the stroke is one undo step and re-runs
+    /// exactly on the same input.
+    #[test]
+    fn a_stroke_is_one_layer_that_re_runs_to_the_same_bits() {
+        let input = ramp(80);
+        let mut doc = Document::new(input.clone());
+        let id = doc.begin_erosion_brush(recipe());
+        let dabs: Vec<Dab> = (0..4)
+            .map(|i| Dab {
+                centre_m: [50.0 - 4.0 * i as f32, 40.0],
+                radius_m: 8.0,
+                falloff: Falloff::Smooth,
+                work: 100 + i,
+            })
+            .collect();
+        let mut current = input.clone();
+        for (i, dab) in dabs.iter().enumerate() {
+            current = erosion_brush::run_dab(&recipe().dab_model(), dab, i, current, &AtomicBool::new(false))
+                .unwrap()
+                .unwrap();
+            assert!(doc.add_dab(id, *dab, &current).is_some());
+        }
+        assert_eq!(doc.history().undo_len(), 1, "the stroke is one undo step");
+        let e = doc.stack().layer(id).unwrap().erosion().unwrap().clone();
+        assert_eq!(e.recipe.steer.as_ref().and_then(SteerSpec::dabs).map(<[Dab]>::len), Some(4));
+        let rerun = run_to_end(&e.recipe, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+        assert_eq!(rerun.data, current.data, "the layer re-runs to the stroke's bits");
+        assert!(doc.map().data.iter().zip(&current.data).all(|(a, b)| (a - b).abs() <= 1e-4));
+        doc.undo();
+        assert_eq!(doc.map().data, input.data);
+        // The recipe round-trips through RON (the project file's description).
+        let ron = ron::to_string(&e.recipe).unwrap();
+        let back: Recipe = ron::from_str(&ron).unwrap();
+        assert_eq!(&back, &e.recipe);
+        assert!(matches!(back.steer.unwrap().source, SteerSource::Stroke(d) if d.len() == 4));
+    }
 
     /// An older project's drainage threshold in nodes becomes an area in m² with the project's
     /// cell size, and steers exactly as it did.
@@ -261,5 +344,32 @@ mod tests {
         assert!(text.contains("Drainage(area_m2:800.0)"), "{text}");
         assert_eq!(ron::from_str::<SteerSpec>(&text).unwrap(), s);
         assert!(SteerSpec { source: SteerSource::Drainage { area_m2: f32::NAN }, sink: false }.validate().is_err());
+    }
+
+    /// An older project's stroke, its dabs in nodes of the project's map, becomes a stroke in
+    /// metres with the project's cell size and erodes the same nodes as it did; written again, it
+    /// is in metres.
+    #[test]
+    fn a_stroke_in_nodes_becomes_metres_and_erodes_the_same_nodes() {
+        let old = "(source: Dabs([(centre: (40.0, 30.0), radius: 6.0, falloff: Smooth, work: 60)]), sink: false)";
+        let mut r = Recipe { steer: Some(ron::from_str(old).unwrap()), ..recipe() };
+        assert!(r.has_legacy());
+        // 2 m cells: the old dab's disc is 12 m around (80 m, 60 m).
+        let input =
+            Heightmap::from_fn(72, 72, 2.0, |x, y| x as f32 + 0.3 * signed_f32(hash2(x as i64, y as i64, 5))).unwrap();
+        r.upgrade_units(MapSize::of(&input));
+        assert!(!r.has_legacy());
+        let dabs = r.steer.as_ref().and_then(SteerSpec::dabs).unwrap();
+        assert_eq!(dabs, [Dab { centre_m: [80.0, 60.0], radius_m: 12.0, falloff: Falloff::Smooth, work: 60 }]);
+        let out = run_to_end(&r, input.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+        let changed: Vec<(usize, usize)> =
+            (0..input.len()).filter(|&i| out.data[i] != input.data[i]).map(|i| (i % 72, i / 72)).collect();
+        assert!(!changed.is_empty());
+        // Droplets spawn inside the old disc (nodes (40, 30), radius 6) and flow downhill (−x),
+        // so nothing uphill of it moves.
+        let reach = 6 + DropletParams::default().radius_m.div_euclid(2.0) as usize + 2;
+        assert!(changed.iter().all(|&(x, _)| x <= 40 + reach), "{changed:?}");
+        let text = ron::to_string(r.steer.as_ref().unwrap()).unwrap();
+        assert!(text.contains("Stroke([(centre_m:(80.0,60.0),radius_m:12.0"), "{text}");
     }
 }

@@ -30,7 +30,7 @@ impl LayerStack {
     /// Puts an empty erosion-brush layer on top (its input is the current fold); `recipe` without
     /// steering is what each dab runs. Returns its id.
     pub fn push_brush_layer(&mut self, mut recipe: Recipe, current: &Heightmap) -> u64 {
-        recipe.steer = Some(SteerSpec { source: SteerSource::Dabs(Vec::new()), sink: false });
+        recipe.steer = Some(SteerSpec { source: SteerSource::Stroke(Vec::new()), sink: false });
         self.push_erosion(recipe, current, current, "Erosion brush")
     }
 
@@ -46,7 +46,7 @@ impl LayerStack {
             return false;
         }
         let Some(e) = self.layers[i].erosion_mut() else { return false };
-        let Some(SteerSpec { source: SteerSource::Dabs(dabs), .. }) = e.recipe.steer.as_mut() else { return false };
+        let Some(SteerSpec { source: SteerSource::Stroke(dabs), .. }) = e.recipe.steer.as_mut() else { return false };
         dabs.push(dab);
         e.delta = delta_grid(&input, result);
         true
