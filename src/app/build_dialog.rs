@@ -116,7 +116,9 @@ type Answer = Arc<Mutex<Option<Option<PathBuf>>>>;
 /// The plan of the request shown, and what it was made for (document revision, request).
 type PlanCache = ((u64, BuildRequest), Result<BuildPlan, String>);
 
-/// The Build… dialog: whether it is open, its settings, and the build in flight.
+/// The Build… dialog's own state: the build in flight, an open file dialog, the plan and memory
+/// it shows (whether it is open and what it builds with are [`BuildChoices`], which its loupe
+/// reads too).
 #[derive(Resource, Default)]
 pub struct BuildDialog {
     running: Option<Running>,
