@@ -5,14 +5,13 @@ use std::sync::atomic::AtomicBool;
 
 use crate::core::Heightmap;
 use crate::core::erosion::{GridChange, RunEnd, run};
-use crate::editor::erosion_brush::DabNodes;
 use crate::editor::layers::recipe::{Recipe, SteerSource, SteerSpec};
 
 /// A recipe for a re-run `ratio` times finer (`from` → `to` nodes): the per-node inputs of its
 /// model (a pipe model's own cell size, its rain map, a stream-power uplift map) brought to the
-/// new grid, and steering still in grid units (an older project's drainage threshold or brush
-/// dabs, were a recipe not read through [`Recipe::upgrade_units`]) scaled to it. Model
-/// parameters, steering areas and brush strokes are in world units and stay as they are.
+/// new grid, and an older project's drainage threshold in nodes, were a recipe not read through
+/// [`Recipe::upgrade_units`], scaled to it. Model parameters, steering areas and brush strokes
+/// are in world units and stay as they are (an older stroke in nodes runs only once read).
 pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), to: (usize, usize)) -> Recipe {
     let r = ratio as f32;
     // Per-node inputs of a model follow the grid, as its registry entry says (`to_grid`).
@@ -21,11 +20,6 @@ pub(super) fn scaled_recipe(recipe: &Recipe, ratio: f64, from: (usize, usize), t
     let steer = recipe.steer.as_ref().map(|s| SteerSpec {
         source: match &s.source {
             SteerSource::Flow { threshold } => SteerSource::Flow { threshold: threshold * r * r },
-            SteerSource::Dabs(dabs) => SteerSource::Dabs(
-                dabs.iter()
-                    .map(|d| DabNodes { centre: [d.centre[0] * r, d.centre[1] * r], radius: d.radius * r, ..*d })
-                    .collect(),
-            ),
             other => other.clone(),
         },
         sink: s.sink,
