@@ -82,6 +82,8 @@ fn spec(n: u64, size: usize) -> DropletParams {
         radius_m: 5.0,
         max_path_m: 300.0,
         min_slope_tan: 0.01,
+        // The seed's rates are per step of one node.
+        path_step_m: 1.0,
         ..Default::default()
     }
 }
@@ -164,6 +166,8 @@ fn tg_like() -> DropletParams {
         gravity: 4.0,
         radius_m: 3.0,
         max_path_m: 30.0,
+        // terrain-generator's rates are per step of one node.
+        path_step_m: 1.0,
         batch: 1 << 17,
         ..Default::default()
     }

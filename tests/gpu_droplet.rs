@@ -18,13 +18,15 @@ mod common;
 use common::grid::{bits, sine_hills as hills};
 
 /// Version 1's defaults on the 1 m cells of these tests (the defaults are version 1's on the
-/// default island's 2 m cells), with `count` droplets on a `w × h` map.
+/// default island's 2 m cells), with `count` droplets on a `w × h` map: the rates per step of
+/// one node, as the seed has them.
 fn v1(count: u64, w: usize, h: usize) -> DropletParams {
     DropletParams {
         droplets_per_km2: MapSize::new(w, h, 1.0).per_km2(count),
         radius_m: 5.0,
         max_path_m: 300.0,
         min_slope_tan: 0.01,
+        path_step_m: 1.0,
         ..DropletParams::default()
     }
 }
@@ -273,4 +275,18 @@ fn the_gpu_converts_world_and_version_1_units_like_the_cpu() {
     run(&mut c);
     assert!(a.ledger().eroded > 0.0);
     assert_eq!(bits(&a.heightmap().data), bits(&c.heightmap().data));
+
+    // On 8 m cells the rates are compounded per metre of path and the erosion cap scaled, the
+    // same on both (the kernel takes them from the same grid values), and the GPU run books
+    // about what the CPU's does.
+    hm.cell_size = 8.0;
+    let mut cpu = DropletJob::new(hm.clone(), new.clone(), inputs(4, b)).unwrap();
+    let mut g = gpu(&ctx, hm, &new, inputs(4, b));
+    let grid = g.grid_params();
+    assert_eq!(grid, cpu.grid_params());
+    assert!(grid.dig == 1.0 / 16.0 && grid.capacity == new.capacity / 64.0, "{grid:?}");
+    run(&mut cpu);
+    run(&mut g);
+    let (lc, lg) = (cpu.ledger().eroded, g.ledger().eroded);
+    assert!(lc > 0.0 && (lg / lc - 1.0).abs() < 0.15, "eroded GPU {lg} vs CPU {lc}");
 }

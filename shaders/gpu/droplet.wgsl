@@ -83,7 +83,8 @@ struct Params {
     // Seed of the side stream a droplet's life is drawn from (seed ^ LIFE_SALT).
     life_lo: u32,
     life_hi: u32,
-    _pad0: u32,
+    // One step erodes at most -dh * dig (droplet/params.rs, DropletGrid::dig).
+    dig: f32,
     _pad1: u32,
 }
 
@@ -550,7 +551,7 @@ fn walk(@builtin(global_invocation_id) gid: vec3<u32>) {
                             dep = min_u64(f32_u64(a * P.inv_unit), s.sed);
                         }
                     } else {
-                        let a = min((cap - sf) * P.erosion, -dh);
+                        let a = min((cap - sf) * P.erosion, -dh * P.dig);
                         if (a > 0.0) {
                             let got = erode(s.x, s.y, a);
                             s.eroded = add64(s.eroded, got);

@@ -196,7 +196,7 @@ super::uniform::wgsl_uniform! {
         deposition: f32,
         erosion: f32,
         gravity: f32,
-        /// `1 − evaporation`.
+        /// Water kept per step ([`DropletGrid::keep_water`]).
         keep_water: f32,
         /// Water below which a droplet ends: `max(initial_water · 10⁻²⁰, 10⁻³⁰)`.
         min_water: f32,
@@ -243,7 +243,8 @@ super::uniform::wgsl_uniform! {
         /// Seed of the life side stream (`seed ^ LIFE_SALT`, lo, hi).
         life_lo: u32,
         life_hi: u32,
-        _pad0: u32,
+        /// One step erodes at most `−Δh · dig` ([`DropletGrid::dig`]).
+        dig: f32,
         _pad1: u32,
     }
 }
@@ -477,13 +478,14 @@ impl GpuDropletCore {
             drain_bottom: drain(Side::Bottom),
             span_x,
             span_y,
-            inertia: p.inertia,
+            inertia: g.inertia,
             min_slope: g.min_slope,
-            capacity: p.capacity,
-            deposition: p.deposition,
-            erosion: p.erosion,
+            capacity: g.capacity,
+            deposition: g.deposition,
+            erosion: g.erosion,
             gravity: p.gravity,
-            keep_water: 1.0 - p.evaporation,
+            keep_water: g.keep_water,
+            dig: g.dig,
             min_water: (p.initial_water * 1e-20).max(1e-30),
             initial_water: p.initial_water,
             initial_speed: p.initial_speed,

@@ -36,7 +36,13 @@
 //! units (metres, per km²). Version 1 gave some in grid units under their old names (`frequency`,
 //! `radius`, `droplets`, …); the reader converts them with the project's own map size and cell
 //! size ([`crate::core::units`]), so a version-1 project opens as the same land and builds at any
-//! size. It is written back as version 2.
+//! size. It is written back as the current version.
+//!
+//! Version 3 gives the droplet model's rates (`inertia`, `erosion`, `deposition`, `evaporation`,
+//! `capacity`) per `path_step_m` metres of path instead of per step of one node
+//! ([`crate::core::erosion::droplet::DropletParams`]). A version-1 or -2 project's droplet layers
+//! are read with `path_step_m` = the project's cell size, which is what their rates meant: they
+//! erode the project's own map bit for bit as before.
 
 use std::path::Path;
 
@@ -54,7 +60,7 @@ use crate::editor::look::LookParams;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TALUSPRJ";
 /// The format version this build writes and the newest it reads.
-pub const VERSION: u32 = 2;
+pub const VERSION: u32 = 3;
 /// Largest description accepted, bytes.
 pub const MAX_META: u32 = 64 << 20;
 const HEADER: usize = 24;
@@ -317,6 +323,12 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
     for l in &mut meta.layers {
         if let KindMeta::Erosion { recipe, .. } = &mut l.kind {
             recipe.upgrade_units(map);
+            // Versions 1 and 2: the droplets' rates were per step of one node (module doc).
+            if version < 3
+                && let crate::core::erosion::ModelParams::Droplet(p) = &mut recipe.model
+            {
+                p.keep_rates_per_node(meta.cell_size);
+            }
         }
     }
     let blob = &bytes[meta_end..body];

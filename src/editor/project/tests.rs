@@ -183,6 +183,11 @@ fn a_version_1_generator_base_is_read_in_world_units() {
 /// `bytes` (a version-2 project) as version 1 wrote it: header version 1, and in the
 /// description each `new:` field's value `v` replaced by `old:` `f(v)`.
 fn as_version_1(bytes: &[u8], renames: &[(&str, &str, &dyn Fn(f64) -> String)]) -> Vec<u8> {
+    as_version(bytes, 1, renames)
+}
+
+/// `bytes` with header version `version` and the description's renames of [`as_version_1`].
+fn as_version(bytes: &[u8], version: u32, renames: &[(&str, &str, &dyn Fn(f64) -> String)]) -> Vec<u8> {
     let m = u32::from_le_bytes(bytes[12..16].try_into().unwrap()) as usize;
     let mut meta = std::str::from_utf8(&bytes[HEADER..HEADER + m]).unwrap().to_string();
     for (new, old, f) in renames {
@@ -194,7 +199,7 @@ fn as_version_1(bytes: &[u8], renames: &[(&str, &str, &dyn Fn(f64) -> String)]) 
         meta.replace_range(at..end, &format!("{old}:{}", f(v)));
     }
     let mut v1 = bytes[..HEADER].to_vec();
-    v1[8..12].copy_from_slice(&1u32.to_le_bytes());
+    v1[8..12].copy_from_slice(&version.to_le_bytes());
     v1[12..16].copy_from_slice(&(meta.len() as u32).to_le_bytes());
     v1.extend_from_slice(meta.as_bytes());
     v1.extend_from_slice(&bytes[HEADER + m..bytes.len() - 4]);
@@ -259,4 +264,27 @@ fn a_version_1_project_reads_in_world_units_and_builds_at_another_size() {
     let back = decode(&bad).unwrap();
     let err = build_in_memory(&back.stack, &opts, &AtomicBool::new(false), &|_| {}).unwrap_err().to_string();
     assert!(err.contains("wavelength_m"), "{err}");
+}
+
+#[test]
+fn a_version_2_project_keeps_its_droplet_rates_per_node() {
+    // Version 2 gave the droplets' rates per step of one node of the project's 3 m cells.
+    let s = stack();
+    let bytes = encode(&s, &view()).unwrap();
+    let v2 = as_version(&bytes, 2, &[("path_step_m", "path_step_m", &|_| "2.0".into())]);
+    let rates = |p: &Project| {
+        let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
+        let ModelParams::Droplet(d) = &e.recipe.model else { panic!("not droplets") };
+        d.path_step_m
+    };
+    let back = decode(&v2).unwrap();
+    // On its own map the rates are then the stored values as they are, as version 2 ran them
+    // (`droplet::tests::the_rates_are_per_metre_of_path_and_the_capacity_a_volume`).
+    assert_eq!(rates(&back), 3.0);
+    // A project of this version keeps what it says.
+    let now = decode(&bytes).unwrap();
+    assert_eq!(rates(&now), 2.0);
+    let resaved = encode(&back.stack, &back.view).unwrap();
+    assert_eq!(u32::from_le_bytes(resaved[8..12].try_into().unwrap()), VERSION);
+    assert_eq!(rates(&decode(&resaved).unwrap()), 3.0);
 }

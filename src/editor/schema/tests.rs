@@ -162,7 +162,7 @@ fn parses_the_shapes() {
     assert!(f.doc.contains("Linear rescale") && f.doc.contains("generator's own units"), "{}", f.doc);
     assert_eq!(Ty::parse(&f.ty), Ty::Option(Box::new(Ty::Array(Box::new(Ty::Prim(Prim::F32)), 2))));
     assert_eq!(s.fields("GenerateParams").unwrap().len(), 11);
-    assert_eq!(s.fields("DropletParams").unwrap().len(), 17);
+    assert_eq!(s.fields("DropletParams").unwrap().len(), 18);
     assert_eq!(
         Ty::parse(&s.field("PipeParams", "rain_map").unwrap().ty),
         Ty::Option(Box::new(Ty::Vec(Box::new(Ty::Prim(Prim::F32)))))

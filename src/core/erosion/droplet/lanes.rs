@@ -378,7 +378,7 @@ impl Ctx<'_> {
             let up = dh > 0.0;
             let on_fill = if fill { (sed - cap) * self.deposition } else { 0.0 };
             p.deposit[l] = if up { sed.min(dh) } else { on_fill };
-            let dig = ((cap - sed) * self.erosion).min(-dh);
+            let dig = ((cap - sed) * self.erosion).min(-dh * self.dig);
             p.erode[l] = if up | fill { 0.0 } else { dig };
             // 6. Where: bilinear weights, and the brush variant and whether it fits the map.
             let (u, v) = (u[l], v[l]);

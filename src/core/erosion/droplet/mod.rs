@@ -4,7 +4,8 @@
 //! The parameters are in world units ([`DropletParams`]: metres, m/m, droplets per km²); the job
 //! converts them to the grid units of its map once, when it is built ([`DropletGrid`]: `L` steps
 //! of one node for the path `max_path_m`, the brush radius `r` in nodes, the smallest drop per
-//! step `min_slope = min_slope_tan · Δx`). Below, all lengths are in nodes.
+//! step `min_slope = min_slope_tan · Δx`, the rates of one step). Below, all lengths are in nodes
+//! and the rates those of one step.
 //!
 //! Each droplet starts at a random position `p` with water `W`, speed `v`, sediment `s = 0` and no
 //! direction, and repeats, at most `L` times:
@@ -18,7 +19,7 @@
 //! 4. `Δh = h(p') − h(p)` (bilinear).
 //! 5. Uphill (`Δh > 0`): deposit `min(s, Δh)` at `p` (fill the pit). Downhill:
 //!    `c = max(−Δh, min_slope)·v·W·capacity`; if `s > c` deposit `(s − c)·deposition`, else erode
-//!    `min((c − s)·erosion, −Δh)`.
+//!    `min((c − s)·erosion, −Δh·dig)` (`dig` = 1 on cells of `path_step_m` and finer).
 //! 6. A deposit is spread bilinearly over the four nodes around `p`. Erosion is spread over every node
 //!    `n` with `|p − n| < r` with weights `max(0, r − |p − n|) / Σ`; node `n` gives
 //!    `amount·w(n)·hardness(n)` (never below `min_height` when that guard is set), and the droplet
@@ -40,16 +41,17 @@
 //! smallest slope at any cell size `Δx`, but a droplet is still a particle that takes one step of
 //! one node at a time, and some of its rules count steps:
 //!
-//! * `erosion`, `deposition` and `evaporation` are fractions *per step*, and `capacity` scales a
-//!   drop *per step* (`−Δh ≈ tan·Δx`). A path of `ℓ` metres takes `ℓ/Δx` steps, so at a finer
-//!   `Δx` a droplet evaporates sooner in metres (`(1 − evaporation)^(ℓ/Δx)`), reaches its
-//!   capacity over a shorter distance and carries less per step. Converting them to rates per
-//!   metre would be exact for evaporation alone; erosion and deposition relax toward a capacity
-//!   that itself depends on `Δx`, so there is no conversion that keeps the seed's behaviour, and
-//!   they stay as the seed defines them.
-//! * Each droplet removes at most its capacity, spread over a brush of `π·(r/Δx)²` nodes: the
-//!   same density of droplets on a finer grid moves a comparable volume, but the depth profile of
-//!   a channel is resolved in more nodes, and the parallel scheme's in-flight limit
+//! * `inertia`, `erosion`, `deposition` and `evaporation` are given per `path_step_m` metres of
+//!   path and compounded over the steps of one node (`q = Δx / path_step_m`: `inertia^q`,
+//!   `1 − (1 − f)^q`), and `capacity` is a volume factor (`capacity / q³` per step), so a droplet
+//!   relaxes toward the same capacity in m³ over the same metres at any `Δx`
+//!   ([`DropletParams`]'s module doc). On cells of `path_step_m` they are the seed's, bit for bit.
+//!   Most steps end at the seed's cap, erosion at most the drop `−Δh` in height over one node; on
+//!   cells coarser than `path_step_m` it is `−Δh/q²`, the same volume per metre, but on finer
+//!   cells it stays the seed's, so there the volume a droplet moves shrinks about as `Δx` (it went
+//!   as `Δx³` with the rates per step). The fill of an uphill step is the seed's.
+//! * The erosion is spread over a brush of `π·(r/Δx)²` nodes, so the depth profile of a channel
+//!   is resolved in more nodes on a finer grid, and the parallel scheme's in-flight limit
 //!   (`particles::in_flight`) is per node.
 //! * The brush is clamped to 1 … 64 nodes ([`MAX_RADIUS_NODES`]), the land spread of the sea mode
 //!   ([`LAND_SPREAD`]) and the sea's extreme tolerance are in nodes.

@@ -61,6 +61,8 @@ pub(super) struct Ctx<'a> {
     pub(super) capacity: f32,
     pub(super) deposition: f32,
     pub(super) erosion: f32,
+    /// One step erodes at most `−Δh · dig` ([`super::DropletGrid::dig`]).
+    pub(super) dig: f32,
     pub(super) gravity: f32,
     pub(super) keep_water: f32,
     pub(super) max_life: u32,
@@ -195,7 +197,7 @@ impl Ctx<'_> {
                     d.sediment -= put;
                 }
             } else {
-                let a = ((cap - sed) * self.erosion).min(-dh);
+                let a = ((cap - sed) * self.erosion).min(-dh * self.dig);
                 if a > 0.0 {
                     // SAFETY: `(d.x, d.y)` is in the map and its cell in the tile; the brush
                     // reaches at most `reach + 3` nodes, within the margin.

@@ -26,9 +26,9 @@ fn avx2_and_portable_kernels_give_the_same_bits() {
 }
 
 /// Version 1's defaults on the 1 m cells of these tests (the defaults are now version 1's on the
-/// default island's 2 m cells).
+/// default island's 2 m cells): the rates per step of one node, as the seed has them.
 fn v1() -> DropletParams {
-    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, ..Default::default() }
+    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, path_step_m: 1.0, ..Default::default() }
 }
 
 /// The density of `count` droplets on an `n × n` map of 1 m cells.
@@ -210,6 +210,7 @@ fn clipped_brush_is_renormalised_at_the_edge() {
         capacity: 10.0,
         deposition: 0.1,
         erosion: 0.5,
+        dig: 1.0,
         gravity: 9.81,
         keep_water: 0.98,
         max_life: 10,
@@ -261,6 +262,7 @@ fn a_droplet_on_a_plane_runs_downhill_one_cell_per_step() {
         capacity: 10.0,
         deposition: 0.0,
         erosion: 0.0,
+        dig: 1.0,
         gravity: 9.81,
         keep_water: 0.98,
         max_life: 5,
@@ -639,7 +641,22 @@ fn version_1_params_convert_to_world_units_and_run_as_they_did() {
     assert_eq!(old, new);
     // On the map they were made for, the world values are version 1's grid values exactly.
     let g = new.in_grid_units(map);
-    assert_eq!(g, DropletGrid { droplets: 3000, min_slope: 0.02, radius: 3.0, max_lifetime: 80, blur: Some(1.5) });
+    assert_eq!(
+        g,
+        DropletGrid {
+            droplets: 3000,
+            min_slope: 0.02,
+            radius: 3.0,
+            max_lifetime: 80,
+            blur: Some(1.5),
+            inertia: 0.4,
+            capacity: 10.0,
+            deposition: 0.08,
+            erosion: 0.7,
+            keep_water: 1.0 - 0.02,
+            dig: 1.0,
+        }
+    );
     // Written back, only the new names appear, and they read back the same.
     let text = ron::to_string(&new).unwrap();
     for old_name in ["(droplets:", " min_slope:", " radius:", " max_lifetime:", " blur_changes:"] {
@@ -681,4 +698,89 @@ fn the_same_world_values_mean_the_same_land_at_any_cell_size() {
     assert_eq!((g.radius, g.max_lifetime), (1.0, 1));
     let g = DropletParams { radius_m: 1000.0, ..Default::default() }.in_grid_units(MapSize::new(64, 64, 1.0));
     assert_eq!(g.radius, 64.0);
+}
+
+#[test]
+fn a_version_1_file_made_for_other_cells_keeps_its_rates_per_node() {
+    // The same file, made for 5 m cells: its rates were per step of a 5 m node.
+    let map = MapSize::new(96, 96, 5.0);
+    let mut old: DropletParams = ron::from_str(V1_RON).unwrap();
+    old.upgrade_units(map);
+    assert_eq!(old.path_step_m, 5.0);
+    let g = old.in_grid_units(map);
+    assert_eq!((g.inertia, g.erosion, g.capacity), (0.4, 0.7, 10.0));
+    // A file of today's is not touched.
+    let mut now = DropletParams::default();
+    now.upgrade_units(map);
+    assert_eq!(now, DropletParams::default());
+}
+
+#[test]
+fn the_rates_are_per_metre_of_path_and_the_capacity_a_volume() {
+    let p = DropletParams { evaporation: 0.1, erosion: 0.5, deposition: 0.2, inertia: 0.36, ..Default::default() };
+    // On cells of `path_step_m` every rate is the parameter itself, bit for bit.
+    let same = p.in_grid_units(MapSize::new(64, 64, 2.0));
+    assert_eq!((same.inertia, same.erosion, same.deposition), (0.36, 0.5, 0.2));
+    assert_eq!((same.keep_water, same.capacity, same.dig), (1.0 - 0.1, 10.0, 1.0));
+    // On 1 m cells two steps make one of 2 m; on 4 m cells one step is two of 2 m.
+    let fine = p.in_grid_units(MapSize::new(64, 64, 1.0));
+    let coarse = p.in_grid_units(MapSize::new(64, 64, 4.0));
+    let close = |a: f32, b: f32| (a - b).abs() < 1e-6;
+    assert!(close(fine.keep_water * fine.keep_water, 0.9) && close(coarse.keep_water, 0.81));
+    assert!(close((1.0 - fine.erosion).powi(2), 0.5) && close(coarse.erosion, 0.75));
+    assert!(close((1.0 - fine.deposition).powi(2), 0.8) && close(coarse.deposition, 0.36));
+    assert!(close(fine.inertia * fine.inertia, 0.36) && close(coarse.inertia, 0.36 * 0.36));
+    // The capacity in m³ (height over one node × Δx², per unit of tan·v·W with −Δh = tan·Δx)
+    // does not depend on the cell.
+    let volume = |g: &DropletGrid, dx: f32| g.capacity * dx.powi(3);
+    assert_eq!((volume(&fine, 1.0), volume(&coarse, 4.0)), (80.0, 80.0));
+    // Nor, on coarser cells, the volume one step may erode per metre of path (`dig·tan·Δx²`);
+    // on finer ones it is the seed's cap, the drop.
+    assert_eq!((coarse.dig * 16.0, fine.dig), (4.0, 1.0));
+    // Extreme ratios stay finite.
+    let g = DropletParams { path_step_m: 1.0e-3, ..p.clone() }.in_grid_units(MapSize::new(8, 8, 5.0e5));
+    assert!([g.inertia, g.erosion, g.deposition, g.keep_water, g.capacity, g.dig].iter().all(|v| v.is_finite()));
+    let g = DropletParams { path_step_m: 1.0e5, ..p }.in_grid_units(MapSize::new(8, 8, 1.0e-3));
+    assert!([g.inertia, g.erosion, g.deposition, g.keep_water, g.capacity, g.dig].iter().all(|v| v.is_finite()));
+}
+
+/// `n`² nodes over the same 256 m square of land at any `n`: a slope toward y = 0 with ridges
+/// (wavelength 64 m) and a finer ripple (24 m), heights in metres of world position.
+fn hillside(n: usize) -> Heightmap {
+    let dx = 256.0 / (n - 1) as f32;
+    Heightmap::from_fn(n, n, dx, |x, y| {
+        let (wx, wy) = (x as f32 * dx, y as f32 * dx);
+        0.25 * wy
+            + 6.0 * (wx * std::f32::consts::TAU / 64.0).sin() * (0.5 + wy / 512.0)
+            + 1.5 * (wx * std::f32::consts::TAU / 24.0 + wy * 0.11).cos()
+    })
+    .unwrap()
+}
+
+/// Volume (m³) the droplets of `p` erode from [`hillside`] sampled with `n`² nodes.
+fn eroded_m3(n: usize, p: &DropletParams) -> f64 {
+    let hm = hillside(n);
+    let dx = hm.cell_size as f64;
+    let mut j = job(hm, p.clone(), Boundary::default());
+    run(&mut j);
+    j.ledger().eroded * dx * dx
+}
+
+#[test]
+fn with_rates_per_metre_coarse_cells_move_the_same_volume_and_fine_ones_not_much_less() {
+    // 100 000 droplets per km² (6 554 on the square), paths of 200 m, a 8 m brush.
+    let p = DropletParams { droplets_per_km2: 1.0e5, radius_m: 8.0, max_path_m: 200.0, ..Default::default() };
+    let [v4, v2, v1] = [65, 129, 257].map(|n| eroded_m3(n, &p));
+    // With the rates per step of one node (format 2's meaning) on the same land.
+    let per_node = |n: usize| {
+        let dx = 256.0 / (n - 1) as f32;
+        eroded_m3(n, &DropletParams { path_step_m: dx, ..p.clone() })
+    };
+    let (o4, o1) = (per_node(65), per_node(257));
+    assert!(v2 > 0.0 && o1 > 0.0);
+    // 4 m cells (coarser than `path_step_m`): about the 2 m volume. 1 m cells: the seed's cap on
+    // one step's erosion leaves about Δx (module doc), where the rates per node left about Δx³.
+    let (coarse, fine, before) = (v4 / v2, v2 / v1, o4 / o1);
+    assert!((0.7..1.4).contains(&coarse), "4 m / 2 m cells: {coarse:.2}");
+    assert!(fine < 3.5 && before > 3.0 * coarse * fine, "2 m / 1 m: {fine:.2}; 4 m / 1 m per node: {before:.2}");
 }
