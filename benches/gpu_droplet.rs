@@ -63,6 +63,8 @@ fn m1(droplets: u64, n: usize) -> DropletParams {
         gravity: 4.0,
         radius_m: 3.0,
         max_path_m: 30.0,
+        // terrain-generator's rates are per step of one node.
+        path_step_m: 1.0,
         batch: 1 << 17,
         ..Default::default()
     }
@@ -92,6 +94,7 @@ fn main() {
             radius_m: 5.0,
             max_path_m: 300.0,
             min_slope_tan: 0.01,
+            path_step_m: 1.0,
             batch: 1 << 17,
             ..Default::default()
         }

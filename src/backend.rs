@@ -269,7 +269,7 @@ pub mod gpu {
         name: &'static str,
         /// What of a run the GPU version cannot do yet, if anything (such a run stays on the CPU,
         /// with a note naming it).
-        lacks: fn(&ModelParams, &JobInputs) -> Option<&'static str>,
+        lacks: fn(&Heightmap, &ModelParams, &JobInputs) -> Option<&'static str>,
         build: GpuBuild,
         /// The GPU version of the model's detail pass in a build's ladder
         /// ([`crate::core::erosion::refine`]), if it has one.
@@ -285,8 +285,8 @@ pub mod gpu {
     static GPU_MODELS: &[GpuModel] = &[
         GpuModel { name: "Droplet", lacks: droplet_lacks, build: droplet, refine: None },
         GpuModel { name: "Pipe", lacks: pipe_lacks, build: pipe, refine: None },
-        GpuModel { name: "Thermal", lacks: |_, _| None, build: thermal, refine: None },
-        GpuModel { name: "StreamPower", lacks: |_, _| None, build: stream_power, refine: Some(stream_power_refine) },
+        GpuModel { name: "Thermal", lacks: |_, _, _| None, build: thermal, refine: None },
+        GpuModel { name: "StreamPower", lacks: |_, _, _| None, build: stream_power, refine: Some(stream_power_refine) },
     ];
 
     fn stream_power_refine(
@@ -301,14 +301,21 @@ pub mod gpu {
         Ok(crate::gpu::refine::stream_power_pass(ctx, sp, r, lv, i, cancel)?)
     }
 
-    /// The droplets on the GPU have the sea and steering masks, not the change blur.
-    fn droplet_lacks(p: &ModelParams, _: &JobInputs) -> Option<&'static str> {
-        let blur = matches!(p, ModelParams::Droplet(d) if d.blur_m.is_some_and(|b| b > 0.0));
-        blur.then_some("change blur (`blur_m`)")
+    /// The droplets on the GPU have the sea and steering masks, not the change blur, nor the
+    /// deposits spread with the brush on cells finer than `path_step_m`.
+    fn droplet_lacks(t: &Heightmap, p: &ModelParams, _: &JobInputs) -> Option<&'static str> {
+        let ModelParams::Droplet(d) = p else { return None };
+        if d.blur_m.is_some_and(|b| b > 0.0) {
+            Some("change blur (`blur_m`)")
+        } else if d.in_grid_units(erosion::MapSize::of(t)).wide {
+            Some("deposits spread over the brush (cells finer than `path_step_m`)")
+        } else {
+            None
+        }
     }
 
     /// The pipe model on the GPU has the sea, not the steering masks (rain weights and sinks).
-    fn pipe_lacks(_: &ModelParams, i: &JobInputs) -> Option<&'static str> {
+    fn pipe_lacks(_: &Heightmap, _: &ModelParams, i: &JobInputs) -> Option<&'static str> {
         i.steer.is_some().then_some("steering masks (rain weights, sinks)")
     }
 
@@ -382,7 +389,7 @@ pub mod gpu {
         let Some(gpu) = GPU_MODELS.iter().find(|g| g.name == params.entry().name) else {
             return Outcome::Unavailable(format!("the {model} model has no GPU version"));
         };
-        if let Some(what) = (gpu.lacks)(params, inputs) {
+        if let Some(what) = (gpu.lacks)(terrain, params, inputs) {
             return Outcome::Unavailable(format!("the {model} model's GPU version has no {what} yet"));
         }
         let choice = if opts.allow_software { AdapterChoice::AllowSoftware } else { AdapterChoice::Hardware };
@@ -550,6 +557,7 @@ mod tests {
         let dp = crate::core::erosion::droplet::DropletParams {
             droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(3000),
             batch: 1000,
+            path_step_m: 1.0,
             ..Default::default()
         };
         let mut d = crate::gpu::GpuDropletJob::new(ctx, hm(), dp, JobInputs::default(), Default::default()).unwrap();
@@ -659,6 +667,7 @@ mod tests {
         let opts = BackendOptions { allow_software: true };
         let droplets = crate::core::erosion::droplet::DropletParams {
             droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(2000),
+            path_step_m: 1.0,
             ..Default::default()
         };
         let thermal = crate::core::erosion::thermal::ThermalParams { iterations: 10, ..Default::default() };
@@ -695,22 +704,24 @@ mod tests {
     #[test]
     fn droplets_run_on_the_gpu_backend() {
         let Some(_) = crate::gpu::context::test_context() else { return };
-        let p = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams {
+        let d = crate::core::erosion::droplet::DropletParams {
             droplets_per_km2: erosion::MapSize::of(&hm()).per_km2(2000),
+            // The rates per node of these 1 m cells: deposits on a cell, as the kernel has them.
+            path_step_m: 1.0,
             ..Default::default()
-        });
-        let (mut sim, used) = build_with_backend_opts(
-            hm(),
-            &p,
-            JobInputs::default(),
-            Backend::Gpu,
-            BackendOptions { allow_software: true },
-        )
-        .unwrap();
+        };
+        let opts = BackendOptions { allow_software: true };
+        let p = ModelParams::Droplet(d.clone());
+        let (mut sim, used) = build_with_backend_opts(hm(), &p, JobInputs::default(), Backend::Gpu, opts).unwrap();
         assert_eq!(used.backend, Backend::Gpu, "{used}");
         erosion::run(sim.as_mut(), &Default::default(), |_| {});
         assert!(sim.is_done());
         assert!(sim.ledger().eroded > 0.0, "the droplets eroded nothing");
+        // Cells finer than the path step spread their deposits with the brush: on the CPU, saying so.
+        let fine = ModelParams::Droplet(crate::core::erosion::droplet::DropletParams { path_step_m: 2.0, ..d });
+        let (_, used) = build_with_backend_opts(hm(), &fine, JobInputs::default(), Backend::Gpu, opts).unwrap();
+        assert_eq!(used.backend, Backend::Cpu);
+        assert!(used.note.as_deref().is_some_and(|n| n.contains("path_step_m")), "{used}");
     }
 
     /// The default Simulate runs on the GPU on a map with a sea and a steering mask (no

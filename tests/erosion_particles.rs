@@ -18,7 +18,7 @@ use common::grid::{bits, in_pool, sine_hills as hills};
 /// Version 1's droplet defaults on the 1 m cells of these tests (the defaults are version 1's on
 /// the default island's 2 m cells).
 fn dv1() -> DropletParams {
-    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, ..Default::default() }
+    DropletParams { radius_m: 5.0, max_path_m: 300.0, min_slope_tan: 0.01, path_step_m: 1.0, ..Default::default() }
 }
 
 /// Version 1's snowball defaults on 1 m cells.

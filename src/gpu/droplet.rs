@@ -330,6 +330,14 @@ impl GpuDropletJob {
         if crate::core::units::Legacy::has_legacy(&params) {
             params.upgrade_units(MapSize::of(&terrain));
         }
+        if params.in_grid_units(MapSize::of(&terrain)).wide {
+            // The kernel deposits on a cell's four nodes or the sea's 2-node disc only.
+            return Err(GpuError::Other(
+                "the droplets' deposits spread over the brush (cells finer than `path_step_m`) run on the CPU only"
+                    .into(),
+            )
+            .into());
+        }
         let model = ModelParams::Droplet(params.clone());
         let core = GpuDropletCore::new(ctx, terrain, params, &inputs, opts)?;
         Ok(Self::wrap(core, model, inputs))

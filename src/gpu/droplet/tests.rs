@@ -204,6 +204,8 @@ fn the_sea_step_fills_to_the_water_line_and_never_above() {
         droplets_per_km2: MapSize::of(&hm).per_km2(5_000),
         deposition: 0.0,
         max_path_m: 2000.0,
+        // The seed's rates per node of these 1 m cells (the kernel's deposits).
+        path_step_m: 1.0,
         ..DropletParams::default()
     };
     let inputs = JobInputs { seed: 9, sea_level: Some(0.0), ..Default::default() };

@@ -276,6 +276,7 @@ impl DropletJob {
             floor: self.floor,
             sea: self.sea.unwrap_or(f32::NEG_INFINITY),
             spread: self.sea.is_some(),
+            wide: self.grid_p.wide,
             sink: self.sink.as_deref(),
         };
         let mut books = Books::default();

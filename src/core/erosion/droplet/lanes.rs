@@ -473,7 +473,11 @@ impl Ctx<'_> {
         let raw = &self.raw;
         let i = p.cell[l] as usize;
         if p.deposit[l] > 0.0 {
-            let put = if self.spread {
+            let put = if self.wide {
+                // SAFETY: a live lane's position lies in the map and in the tile; the brush
+                // reaches at most `reach + 1` nodes from its cell, within the margin.
+                unsafe { self.deposit_spread(s.x[l], s.y[l], p.deposit[l], f32::INFINITY) }
+            } else if self.spread {
                 // SAFETY: the position is a live lane's, in the map and in the tile; the disc
                 // reaches ⌈LAND_SPREAD⌉ + 1 = 3 nodes from its cell, within the margin
                 // (`reach + 3`) no other thread touches.

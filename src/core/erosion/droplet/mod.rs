@@ -20,7 +20,8 @@
 //! 5. Uphill (`Δh > 0`): deposit `min(s, Δh)` at `p` (fill the pit). Downhill:
 //!    `c = max(−Δh, min_slope)·v·W·capacity`; if `s > c` deposit `(s − c)·deposition`, else erode
 //!    `min((c − s)·erosion, −Δh·dig)` (`dig` = 1 on cells of `path_step_m` and finer).
-//! 6. A deposit is spread bilinearly over the four nodes around `p`. Erosion is spread over every node
+//! 6. A deposit is spread bilinearly over the four nodes around `p` (on cells finer than
+//!    `path_step_m`, with the erosion brush below). Erosion is spread over every node
 //!    `n` with `|p − n| < r` with weights `max(0, r − |p − n|) / Σ`; node `n` gives
 //!    `amount·w(n)·hardness(n)` (never below `min_height` when that guard is set), and the droplet
 //!    picks up exactly what was removed. The brushes are precomputed for 4×4 sub-cell positions of
@@ -48,8 +49,9 @@
 //!   ([`DropletParams`]'s module doc). On cells of `path_step_m` they are the seed's, bit for bit.
 //!   Most steps end at the seed's cap, erosion at most the drop `−Δh` in height over one node; on
 //!   cells coarser than `path_step_m` it is `−Δh/q²`, the same volume per metre, but on finer
-//!   cells it stays the seed's, so there the volume a droplet moves shrinks about as `Δx` (it went
-//!   as `Δx³` with the rates per step). The fill of an uphill step is the seed's.
+//!   cells it stays the seed's, so there the volume a droplet moves shrinks about as `Δx²` (it went
+//!   as `Δx³` with the rates per step), and deposits are spread with the erosion brush instead of
+//!   over the four nodes of a cell (step 6). The fill of an uphill step is the seed's.
 //! * The erosion is spread over a brush of `π·(r/Δx)²` nodes, so the depth profile of a channel
 //!   is resolved in more nodes on a finer grid, and the parallel scheme's in-flight limit
 //!   (`particles::in_flight`) is per node.

@@ -30,12 +30,17 @@
 //! The seed caps one step's erosion at its drop `−Δh` in height over one node, a volume of
 //! `tan·Δx³`, i.e. `tan·Δx²` per metre of path; most steps end there (the capacity is about 100×
 //! the drop). On cells coarser than `path_step_m` (`q > 1`) the cap is `−Δh/q²`, the volume per
-//! metre it allows on cells of `path_step_m`, so a coarse map moves the same volume as the
-//! reference. On finer cells the seed's cap stays: a volume cap there (`−Δh/q²` > `−Δh`) let a
-//! droplet on 1 m cells carry four times its drop and heap it on the four nodes of a cell, and a
-//! test hillside ran away into walls hundreds of metres high. So below `path_step_m` the volume a
-//! droplet moves still shrinks about as `Δx` (with the rates per node it went as `Δx³`; README,
-//! *World units*). The fill of an uphill step stays the seed's, at most the rise `Δh`.
+//! metre it allows on cells of `path_step_m`, so a coarse map moves about the volume of the
+//! reference. On finer cells the seed's cap stays, so there the volume a droplet moves shrinks
+//! about as `Δx²` (README, *World units*, measured). A volume cap there (`−Δh/q²`) was tried: with
+//! deposits on a cell's four nodes a 1 m map ran away into walls hundreds of metres high; with the
+//! deposits spread (below) 1 m cells moved the reference's volume but 0.5 m cells dug craters with
+//! rims. The fill of an uphill step stays the seed's, at most the rise `Δh`.
+//!
+//! On cells finer than `path_step_m` a droplet's load, a volume, is a tall height over one node
+//! (`1/q²` times the reference's), and the seed's deposit on the four nodes of its cell heaps it
+//! up: a 0.25 m map was peppered with cones metres high. There every deposit is spread with the
+//! erosion brush (`radius_m`), the width the droplet erodes from ([`DropletGrid::wide`]).
 //!
 //! Projects of format version 2 and older had the rates per step of one node; they are read with
 //! `path_step_m` = their cell size, so they keep their land ([`DropletParams::keep_rates_per_node`]).
@@ -147,6 +152,9 @@ pub struct DropletGrid {
     pub keep_water: f32,
     /// One step erodes at most `−Δh · dig` (a height over one node): `min(1, 1/q²)` (module doc).
     pub dig: f32,
+    /// Cells finer than `path_step_m` (`q < 1`): deposits are spread with the erosion brush
+    /// (`radius_m`) instead of over a cell's four nodes (module doc).
+    pub wide: bool,
 }
 
 impl DropletParams {
@@ -173,6 +181,7 @@ impl DropletParams {
             deposition: rate(self.deposition),
             erosion: rate(self.erosion),
             dig: if q > 1.0 { finite(1.0 / (q * q)) } else { 1.0 },
+            wide: q < 1.0,
             keep_water: if same { 1.0 - self.evaporation } else { finite((1.0 - self.evaporation as f64).powf(q)) },
             droplets: map.count(self.droplets_per_km2),
             min_slope: s.per_node(self.min_slope_tan as f64) as f32,

@@ -3,7 +3,10 @@
 //! its own (`droplets_per_km2`, particles per km² of the map) and short paths (`droplet_path_m`,
 //! metres), and its erosion radius at the level's scale (`droplet_radius_cells` of the level's
 //! cells), so the droplets carve rills the level's cells resolve inside the channels the coarser
-//! levels made and do not run across the map. Each level draws its own droplets (the layer's
+//! levels made and do not run across the map. Like the radius, the layer's rates (`inertia`,
+//! `erosion`, …) are taken per step of one of the level's cells (`path_step_m` = the level's cell
+//! size): the pass works at each level's scale, with loads the level's cells can hold (compounded
+//! from the layer's `path_step_m`, the finest levels' loads, volumes, heaped into cell-scale bumps). Each level draws its own droplets (the layer's
 //! seed plus the level).
 
 use super::DropletParams;
@@ -30,6 +33,8 @@ pub fn job(p: &DropletParams, r: &RefineParams, lv: &Level, inputs: &JobInputs) 
         droplets_per_km2: r.droplets_per_km2,
         max_path_m: r.droplet_path_m,
         radius_m: (r.droplet_radius_cells * cell).max(1.0e-3),
+        // The layer's rates per step of one of the level's cells, as its radius is in cells.
+        path_step_m: cell.clamp(1.0e-3, 1.0e5),
         ..p.clone()
     });
     Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))

@@ -75,6 +75,9 @@ pub(super) struct Ctx<'a> {
     /// Sea mode (a sea level is set): deposits are spread over a disc ([`LAND_SPREAD`]) instead
     /// of bilinearly over the four corners of the droplet's cell.
     pub(super) spread: bool,
+    /// Cells finer than `path_step_m`: every deposit is spread with the erosion brush
+    /// ([`super::DropletGrid::wide`]); this wins over `spread`.
+    pub(super) wide: bool,
     /// Sink mode of a steering mask: its weights, a padded plane like the heights. A droplet
     /// whose nearest node has weight 0 stops there and drops its load ([`Ctx::step`]).
     pub(super) sink: Option<&'a [f32]>,
@@ -251,7 +254,11 @@ impl Ctx<'_> {
     /// As [`Ctx::walk`]; `(x, y)` lies in the map.
     #[inline(always)]
     pub(super) unsafe fn deposit_at(&self, x: f32, y: f32, idx: [usize; 4], u: f32, v: f32, amount: f32) -> f64 {
-        if self.spread {
+        if self.wide {
+            // SAFETY: `(x, y)` is in the map (caller); the brush reaches at most `reach + 1`
+            // nodes from its cell, within the margin the caller may write.
+            unsafe { self.deposit_spread(x, y, amount, f32::INFINITY) }
+        } else if self.spread {
             // SAFETY: `(x, y)` is in the map (caller); the disc reaches ⌈LAND_SPREAD⌉ + 1 = 3
             // nodes from its cell, within the margin the caller may write.
             unsafe { particles::deposit_disc(&self.raw, &self.geom, x, y, amount, LAND_SPREAD, f32::INFINITY) }
