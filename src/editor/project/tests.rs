@@ -271,7 +271,7 @@ fn a_version_2_project_keeps_its_droplet_rates_per_node() {
     // Version 2 gave the droplets' rates per step of one node of the project's 3 m cells.
     let s = stack();
     let bytes = encode(&s, &view()).unwrap();
-    let v2 = as_version(&bytes, 2, &[("path_step_m", "path_step_m", &|_| "2.0".into())]);
+    let v2 = as_version(&bytes, 2, &[]);
     let rates = |p: &Project| {
         let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
         let ModelParams::Droplet(d) = &e.recipe.model else { panic!("not droplets") };

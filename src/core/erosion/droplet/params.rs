@@ -182,7 +182,7 @@ impl DropletParams {
             erosion: rate(self.erosion),
             dig: if q > 1.0 { finite(1.0 / (q * q)) } else { 1.0 },
             wide: q < 1.0,
-            keep_water: if same { 1.0 - self.evaporation } else { finite((1.0 - self.evaporation as f64).powf(q)) },
+            keep_water: keep(1.0 - self.evaporation),
             droplets: map.count(self.droplets_per_km2),
             min_slope: s.per_node(self.min_slope_tan as f64) as f32,
             radius: s.nodes(self.radius_m as f64).clamp(1.0, MAX_RADIUS_NODES) as f32,

@@ -5,9 +5,8 @@
 //! cells), so the droplets carve rills the level's cells resolve inside the channels the coarser
 //! levels made and do not run across the map. Like the radius, the layer's rates (`inertia`,
 //! `erosion`, …) are taken per step of one of the level's cells (`path_step_m` = the level's cell
-//! size): the pass works at each level's scale, with loads the level's cells can hold (compounded
-//! from the layer's `path_step_m`, the finest levels' loads, volumes, heaped into cell-scale bumps). Each level draws its own droplets (the layer's
-//! seed plus the level).
+//! size), so each level's loads are what its cells hold. Each level draws its own droplets (the
+//! layer's seed plus the level).
 
 use super::DropletParams;
 use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes};
@@ -29,13 +28,14 @@ pub fn job(p: &DropletParams, r: &RefineParams, lv: &Level, inputs: &JobInputs) 
         return None;
     }
     let cell = lv.map.cell_size;
-    let model = ModelParams::Droplet(DropletParams {
+    let mut d = DropletParams {
         droplets_per_km2: r.droplets_per_km2,
         max_path_m: r.droplet_path_m,
         radius_m: (r.droplet_radius_cells * cell).max(1.0e-3),
-        // The layer's rates per step of one of the level's cells, as its radius is in cells.
-        path_step_m: cell.clamp(1.0e-3, 1.0e5),
         ..p.clone()
-    });
+    };
+    // The layer's rates per step of one of the level's cells, as its radius is in cells.
+    d.keep_rates_per_node(cell);
+    let model = ModelParams::Droplet(d);
     Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))
 }
