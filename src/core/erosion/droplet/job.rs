@@ -320,8 +320,10 @@ impl DropletJob {
         books
     }
 
-    /// Blur mode: blur the batch's change (conserving its sum), apply it, book it.
-    pub(super) fn apply_blurred_change(&mut self, sigma: f32) -> (f64, f64, f64) {
+    /// Blur mode: blur the batch's change (conserving its sum), apply it, book it. Returns
+    /// `(eroded, deposited, lift, net)`: `net` is the droplets' own change `Σ(h − base)` before
+    /// the blur, which the caller holds against the droplets' books.
+    pub(super) fn apply_blurred_change(&mut self, sigma: f32) -> (f64, f64, f64, f64) {
         let (w, h) = (self.hm.width, self.hm.height);
         let mut delta: Vec<f32> = self.hm.data.iter().zip(&self.base).map(|(a, b)| a - b).collect();
         let opts = BlurOptions { wrap_x: self.geom.wrap_x, wrap_y: self.geom.wrap_y, edge: BlurEdge::Conserve };
@@ -331,7 +333,7 @@ impl DropletJob {
         let (books, _) = self.planes.data.split_at_mut(P_FLOW * self.planes.stride);
         let (eroded, deposited) = books.split_at_mut(P_DEP * self.planes.stride);
         let (eroded, deposited) = (&mut eroded[P_ERO * self.planes.stride..][..pitch * h], &mut deposited[..pitch * h]);
-        let rows: Vec<(f64, f64, f64)> = self
+        let rows: Vec<(f64, f64, f64, f64)> = self
             .hm
             .data
             .par_chunks_mut(w)
@@ -340,8 +342,9 @@ impl DropletJob {
             .zip(eroded.par_chunks_mut(pitch))
             .zip(deposited.par_chunks_mut(pitch))
             .map(|((((hs, bs), ds), es), ps)| {
-                let (mut ero, mut dep, mut lift) = (0.0f64, 0.0f64, 0.0f64);
+                let (mut ero, mut dep, mut lift, mut net) = (0.0f64, 0.0f64, 0.0f64, 0.0f64);
                 for ((((hv, &old), &dv), e), p) in hs.iter_mut().zip(bs).zip(ds).zip(es.iter_mut()).zip(ps.iter_mut()) {
+                    net += *hv as f64 - old as f64;
                     let free = old + dv;
                     // What the f32 delta, blur and sum gained or lost against the droplets'
                     // change is material created outside the budget: booked with the lift.
@@ -359,11 +362,11 @@ impl DropletJob {
                         dep += change;
                     }
                 }
-                (ero, dep, lift)
+                (ero, dep, lift, net)
             })
             .collect();
         self.stale = true;
-        rows.iter().fold((0.0, 0.0, 0.0), |a, r| (a.0 + r.0, a.1 + r.1, a.2 + r.2))
+        rows.iter().fold((0.0, 0.0, 0.0, 0.0), |a, r| (a.0 + r.0, a.1 + r.1, a.2 + r.2, a.3 + r.3))
     }
 }
 
@@ -388,10 +391,14 @@ impl Simulation for DropletJob {
         self.ledger.lost_at_border += books.lost;
         self.ledger.clamped += books.clamped;
         if let Some(sigma) = blur {
-            let (ero, dep, lift) = self.apply_blurred_change(sigma);
+            let (ero, dep, lift, net) = self.apply_blurred_change(sigma);
             self.ledger.eroded += ero;
             self.ledger.deposited += dep;
-            self.ledger.clamped += lift;
+            // Only the batch's net change reaches the books here, but the droplets may have
+            // churned far more (a high-capacity droplet on km-high heights moves thousands of
+            // metre·nodes to change a few): what their f32 brush sums lost against the heights
+            // over that churn is material made outside the budget, booked with the lift.
+            self.ledger.clamped += lift + (net - (books.deposited - books.eroded));
         } else {
             self.ledger.eroded += books.eroded;
             self.ledger.deposited += books.deposited;
