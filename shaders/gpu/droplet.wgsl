@@ -117,7 +117,12 @@ struct Drop {
     sa: f32,
 }
 
-@group(0) @binding(0) var<uniform> P: Params;
+// The block is bound as read-only storage, not as a uniform: lavapipe (Mesa 22.3, the software
+// Vulkan of CI and of machines without a GPU) compiles a new copy of a kernel whose loop bounds
+// read a uniform (`P.taps` here) at every pipeline bind once inlining the values pays, and never
+// frees the copies: with `walk` and `apply` bound in turn every step, a run grew ~100 MB/s.
+// Storage reads are never inlined. On hardware GPUs the two read the same.
+@group(0) @binding(0) var<storage, read> P: Params;
 // Heights (f32 view) after the previous step; `apply` refreshes the nodes it folds.
 @group(0) @binding(1) var<storage, read_write> hf: array<f32>;
 // Per node: erodibility (read when P.has_hard = 1) and the steering mask's weight (read when

@@ -174,8 +174,10 @@ const BOOKS: usize = 6;
 const BOOK_WORDS: usize = 2 * BOOKS;
 
 super::uniform::wgsl_uniform! {
-    /// The uniform block of `walk` and `apply` (the WGSL `Params` struct of `droplet.wgsl`; the
-    /// layout is checked against it by `tests::the_uniform_block_matches_the_wgsl`). Set whole when
+    /// The parameter block of `walk` and `apply` (the WGSL `Params` struct of `droplet.wgsl`; the
+    /// layout is checked against it by `tests::the_uniform_block_matches_the_wgsl`). Laid out as a
+    /// uniform block but bound as read-only storage (`tests::the_parameter_block_is_not_a_uniform`
+    /// says why). Set whole when
     /// the job is built (`fill_block`); the unit fields change on an edit (`set_unit`) and the
     /// batch fields (`first_*`, `count`, `row`, `stamp_base`) per batch.
     struct DropletUniform {

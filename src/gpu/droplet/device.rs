@@ -46,7 +46,8 @@ impl GpuDropletCore {
         ctx.check_fits("droplet accumulators", n * ACC_WORDS * 4)?;
         ctx.check_fits("droplet flow", n * FLOW_WORDS * 4)?;
         ctx.check_fits("droplet states", self.in_flight as u64 * DROP_BYTES)?;
-        let params = ctx.uniform_buffer("droplet params", &self.block)?;
+        // Storage, not uniform: see the binding in droplet.wgsl (lavapipe recompiles kernels per bind).
+        let params = ctx.storage_buffer_init("droplet params", std::slice::from_ref(&self.block))?;
         let hf = ctx.storage_buffer_init("droplet heights f32", &self.last.data)?;
         let hq = ctx.storage_buffer_init("droplet heights fixed", &self.to_units(&self.last.data))?;
         let nodein = match nodein {
