@@ -27,6 +27,7 @@ fn sv1() -> SnowballParams {
         speed_m: 0.15,
         offset_radius_m: 0.8,
         blur_sigma_m: std::f32::consts::FRAC_1_SQRT_2,
+        footprint_m: 1.0,
         ..Default::default()
     }
 }
@@ -160,16 +161,20 @@ fn droplet_results_do_not_depend_on_the_thread_count() {
 
 #[test]
 fn snowball_results_do_not_depend_on_the_thread_count() {
-    let p = SnowballParams { snowballs_per_km2: per_km2(3000, 96, 96), batch: 1000, ..sv1() };
-    let go = || {
-        let mut j = snowball(island(96), p.clone(), Boundary::default(), 3);
-        run_to_end(&mut j);
-        (bits(&j.heightmap().data), bits(&j.fields().flow.unwrap()), j.ledger())
-    };
-    let one = in_pool(1, go);
-    let two = in_pool(2, go);
-    assert!(one.0 == two.0 && one.1 == two.1);
-    assert_eq!(one.2, two.2);
+    // The seed's 4-node stamp, and a tent of half-width 3 nodes (a 3 m footprint on 1 m cells:
+    // wider tiles' margins, and stamps that cross tile borders when a margin is wrong).
+    for footprint_m in [1.0, 3.0] {
+        let p = SnowballParams { snowballs_per_km2: per_km2(3000, 96, 96), batch: 1000, footprint_m, ..sv1() };
+        let go = || {
+            let mut j = snowball(island(96), p.clone(), Boundary::default(), 3);
+            run_to_end(&mut j);
+            (bits(&j.heightmap().data), bits(&j.fields().flow.unwrap()), j.ledger())
+        };
+        let one = in_pool(1, go);
+        let two = in_pool(2, go);
+        assert!(one.0 == two.0 && one.1 == two.1, "footprint {footprint_m} m");
+        assert_eq!(one.2, two.2);
+    }
 }
 
 #[test]

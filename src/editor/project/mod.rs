@@ -43,6 +43,11 @@
 //! ([`crate::core::erosion::droplet::DropletParams`]). A version-1 or -2 project's droplet layers
 //! are read with `path_step_m` = the project's cell size, which is what their rates meant: they
 //! erode the project's own map bit for bit as before.
+//!
+//! Version 4 gives the snowball model's `erosion_rate` over ground of `footprint_m` metres
+//! ([`crate::core::erosion::snowball::SnowballParams`]) instead of on the 4 nodes of whatever map
+//! it ran on. An older project's snowball layers are read with `footprint_m` = the project's cell
+//! size, which is what their rate meant, so they erode their own map bit for bit as before.
 
 use std::path::Path;
 
@@ -60,7 +65,7 @@ use crate::editor::look::LookParams;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TALUSPRJ";
 /// The format version this build writes and the newest it reads.
-pub const VERSION: u32 = 3;
+pub const VERSION: u32 = 4;
 /// Largest description accepted, bytes.
 pub const MAX_META: u32 = 64 << 20;
 const HEADER: usize = 24;
@@ -324,10 +329,11 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
         if let KindMeta::Erosion { recipe, .. } = &mut l.kind {
             recipe.upgrade_units(map);
             // Versions 1 and 2: the droplets' rates were per step of one node (module doc).
-            if version < 3
-                && let crate::core::erosion::ModelParams::Droplet(p) = &mut recipe.model
-            {
-                p.keep_rates_per_node(meta.cell_size);
+            // Versions 1 to 3: the snowballs' erosion rate was per node.
+            match &mut recipe.model {
+                crate::core::erosion::ModelParams::Droplet(p) if version < 3 => p.keep_rates_per_node(meta.cell_size),
+                crate::core::erosion::ModelParams::Snowball(p) if version < 4 => p.keep_rate_per_node(meta.cell_size),
+                _ => {}
             }
         }
     }

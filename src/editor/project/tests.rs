@@ -288,3 +288,45 @@ fn a_version_2_project_keeps_its_droplet_rates_per_node() {
     assert_eq!(u32::from_le_bytes(resaved[8..12].try_into().unwrap()), VERSION);
     assert_eq!(rates(&decode(&resaved).unwrap()), 3.0);
 }
+
+#[test]
+fn a_version_3_project_keeps_its_snowball_rate_per_node() {
+    // Version 3 gave the snowballs' erosion rate on the 4 nodes of the project's 3 m cells.
+    let base = Heightmap::from_fn(64, 48, 3.0, |x, y| 20.0 + 0.3 * x as f32 + signed_f32(hash2(x as i64, y as i64, 2)))
+        .unwrap();
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let recipe = Recipe {
+        model: ModelParams::Snowball(crate::core::erosion::snowball::SnowballParams {
+            snowballs_per_km2: MapSize::of(&base).per_km2(500),
+            ..Default::default()
+        }),
+        boundary: Boundary::default(),
+        seed: 3,
+        backend: Backend::Cpu,
+        hardness: None,
+        sea_level: None,
+        steer: None,
+    };
+    let result = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+    s.push_erosion(recipe, &base, &result, "Snowballs");
+    let bytes = encode(&s, &view()).unwrap();
+    let footprint = |p: &Project| {
+        let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
+        let ModelParams::Snowball(b) = &e.recipe.model else { panic!("not snowballs") };
+        b.footprint_m
+    };
+    let v3 = as_version(&bytes, 3, &[]);
+    let back = decode(&v3).unwrap();
+    assert_eq!(footprint(&back), 3.0);
+    // This version's project keeps what it says; the older one, saved again, keeps its 3 m.
+    assert_eq!(footprint(&decode(&bytes).unwrap()), 2.0);
+    let resaved = encode(&back.stack, &back.view).unwrap();
+    assert_eq!(u32::from_le_bytes(resaved[8..12].try_into().unwrap()), VERSION);
+    assert_eq!(footprint(&decode(&resaved).unwrap()), 3.0);
+    // Read so, the layer erodes the project's own map as version 3 did: the rate on the 4
+    // nodes, unscaled (the grid values at footprint = the cell size are the stored ones).
+    let e = back.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
+    let ModelParams::Snowball(b) = &e.recipe.model else { panic!() };
+    let g = b.in_grid_units(MapSize::of(&base));
+    assert_eq!((g.reach, g.erosion_rate), (1.0, b.erosion_rate));
+}

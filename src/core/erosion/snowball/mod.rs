@@ -13,8 +13,8 @@
 //! stop if n.y == 1                (flat: the snowball cannot roll)
 //! deposit = s · deposition_rate · n.y
 //! erosion = erosion_rate · (1 − n.y) · min(1, i · iteration_scale)
-//! h(p_prev) += deposit − erosion  (bilinearly over the 4 nodes around the previous position:
-//!                                  it erodes behind itself, so it never digs under its own feet)
+//! h(p_prev) += deposit − erosion  (over the stamp around the previous position: it erodes
+//!                                  behind itself, so it never digs under its own feet)
 //! s      += erosion − deposit     (exactly what the terrain gave or took)
 //! v       = friction · v + (n.x, n.z) · speed        (speed = speed_m / Δx)
 //! p_prev  = p;  p += v
@@ -24,12 +24,19 @@
 //! (seed 002 smooths with a 3×3 binomial kernel, a Gaussian of σ ≈ 0.71 nodes, hence the default
 //! of `√2` m, that kernel on the default island's 2 m cells).
 //!
-//! What the resolution still changes: the normal is sampled at ±1 node (a finer grid sees
-//! finer relief), the erosion of one iteration (`erosion_rate`, metres of height) lands on the 4
-//! nodes around a point, so the same density of snowballs moves less volume on a finer grid,
-//! and `max_iterations`, `friction` and `deposition_rate` count iterations, not metres; the sea
-//! spread ([`SEA_SPREAD`]) is in nodes. World units keep the density, path speed, offset and blur
-//! the same land; the particle model itself stays a grid method.
+//! The stamp: on cells of `footprint_m` and coarser, the seed's 4 nodes around the point with
+//! bilinear weights; on finer cells a tent of half-width `r = footprint_m / Δx` nodes (at most
+//! [`MAX_REACH_NODES`]), weights `(1 − |dx|/r)(1 − |dy|/r)` renormalised to 1 over the in-map
+//! nodes. `erosion_rate` is metres over the footprint, so the job takes
+//! `erosion_rate · (footprint_m / Δx)²` on the stamp: one iteration moves
+//! `erosion_rate · footprint_m²` m³ at any cell size, over ground of the same width, and the normal
+//! is sampled at `±r` nodes (the slope of that ground). With `Δx = footprint_m` all of it is the
+//! seed's, bit for bit.
+//!
+//! What the resolution still changes: `max_iterations`, `friction` and `deposition_rate` count
+//! iterations, not metres (the path's metres are kept through `speed_m`); the sea spread
+//! ([`SEA_SPREAD`]) is in nodes. World units keep the density, volume, path speed, footprint,
+//! offset and blur the same land; the particle model itself stays a grid method.
 //!
 //! Differences from the seed's JavaScript, all for the books: hardness scales the erosion term at
 //! each node (`h += w·deposit − w·erosion·hardness`); a snowball that stops (flat ground or
@@ -47,8 +54,8 @@
 //! after the blur, as the droplet model does.
 //!
 //! Parallelism: the same conflict-free tile phases as the droplet model (see
-//! [`super::droplet`]): margin `M = ⌈R⌉ + 3`; a snowball advances inside its tile only while its
-//! previous position is within the margin; a snowball flung farther than that in one iteration (only
+//! [`super::droplet`]): margin `M = ⌈R⌉ + 3⌈r⌉`; a snowball advances inside its tile only while
+//! its previous position's stamp is within the margin; a snowball flung farther than that in one iteration (only
 //! possible with large `speed`/`friction`) finishes serially after the round. Randomness per
 //! snowball comes from `SplitMix64::stream(seed, index)`; results are identical at any thread count.
 
@@ -65,7 +72,7 @@ use crate::core::rng::SplitMix64;
 mod params;
 pub mod refine;
 
-pub use params::{MAX_OFFSET_NODES, SnowballGrid, SnowballParams};
+pub use params::{MAX_OFFSET_NODES, MAX_REACH_NODES, SnowballGrid, SnowballParams};
 
 super::setup::particle_params!(SnowballParams => SnowballGrid);
 
@@ -107,9 +114,14 @@ struct Ctx<'a> {
     friction: f32,
     max_iter: u32,
     iter_scale: f32,
-    /// `1 / (2 · cell_size)`: central difference over two nodes, in metres per metre.
+    /// Half-width of the stamp, nodes (`≤ 1`: the 4 bilinear nodes), and where the normal is
+    /// sampled (`±reach`).
+    reach: f32,
+    /// `⌈reach⌉`: how far from its cell a stamp writes.
+    reach_nodes: usize,
+    /// `1 / (2 · reach · cell_size)`: central difference over `2·reach` nodes, in metres per metre.
     inv_2cs: f32,
-    /// Tile margin `⌈R⌉ + 3`.
+    /// Tile margin `⌈R⌉ + 3⌈reach⌉`.
     margin: usize,
     /// The sea level, or −∞ without a sea.
     sea: f32,
@@ -131,9 +143,10 @@ impl Ctx<'_> {
     /// # Safety
     /// `self.raw` points at live maps of this geometry. With `rect = Some(t)`, no other thread
     /// may touch a node within `self.margin` of `t` while this runs: an iteration only runs when
-    /// the snowball stands in `t` and its previous position is within `margin − 1` cells of `t`,
-    /// and it then reads within `⌈R⌉ + 2` of its cell and writes the 2×2 nodes of its previous
-    /// cell. With `None` the caller has exclusive access to the maps.
+    /// the snowball stands in `t` and its previous position is within `margin − ⌈r⌉` cells of
+    /// `t`, and it then reads within `⌈R⌉ + ⌈r⌉ + 1` of its cell and writes the nodes within
+    /// `⌈r⌉` of its previous cell (the stamp). With `None` the caller has exclusive access to the
+    /// maps.
     unsafe fn walk(&self, s: &mut Ball, rect: Option<Rect>, b: &mut Books) {
         // Without a sea (or a sink mask) the loop is compiled without those tests (the classic loop).
         match (self.spread, self.sink.is_some()) {
@@ -167,7 +180,7 @@ impl Ctx<'_> {
                     return;
                 }
                 let (qx, qy) = g.owner_cell(s.px, s.py);
-                if t.distance(qx, qy) + 1 > self.margin {
+                if t.distance(qx, qy) + self.reach_nodes > self.margin {
                     s.stalled = true;
                     return;
                 }
@@ -197,8 +210,9 @@ impl Ctx<'_> {
                 // SAFETY: in-map position within the margin (see the function's contract).
                 unsafe { g.sample(raw, x, y) }
             };
-            let gx = (at(sx + 1.0, sy) - at(sx - 1.0, sy)) * self.inv_2cs;
-            let gy = (at(sx, sy + 1.0) - at(sx, sy - 1.0)) * self.inv_2cs;
+            let r = self.reach;
+            let gx = (at(sx + r, sy) - at(sx - r, sy)) * self.inv_2cs;
+            let gy = (at(sx, sy + r) - at(sx, sy - r)) * self.inv_2cs;
             let ny = 1.0 / (1.0 + gx * gx + gy * gy).sqrt();
             if ny >= 1.0 || !ny.is_finite() {
                 // SAFETY: as the `settle` above: the snowball has not moved and stands in the tile.
@@ -237,11 +251,10 @@ impl Ctx<'_> {
             let deposit = s.sediment as f32 * self.deposition_rate * ny;
             let erosion = self.erosion_rate * (1.0 - ny) * (s.i as f32 * self.iter_scale).min(1.0);
             // Change the terrain where the snowball came from.
-            let (idx, u, v) = g.cell(s.px, s.py);
-            let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
             let mut net = 0.0f64;
-            for (&i, w) in idx.iter().zip(ws) {
-                // SAFETY: `cell` returns in-map indices, within the margin.
+            let mut change = |i: usize, w: f32| {
+                // SAFETY: `i` is an in-map node of the stamp around the previous position, within
+                // `⌈r⌉` of its cell: within the margin (checked above).
                 unsafe {
                     let k = raw.hard(i);
                     let h = &mut *raw.h.add(i);
@@ -262,6 +275,15 @@ impl Ctx<'_> {
                     }
                     net += actual;
                 }
+            };
+            if self.reach <= 1.0 {
+                let (idx, u, v) = g.cell(s.px, s.py);
+                let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+                for (&i, w) in idx.iter().zip(ws) {
+                    change(i, w);
+                }
+            } else {
+                tent(g, s.px, s.py, self.reach, change);
             }
             s.sediment -= net;
             s.vx = self.friction * s.vx + nx * self.speed;
@@ -315,11 +337,10 @@ impl Ctx<'_> {
             };
             b.deposited += put;
         } else if s.sediment > 0.0 {
-            let (idx, u, v) = self.geom.cell(s.x, s.y);
-            let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
             let load = s.sediment as f32;
-            for (&i, w) in idx.iter().zip(ws) {
-                // SAFETY: in-map indices next to the snowball's own cell.
+            let mut drop = |i: usize, w: f32| {
+                // SAFETY: in-map indices of the stamp around the snowball's own cell (within
+                // `⌈r⌉` of it, inside the margin).
                 unsafe {
                     let h = &mut *self.raw.h.add(i);
                     let old = *h;
@@ -328,6 +349,15 @@ impl Ctx<'_> {
                     *self.raw.dep.add(i) += new - old;
                     put += new as f64 - old as f64;
                 }
+            };
+            if self.reach <= 1.0 {
+                let (idx, u, v) = self.geom.cell(s.x, s.y);
+                let ws = [(1.0 - u) * (1.0 - v), u * (1.0 - v), (1.0 - u) * v, u * v];
+                for (&i, w) in idx.iter().zip(ws) {
+                    drop(i, w);
+                }
+            } else {
+                tent(&self.geom, s.x, s.y, self.reach, drop);
             }
             b.deposited += put;
         }
@@ -335,6 +365,35 @@ impl Ctx<'_> {
         b.residue(s.sediment - put);
         s.sediment = 0.0;
         s.alive = false;
+    }
+}
+
+/// Calls `f(i, w)` for every in-map node `i` of the tent of half-width `r` nodes around
+/// `(x, y)`, in row order: nodes with `|dx|, |dy| < r`, weights `(1 − |dx|/r)(1 − |dy|/r)`
+/// renormalised to sum to 1 over the in-map nodes (wrapped on wrapped axes). Every such node lies
+/// within `⌈r⌉` of the cell of `(x, y)`.
+#[inline]
+fn tent(g: &Geom, x: f32, y: f32, r: f32, mut f: impl FnMut(usize, f32)) {
+    // The nodes strictly inside the tent on one axis, and the sum of their in-map weights.
+    let axis = |p: f32, len: usize, wrap: bool| {
+        let (lo, hi) = ((p - r).floor() as isize + 1, (p + r).ceil() as isize - 1);
+        let sum: f32 =
+            (lo..=hi).filter(|&n| wrap || (0..len as isize).contains(&n)).map(|n| 1.0 - (n as f32 - p).abs() / r).sum();
+        (lo, hi, sum)
+    };
+    let (x0, x1, sx) = axis(x, g.w, g.wrap_x);
+    let (y0, y1, sy) = axis(y, g.h, g.wrap_y);
+    let norm = 1.0 / (sx * sy);
+    if !(norm.is_finite() && norm > 0.0) {
+        return;
+    }
+    for ny in y0..=y1 {
+        let wy = (1.0 - (ny as f32 - y).abs() / r) * norm;
+        for nx in x0..=x1 {
+            if let Some(i) = g.node(nx, ny) {
+                f(i, (1.0 - (nx as f32 - x).abs() / r) * wy);
+            }
+        }
     }
 }
 
@@ -375,7 +434,7 @@ impl SnowballJob {
         let n = terrain.len();
         let (w, h) = (terrain.width, terrain.height);
         let geom = Geom::new(w, h, &setup.inputs.boundary);
-        let margin = grid_p.offset_radius.ceil() as usize + 3;
+        let margin = grid_p.offset_radius.ceil() as usize + 3 * grid_p.reach.ceil() as usize;
         let grid = TileGrid::new(w, h, particles::tile_size(w, h, margin), geom.wrap_x, geom.wrap_y);
         let volume = terrain.sum();
         let spawner = setup.spawner(&geom);
@@ -451,13 +510,15 @@ impl SnowballJob {
         let ctx = Ctx {
             geom: self.geom,
             raw,
-            erosion_rate: p.erosion_rate,
+            erosion_rate: self.grid_p.erosion_rate,
             deposition_rate: p.deposition_rate,
             speed: self.grid_p.speed,
             friction: p.friction,
             max_iter: p.max_iterations,
             iter_scale: p.iteration_scale,
-            inv_2cs: 0.5 / self.hm.cell_size,
+            reach: self.grid_p.reach,
+            reach_nodes: self.grid_p.reach.ceil() as usize,
+            inv_2cs: 0.5 / (self.grid_p.reach * self.hm.cell_size),
             margin: self.margin,
             sea: self.sea.unwrap_or(f32::NEG_INFINITY),
             spread: self.sea.is_some(),

@@ -11,6 +11,16 @@
 //! | `speed_m` | m/iteration (gained per iteration) | `speed_m / Δx` nodes/iteration |
 //! | `offset_radius_m` | m | `offset_radius_m / Δx` nodes |
 //! | `blur_sigma_m` | m | Gaussian sigma `blur_sigma_m / Δx` nodes |
+//! | `footprint_m` | m | the stamp's half-width `r = max(1, footprint_m / Δx)` nodes |
+//! | `erosion_rate` | m of height over `footprint_m²` per iteration | `erosion_rate · (footprint_m / Δx)²` m on the stamp's nodes |
+//!
+//! An iteration's change lands on a stamp: on cells of `footprint_m` and coarser the 4 nodes
+//! around the point (bilinear weights), on finer cells a tent of half-width `r` nodes, weights
+//! `(1 − |dx|/r)(1 − |dy|/r)` summing to 1. Either way one iteration moves
+//! `erosion_rate · footprint_m²` m³ at full steepness, and the load (height on the stamp, m·nodes)
+//! is a volume over `Δx²`: the same density of snowballs moves the same volume per km² at any
+//! cell size, over ground of the same width. With `Δx = footprint_m` the stamp is the seed's and
+//! every conversion is the identity, bit for bit.
 //!
 //! The defaults are version 1's on the default island (513², `Δx = 2 m`).
 
@@ -28,8 +38,15 @@ crate::params! {
         /// `round(snowballs_per_km2 · A)`. Default: the seed's 35 000 on the default island
         /// (1.048576 km²), version 1's default count (seed 002 shows 35k, 50k and 100k).
         pub snowballs_per_km2: f64 = 33_378.601_074_218_75, unit "1/km²", range [0.0, 1.0e12], legacy snowballs: u64;
-        /// Height taken per iteration at full steepness (erosionRate).
+        /// Height taken per iteration at full steepness (erosionRate), over ground of
+        /// `footprint_m` cells: one iteration moves `erosion_rate · footprint_m²` m³ at any cell
+        /// size (module doc).
         pub erosion_rate: f32 = 0.04, unit "m", range [0.0, 1000.0];
+        /// The width of ground one iteration changes: on cells of this size the seed's 4
+        /// bilinear nodes, on finer cells a tent of half-width `footprint_m` (at most
+        /// [`MAX_REACH_NODES`] nodes), on coarser ones the 4 nodes with the same volume.
+        /// Default: version 1's node on the default island's 2 m cells.
+        pub footprint_m: f32 = 2.0, unit "m", range [1.0e-3, 1.0e5];
         /// Fraction of the load dropped per iteration on flat ground (depositionRate).
         pub deposition_rate: f32 = 0.03, range [0.0, 1.0];
         /// Acceleration along the normal (speed): every iteration the velocity (metres per
@@ -58,6 +75,9 @@ crate::params! {
 
 /// Largest random offset in nodes (a particle task's margin grows with it).
 pub const MAX_OFFSET_NODES: f64 = 64.0;
+/// Largest half-width of an iteration's stamp in nodes (its cost grows as the square): a
+/// `footprint_m` over 16 cells is stamped 16 nodes wide, with the same volume.
+pub const MAX_REACH_NODES: f64 = 16.0;
 
 /// The snowball parameters that depend on the resolution, in the grid units of one map: what the
 /// job runs with ([`SnowballParams::in_grid_units`]).
@@ -71,6 +91,11 @@ pub struct SnowballGrid {
     pub offset_radius: f32,
     /// Sigma of the final blur, nodes (0: off).
     pub blur_sigma: f32,
+    /// Half-width of an iteration's stamp, nodes, in `[1, 16]` (1: the 4 bilinear nodes).
+    pub reach: f32,
+    /// Height an iteration takes at full steepness, metres over the stamp's nodes
+    /// (`erosion_rate · (footprint_m / Δx)²`).
+    pub erosion_rate: f32,
 }
 
 impl SnowballParams {
@@ -88,7 +113,17 @@ impl SnowballParams {
             speed: s.nodes(self.speed_m as f64) as f32,
             offset_radius: s.nodes(self.offset_radius_m as f64).min(MAX_OFFSET_NODES) as f32,
             blur_sigma: s.nodes(self.blur_sigma_m as f64) as f32,
+            reach: s.nodes(self.footprint_m as f64).clamp(1.0, MAX_REACH_NODES) as f32,
+            // Exactly `erosion_rate` when `footprint_m = Δx` (the factor is then 1).
+            erosion_rate: (self.erosion_rate as f64 * (self.footprint_m as f64 / s.cell_size).powi(2)) as f32,
         }
+    }
+
+    /// Makes the erosion rate one of a node of `cell_size` metres, as version 1 to 3 had it:
+    /// `footprint_m = cell_size`, so a project erodes its own map as it always did, and a
+    /// build at another resolution moves the same volume from there.
+    pub fn keep_rate_per_node(&mut self, cell_size: f32) {
+        self.footprint_m = cell_size.clamp(1.0e-3, 1.0e5);
     }
 
     /// Converts what a version-1 file left in grid units (see [`crate::core::units`]) for `map`,
@@ -96,6 +131,10 @@ impl SnowballParams {
     /// metres.
     pub fn upgrade_units(&mut self, map: MapSize) {
         let s = map.sampling();
+        // A version-1 file also gave its erosion rate per node of that map.
+        if crate::core::units::Legacy::has_legacy(self) {
+            self.keep_rate_per_node(map.cell_size);
+        }
         if let Some(n) = self.snowballs.take() {
             self.snowballs_per_km2 = map.per_km2(n);
         }

@@ -3,8 +3,10 @@
 //! its own (`snowballs_per_km2`, particles per km² of the map) and short paths
 //! (`snowball_iterations` per particle), with the layer's lengths in metres (speed, sampling
 //! offset, final blur) kept as they are, so the level's cells resolve the grooves and the
-//! smoothing the model makes at its own scale. Each level draws its own snowballs (the layer's
-//! seed plus the level).
+//! smoothing the model makes at its own scale. The erosion rate is one of a node of the level's
+//! cells (`footprint_m` = the level's cell size), so each iteration grooves the level's own cells
+//! instead of spreading the layer's footprint over many of them. Each level draws its own
+//! snowballs (the layer's seed plus the level).
 
 use super::SnowballParams;
 use crate::core::erosion::refine::{BringUp, Level, RefineParams, Refiner, no_state, own_job_bytes};
@@ -25,11 +27,10 @@ pub fn job(p: &SnowballParams, r: &RefineParams, lv: &Level, inputs: &JobInputs)
     if r.snowballs_per_km2 <= 0.0 || r.snowball_iterations == 0 {
         return None;
     }
-    let model = ModelParams::Snowball(SnowballParams {
-        snowballs_per_km2: r.snowballs_per_km2,
-        max_iterations: r.snowball_iterations,
-        ..p.clone()
-    });
+    let mut s =
+        SnowballParams { snowballs_per_km2: r.snowballs_per_km2, max_iterations: r.snowball_iterations, ..p.clone() };
+    s.keep_rate_per_node(lv.map.cell_size);
+    let model = ModelParams::Snowball(s);
     Some((model, JobInputs { seed: inputs.seed.wrapping_add(lv.index as u64), ..inputs.clone() }))
 }
 

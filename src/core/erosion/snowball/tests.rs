@@ -10,6 +10,7 @@ fn v1() -> SnowballParams {
         speed_m: 0.15,
         offset_radius_m: 0.8,
         blur_sigma_m: std::f32::consts::FRAC_1_SQRT_2,
+        footprint_m: 1.0,
         ..Default::default()
     }
 }
@@ -113,57 +114,67 @@ fn the_step_follows_the_seed_formulas() {
         blur_sigma_m: 0.0,
         ..v1()
     };
-    let mut j = job(hm, p.clone(), Boundary::all(EdgeMode::Wall));
-    let mut s = j.spawn(0);
-    s.x = 10.0;
-    s.y = 8.0;
-    s.px = 10.0;
-    s.py = 8.0;
-    let raw = Raw {
-        h: j.hm.data.as_mut_ptr(),
-        ero: j.maps.eroded.as_mut_ptr(),
-        dep: j.maps.deposited.as_mut_ptr(),
-        flow: j.flow.as_mut_ptr(),
-        fvol: std::ptr::null_mut(),
-        hard: std::ptr::null(),
-        n: 64 * 16,
-    };
-    let ctx = Ctx {
-        geom: j.geom,
-        raw,
-        erosion_rate: p.erosion_rate,
-        deposition_rate: p.deposition_rate,
-        speed: p.speed_m,
-        friction: p.friction,
-        max_iter: 3,
-        iter_scale: p.iteration_scale,
-        inv_2cs: 0.5,
-        margin: 3,
-        sea: f32::NEG_INFINITY,
-        spread: false,
-        sink: None,
-    };
-    let mut b = Books::default();
-    // SAFETY: `raw` points at `j`'s live maps (`n` = 64 × 16 nodes), and this single-threaded
-    // test is their only user (`rect = None`).
-    unsafe { ctx.walk(&mut s, None, &mut b) };
-    let ny = 1.0 / (1.0 + a * a).sqrt();
-    let nx = a * ny;
-    // Velocities: v1 = nx·speed, v2 = f·v1 + nx·speed, v3 = f·v2 + nx·speed.
-    let v1 = nx * p.speed_m;
-    let v2 = p.friction * v1 + nx * p.speed_m;
-    let v3 = p.friction * v2 + nx * p.speed_m;
-    assert!((s.x - (10.0 + v1 + v2 + v3)).abs() < 1e-4, "{}", s.x);
-    assert!((s.y - 8.0).abs() < 1e-6);
-    // Erosion: i = 0 → 0, i = 1 → e·(1−ny)·0.04, i = 2 → e·(1−ny)·0.08; deposits are tiny
-    // (load · 0.03 · ny), and everything ends on the map: eroded = deposited.
-    let e1 = p.erosion_rate * (1.0 - ny) * 0.04;
-    let e2 = p.erosion_rate * (1.0 - ny) * 0.08;
-    assert!(((b.eroded - b.deposited) as f32).abs() < 1e-6);
-    let dep2 = e1 * p.deposition_rate * ny;
-    // (f32 rounding of heights near 5 m is ~5e-7 per node, ~1 % of these tiny changes.)
-    assert!((b.eroded as f32 - (e1 + e2 - dep2)).abs() < 1e-2 * (e1 + e2), "{} vs {}", b.eroded, e1 + e2 - dep2);
-    assert!(!s.alive && s.sediment == 0.0);
+    // The seed's 4-node stamp (reach 1), and a tent of half-width 3 nodes taking 9× the height
+    // (a 3 m footprint on these 1 m cells): on a plane the normal is the same at ±3 nodes, and
+    // the books scale by 9.
+    for (reach, scale) in [(1.0f32, 1.0f32), (3.0, 9.0)] {
+        let mut j = job(hm.clone(), p.clone(), Boundary::all(EdgeMode::Wall));
+        let mut s = j.spawn(0);
+        s.x = 10.0;
+        s.y = 8.0;
+        s.px = 10.0;
+        s.py = 8.0;
+        let raw = Raw {
+            h: j.hm.data.as_mut_ptr(),
+            ero: j.maps.eroded.as_mut_ptr(),
+            dep: j.maps.deposited.as_mut_ptr(),
+            flow: j.flow.as_mut_ptr(),
+            fvol: std::ptr::null_mut(),
+            hard: std::ptr::null(),
+            n: 64 * 16,
+        };
+        let ctx = Ctx {
+            geom: j.geom,
+            raw,
+            erosion_rate: p.erosion_rate * scale,
+            deposition_rate: p.deposition_rate,
+            speed: p.speed_m,
+            friction: p.friction,
+            max_iter: 3,
+            iter_scale: p.iteration_scale,
+            reach,
+            reach_nodes: reach as usize,
+            inv_2cs: 0.5 / reach,
+            margin: 3 * reach as usize,
+            sea: f32::NEG_INFINITY,
+            spread: false,
+            sink: None,
+        };
+        let mut b = Books::default();
+        // SAFETY: `raw` points at `j`'s live maps (`n` = 64 × 16 nodes), and this single-threaded
+        // test is their only user (`rect = None`).
+        unsafe { ctx.walk(&mut s, None, &mut b) };
+        let ny = 1.0 / (1.0 + a * a).sqrt();
+        let nx = a * ny;
+        // Velocities: v1 = nx·speed, v2 = f·v1 + nx·speed, v3 = f·v2 + nx·speed.
+        let v1 = nx * p.speed_m;
+        let v2 = p.friction * v1 + nx * p.speed_m;
+        let v3 = p.friction * v2 + nx * p.speed_m;
+        assert!((s.x - (10.0 + v1 + v2 + v3)).abs() < 1e-4, "{}", s.x);
+        assert!((s.y - 8.0).abs() < 1e-6);
+        // Erosion: i = 0 → 0, i = 1 → e·(1−ny)·0.04, i = 2 → e·(1−ny)·0.08; deposits are tiny
+        // (load · 0.03 · ny), and everything ends on the map: eroded = deposited.
+        let e1 = scale * p.erosion_rate * (1.0 - ny) * 0.04;
+        let e2 = scale * p.erosion_rate * (1.0 - ny) * 0.08;
+        assert!(((b.eroded - b.deposited) as f32).abs() < 1e-6 * scale);
+        let dep2 = e1 * p.deposition_rate * ny;
+        // (f32 rounding of heights near 5 m is ~5e-7 per node, ~1 % of these tiny changes.)
+        assert!((b.eroded as f32 - (e1 + e2 - dep2)).abs() < 1e-2 * (e1 + e2), "{} vs {}", b.eroded, e1 + e2 - dep2);
+        assert!(!s.alive && s.sediment == 0.0);
+        // The tent spread the change over 5 × 5 nodes around each position, not 2 × 2.
+        let changed = j.maps.eroded.iter().zip(&j.maps.deposited).filter(|(e, d)| **e + **d > 0.0).count();
+        assert!(if reach > 1.0 { changed >= 25 } else { changed <= 8 }, "reach {reach}: {changed} nodes changed");
+    }
 }
 
 #[test]
@@ -319,7 +330,14 @@ fn version_1_params_convert_to_world_units_and_run_as_they_did() {
     assert_eq!(old, new);
     assert_eq!(
         new.in_grid_units(map),
-        SnowballGrid { snowballs: 3000, speed: 0.2, offset_radius: 1.5, blur_sigma: 0.5 }
+        SnowballGrid {
+            snowballs: 3000,
+            speed: 0.2,
+            offset_radius: 1.5,
+            blur_sigma: 0.5,
+            reach: 1.0,
+            erosion_rate: 0.1
+        }
     );
     let text = ron::to_string(&new).unwrap();
     for old_name in ["(snowballs:", " speed:", " offset_radius:", " blur_sigma:"] {
@@ -347,7 +365,83 @@ fn the_same_world_values_mean_the_same_land_at_any_cell_size() {
     assert_eq!([coarse.snowballs, island.snowballs, fine.snowballs], [35_000; 3]);
     assert_eq!([coarse.speed, island.speed, fine.speed], [0.075, 0.15, 0.6]);
     assert_eq!([coarse.offset_radius, island.offset_radius, fine.offset_radius], [0.4, 0.8, 3.2]);
+    // One iteration moves `erosion_rate · footprint_m²` = 0.16 m³: on the 4 nodes of 4 m cells
+    // (16 m² each), of 2 m cells, and on a tent of half-width 4 nodes of 0.5 m cells.
+    assert_eq!([coarse.reach, island.reach, fine.reach], [1.0, 1.0, 4.0]);
+    assert_eq!([coarse.erosion_rate, island.erosion_rate, fine.erosion_rate], [0.01, 0.04, 0.64]);
+    // The stamp stays within 16 nodes.
+    let g = SnowballParams { footprint_m: 100.0, ..p.clone() }.in_grid_units(MapSize::new(64, 64, 1.0));
+    assert_eq!((g.reach, g.erosion_rate), (16.0, 400.0));
     // The offset stays within 64 nodes (a particle task's margin).
     let g = SnowballParams { offset_radius_m: 1.0e4, ..p }.in_grid_units(MapSize::new(64, 64, 1.0));
     assert_eq!(g.offset_radius, 64.0);
+}
+
+/// The stamp on cells finer than the footprint: in-map weights that sum to 1, every node within
+/// `⌈r⌉` of the point's cell, the tent's shape, and renormalised at a drain edge or wrapped.
+#[test]
+fn the_tent_sums_to_one_and_keeps_within_its_reach() {
+    let bounded = Geom::new(40, 30, &Boundary::default());
+    let wrapped = Geom::new(40, 30, &Boundary::all(EdgeMode::Wrap));
+    for (g, x, y, r) in [
+        (&bounded, 20.3, 14.7, 4.0),
+        (&bounded, 20.0, 15.0, 2.5),
+        (&bounded, 0.4, 29.0, 3.0),
+        (&bounded, 39.0, 0.0, 16.0),
+        (&wrapped, 0.2, 29.6, 3.5),
+    ] {
+        let mut taps = Vec::new();
+        tent(g, x, y, r, |i, w| taps.push((i, w)));
+        let sum: f64 = taps.iter().map(|t| t.1 as f64).sum();
+        assert!((sum - 1.0).abs() < 1e-5, "({x}, {y}) r {r}: sum {sum}");
+        let (cx, cy) = g.owner_cell(x, y);
+        let reach = r.ceil() as isize;
+        for &(i, w) in &taps {
+            assert!(w > 0.0);
+            let (nx, ny) = ((i % g.w) as isize, (i / g.w) as isize);
+            let near = |n: isize, c: usize, len: usize, wrap: bool| {
+                let d = (n - c as isize).abs();
+                if wrap { d.min(len as isize - d) <= reach } else { d <= reach }
+            };
+            assert!(near(nx, cx, g.w, g.wrap_x) && near(ny, cy, g.h, g.wrap_y), "node ({nx}, {ny}) from ({x}, {y})");
+        }
+    }
+    // In the open, the weights are the tent's: the nearest node weighs most, and with r = 2 the
+    // node one node off on each axis weighs (1 − 1/2)² of the centre's at a node's position.
+    let mut taps = Vec::new();
+    tent(&bounded, 20.0, 15.0, 2.0, |i, w| taps.push((i, w)));
+    assert_eq!(taps.len(), 9);
+    let at = |x: usize, y: usize| taps.iter().find(|t| t.0 == y * 40 + x).unwrap().1;
+    assert!((at(21, 16) / at(20, 15) - 0.25).abs() < 1e-6 && (at(21, 15) / at(20, 15) - 0.5).abs() < 1e-6);
+}
+
+/// The same land at any cell size: the same world (a ribbed hillside in metres, 128 m across)
+/// at 4, 2, 1 and 0.5 m cells, the same density of snowballs, the blur off. With the erosion
+/// rate over the footprint the volume moved stays within 5 % of the 2 m run's; as a rate on
+/// the 4 nodes around a point (the old reading) it fell as `Δx²`, to 1/16 at 0.5 m.
+#[test]
+fn snowballs_move_the_same_volume_at_any_cell_size() {
+    let world = |cell: f32| {
+        let n = (128.0 / cell) as usize + 1;
+        Heightmap::from_fn(n, n, cell, |x, y| {
+            let (x, y) = (x as f32 * cell, y as f32 * cell);
+            0.35 * y + 1.5 * (x * 0.19).sin() * (y * 0.07).cos() + 0.8 * (x * 0.05 + y * 0.11).sin()
+        })
+        .unwrap()
+    };
+    let moved = |cell: f32| {
+        let p =
+            SnowballParams { snowballs_per_km2: 400_000.0, blur_sigma_m: 0.0, parallel: false, ..Default::default() };
+        let mut j = job(world(cell), p, Boundary::default());
+        run(&mut j);
+        let l = j.ledger();
+        assert!(l.eroded > 0.0);
+        l.eroded * (cell as f64).powi(2)
+    };
+    let at2 = moved(2.0);
+    for cell in [4.0, 1.0, 0.5] {
+        let v = moved(cell);
+        eprintln!("snowballs on {cell} m cells moved {v:.1} m³ (2 m cells: {at2:.1} m³, ×{:.3})", v / at2);
+        assert!((v / at2 - 1.0).abs() < 0.05, "{cell} m cells moved {v:.1} m³, 2 m cells {at2:.1} m³");
+    }
 }
