@@ -50,7 +50,8 @@
 //! anything from a node under water; a snowball standing at or below the sea stops eroding and
 //! drops its load over a disc of radius [`SEA_SPREAD`], each node filled at most up to the water
 //! line, rolling on with what did not fit until the load is gone; a snowball that stops drops its
-//! load over the same disc; and [`Simulation::finish`] levels isolated one-node extremes on land
+//! load over the same disc (on cells finer than `footprint_m`, a tent of `SEA_SPREAD` footprints:
+//! the same ground in metres); and [`Simulation::finish`] levels isolated one-node extremes on land
 //! after the blur, as the droplet model does.
 //!
 //! Parallelism: the same conflict-free tile phases as the droplet model (see
@@ -328,7 +329,7 @@ impl Ctx<'_> {
     /// As [`Ctx::walk`]; the snowball stands in the task's tile.
     unsafe fn settle(&self, s: &mut Ball, b: &mut Books) {
         let mut put = 0.0f64;
-        if s.sediment > 0.0 && self.spread {
+        if s.sediment > 0.0 && self.spread && self.reach <= 1.0 {
             // SAFETY: the snowball stands in the task's tile (contract), so its position is in
             // the map; the disc only writes nodes closer than SEA_SPREAD = 2.5 to it, at most 3
             // nodes from its cell, within the margin `⌈R⌉ + 3`.
@@ -357,7 +358,11 @@ impl Ctx<'_> {
                     drop(i, w);
                 }
             } else {
-                tent(&self.geom, s.x, s.y, self.reach, drop);
+                // On cells finer than the footprint the load is a volume made over the footprint:
+                // in sea mode it spreads over the sea spread's metres (`SEA_SPREAD` footprints,
+                // within `⌈2.5·r⌉ ≤ 3⌈r⌉` of the cell), else over the stamp.
+                let r = if self.spread { SEA_SPREAD * self.reach } else { self.reach };
+                tent(&self.geom, s.x, s.y, r, drop);
             }
             b.deposited += put;
         }
