@@ -139,6 +139,22 @@ fn fragment(in: VertexOutput, @builtin(front_facing) is_front: bool) -> Fragment
 
     let footprint = max(length(fwidth(xz)), 1e-4);
     let field = shore_sample(xz);
+    // The sea plane draws nothing over land. Inside the map the terrain hides it there, except
+    // where the view passes under a skirt that does not reach down to the sea (a map whose edge
+    // stands above its sea level, such as a mountain tile); beyond the map's edge there is no
+    // ground, and the shore field carried out from a land edge would draw a phantom coast. Both
+    // showed as planes of foam specks. Inside, land is what lies further from the water than the
+    // foam band and two of the field's cells (the band and the waterline are kept); beyond the
+    // edge, where the ground carried out from it stands above the water.
+    if (!pipe) {
+        let beyond = any(xz < vec2<f32>(0.0)) || any(xz > water.map.xy);
+        let dims = vec2<f32>(textureDimensions(shore_texture));
+        let field_cell = max(water.map.x / max(dims.x - 1.0, 1.0), water.map.y / max(dims.y - 1.0, 1.0));
+        let inland = field.x < -(water.foam.w + 2.0 * field_cell);
+        if ((beyond && field.w >= world.y) || (!beyond && inland)) {
+            discard;
+        }
+    }
     let v = normalize(view.world_position.xyz - world);
     // Water thickness: vertical depth and optical path through it.
     var vdepth = FAR;
