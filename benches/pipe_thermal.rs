@@ -29,7 +29,8 @@ fn terrain() -> Heightmap {
 }
 
 fn pipe_job(adv: Advection) -> PipeJob {
-    let p = PipeParams { advection: adv, rain: 0.02, steps: u32::MAX, ..Default::default() };
+    // One flow sub-step per time step (the seed's clamp `lx/dt`), as the peer takes its steps.
+    let p = PipeParams { advection: adv, rain: 0.02, steps: u32::MAX, max_speed: 0.0, ..Default::default() };
     let mut j = PipeJob::new(terrain(), p, JobInputs::default()).unwrap();
     // Let the water spread first so the measured steps see running water everywhere.
     for _ in 0..20 {

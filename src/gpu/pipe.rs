@@ -21,7 +21,10 @@
 //!                       h_i' = h_i − s_i·Σ_j e(i→j)·q_j + q_i·Σ_j s_j·e(j→i)   (every `thermal_every` steps)
 //! ```
 //!
-//! (the first water increment is applied when the job is built, as on the CPU). With a sea level
+//! (the first water increment is applied when the job is built, as on the CPU). Steps 2–5 and 7
+//! run once per sub-step, `n` of them per time step with `Δt = dt/n`, `Ks`, `Kd` and the velocity
+//! clamp per sub-step ([`crate::core::erosion::pipe::Stepping`], the CPU's); step 6 once per time
+//! step. With a sea level
 //! (flags bit 3), sea nodes (`b < sea`) follow the CPU's *The sea* rules in the same kernels:
 //! `pipe_flux` gives them no outflow; `pipe_water` settles their suspended sediment up to the sea
 //! level, resets their depth to `sea − b'`, evaporates nothing there and books the water the sea
@@ -213,7 +216,10 @@ enum Model {
 /// | MacCormack adds | s1, s2, uv (4+4+8) | s (4) (the backward pass writes s2) |
 /// | conservative | s1, uv (4+8) | s (4) |
 /// | thermal iteration | h, h, sq [+ inputs] (4+4+8) | sq, h', maps (8+4+16) |
-pub fn bytes_per_cell_step(p: &PipeParams, with_inputs: bool) -> f64 {
+///
+/// The flow kernels run once per sub-step (`n` of them per time step on cells of `lx` metres,
+/// [`PipeParams::stepping`]), thermal once per time step.
+pub fn bytes_per_cell_step(p: &PipeParams, lx: f32, with_inputs: bool) -> f64 {
     let flux = 24.0 + 16.0;
     let water = 36.0 + if with_inputs { 8.0 } else { 0.0 } + 28.0;
     let transport = match p.advection {
@@ -224,7 +230,7 @@ pub fn bytes_per_cell_step(p: &PipeParams, with_inputs: bool) -> f64 {
         let per_iter = 16.0 + 28.0 + if with_inputs { 8.0 } else { 0.0 };
         per_iter * t.iterations as f64 / p.thermal_every.max(1) as f64
     });
-    flux + water + transport + thermal
+    (flux + water + transport) * p.stepping(lx).n as f64 + thermal
 }
 
 struct Buffers {
@@ -281,6 +287,8 @@ pub struct GpuErosionJob {
     total: u64,
     thermal_iters: u32,
     thermal_every: u32,
+    /// Flow sub-steps per time step ([`crate::core::erosion::pipe::Stepping`]).
+    sub_steps: u32,
     batch: u32,
     adaptive: bool,
     volume_before: f64,
@@ -393,17 +401,21 @@ impl GpuErosionJob {
             Model::Pipe(p) => p.thermal.clone(),
             Model::Thermal(t) => Some(t.clone()),
         };
+        let mut sub_steps = 1u32;
         if let Model::Pipe(p) = &model {
-            let dt = p.dt;
+            // Every constant is per sub-step, as on the CPU (`Stepping`).
+            let st = p.stepping(lx);
+            sub_steps = st.n;
+            let dt = st.dt;
             gp.kflux = dt * p.pipe_area * p.gravity / p.pipe_length;
             gp.area_dt = lx * lx / dt;
             gp.dt_area = dt / (lx * lx);
             gp.inv_l = 1.0 / lx;
-            gp.vmax = lx / dt;
+            gp.vmax = st.vmax;
             gp.courant = dt / lx;
             gp.kc = p.capacity;
-            gp.ks = p.erosion;
-            gp.kd = p.deposition;
+            gp.ks = st.erosion;
+            gp.kd = st.deposition;
             gp.min_tilt = p.min_tilt;
             if p.max_depth > 0.0 {
                 gp.flags |= 4;
@@ -598,6 +610,7 @@ impl GpuErosionJob {
             total,
             thermal_iters,
             thermal_every,
+            sub_steps,
             batch: 1,
             adaptive: true,
             volume_before,
@@ -642,7 +655,7 @@ impl GpuErosionJob {
             return WaterBudget::default();
         }
         WaterBudget {
-            rain: self.water_in_sum * (1 + self.done) as f64,
+            rain: self.water_in_sum * (1 + self.done * self.sub_steps as u64) as f64,
             evaporated: c.sums[SLOT_D2] * (1.0 - self.keep as f64),
             drained: c.sums[SLOT_DRAINED],
             sea: self.sea_fill + c.sums[SLOT_SEA],
@@ -660,13 +673,14 @@ impl GpuErosionJob {
         let th = self.thermal_iters as f64;
         let per_step_thermal = if matches!(self.model, Model::Thermal(_)) { 1.0 } else { th / every };
         let mut list: Vec<(&'static str, &Pass, f64)> = Vec::new();
+        let sub = self.sub_steps as f64;
         if let (Some(f), Some(w)) = (&self.flux, &self.water) {
-            list.push(("flux", f, 1.0));
-            list.push(("water", w, 1.0));
+            list.push(("flux", f, sub));
+            list.push(("water", w, sub));
         }
         const NAMES: [&str; 3] = ["transport 1", "transport 2", "transport 3"];
         for (t, name) in self.transport.iter().zip(NAMES) {
-            list.push((name, t, 1.0));
+            list.push((name, t, sub));
         }
         if let (Some(t1), Some(t2)) = (&self.th1, &self.th2)
             && per_step_thermal > 0.0
@@ -698,11 +712,13 @@ impl GpuErosionJob {
                 match &self.model {
                     Model::Pipe(_) => {
                         if let (Some(f), Some(wt)) = (&self.flux, &self.water) {
-                            dispatch(f, self.cur);
-                            dispatch(wt, self.cur);
-                            self.cur = 1 - self.cur;
-                            for t in &self.transport {
-                                dispatch(t, 0);
+                            for _ in 0..self.sub_steps {
+                                dispatch(f, self.cur);
+                                dispatch(wt, self.cur);
+                                self.cur = 1 - self.cur;
+                                for t in &self.transport {
+                                    dispatch(t, 0);
+                                }
                             }
                         }
                         self.done += 1;

@@ -48,6 +48,11 @@
 //! ([`crate::core::erosion::snowball::SnowballParams`]) instead of on the 4 nodes of whatever map
 //! it ran on. An older project's snowball layers are read with `footprint_m` = the project's cell
 //! size, which is what their rate meant, so they erode their own map bit for bit as before.
+//!
+//! Version 5 gives the pipe model a velocity clamp in m/s (`max_speed`, with sub-steps on cells
+//! it would cross in less than `dt`) instead of the seed's `cell/dt`
+//! ([`crate::core::erosion::pipe::Stepping`]). An older project's pipe layers are read with
+//! `max_speed = 0`, the seed's clamp, so they erode their own map bit for bit as before.
 
 use std::path::Path;
 
@@ -65,7 +70,7 @@ use crate::editor::look::LookParams;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TALUSPRJ";
 /// The format version this build writes and the newest it reads.
-pub const VERSION: u32 = 4;
+pub const VERSION: u32 = 5;
 /// Largest description accepted, bytes.
 pub const MAX_META: u32 = 64 << 20;
 const HEADER: usize = 24;
@@ -330,9 +335,11 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
             recipe.upgrade_units(map);
             // Versions 1 and 2: the droplets' rates were per step of one node (module doc).
             // Versions 1 to 3: the snowballs' erosion rate was per node.
+            // Versions 1 to 4: the pipe model clamped its flow to one cell per step.
             match &mut recipe.model {
                 crate::core::erosion::ModelParams::Droplet(p) if version < 3 => p.keep_rates_per_node(meta.cell_size),
                 crate::core::erosion::ModelParams::Snowball(p) if version < 4 => p.keep_rate_per_node(meta.cell_size),
+                crate::core::erosion::ModelParams::Pipe(p) if version < 5 => p.keep_cfl_per_cell(),
                 _ => {}
             }
         }

@@ -330,3 +330,35 @@ fn a_version_3_project_keeps_its_snowball_rate_per_node() {
     let g = b.in_grid_units(MapSize::of(&base));
     assert_eq!((g.reach, g.erosion_rate), (1.0, b.erosion_rate));
 }
+
+#[test]
+fn a_version_4_project_keeps_its_pipe_clamp_per_cell() {
+    // Version 4 clamped the pipe model's flow to one cell per time step: on these 1 m cells,
+    // 10 m/s in one step, where version 5 follows 20 m/s in two sub-steps.
+    let base = Heightmap::from_fn(48, 40, 1.0, |x, y| 20.0 + 0.3 * x as f32 + signed_f32(hash2(x as i64, y as i64, 2)))
+        .unwrap();
+    let mut s = LayerStack::new(&base, BaseSource::Heights);
+    let recipe = Recipe {
+        model: ModelParams::Pipe(crate::core::erosion::pipe::PipeParams { steps: 5, ..Default::default() }),
+        boundary: Boundary::default(),
+        seed: 3,
+        backend: Backend::Cpu,
+        hardness: None,
+        sea_level: None,
+        steer: None,
+    };
+    let result = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+    s.push_erosion(recipe, &base, &result, "Pipe");
+    let bytes = encode(&s, &view()).unwrap();
+    let max_speed = |p: &Project| {
+        let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
+        let ModelParams::Pipe(b) = &e.recipe.model else { panic!("not the pipe model") };
+        (b.max_speed, b.stepping(1.0).n)
+    };
+    let back = decode(&as_version(&bytes, 4, &[])).unwrap();
+    assert_eq!(max_speed(&back), (0.0, 1));
+    // This version's project keeps what it says; the older one, saved again, keeps its clamp.
+    assert_eq!(max_speed(&decode(&bytes).unwrap()), (20.0, 2));
+    let resaved = encode(&back.stack, &back.view).unwrap();
+    assert_eq!(max_speed(&decode(&resaved).unwrap()), (0.0, 1));
+}

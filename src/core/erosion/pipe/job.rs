@@ -46,7 +46,10 @@ impl WaterBudget {
 pub struct PipeJob {
     pub(super) hm: Heightmap,
     pub(super) params: PipeParams,
+    /// Constants of one sub-step.
     pub(super) c: Consts,
+    /// Sub-steps per time step ([`super::Stepping`]).
+    pub(super) sub_steps: u32,
     pub(super) d: Vec<f32>,
     pub(super) s: Vec<f32>,
     pub(super) fl: Vec<f32>,
@@ -110,7 +113,9 @@ impl PipeJob {
         let sinks = inputs.steer.as_ref().filter(|s| s.sink).map(|s| {
             s.weights.iter().enumerate().filter(|(_, w)| **w == 0.0).map(|(i, _)| i as u32).collect::<Vec<u32>>()
         });
-        let dt = params.dt;
+        // Every constant is per sub-step (`Stepping`): `dt` below is the sub-step's.
+        let st = params.stepping(lx);
+        let dt = st.dt;
         let c = Consts {
             w,
             h,
@@ -118,11 +123,11 @@ impl PipeJob {
             area_dt: lx * lx / dt,
             dt_area: dt / (lx * lx),
             inv_l: 1.0 / lx,
-            vmax: lx / dt,
+            vmax: st.vmax,
             courant: dt / lx,
             kc: params.capacity,
-            ks: params.erosion,
-            kd: params.deposition,
+            ks: st.erosion,
+            kd: st.deposition,
             min_tilt: params.min_tilt,
             depth_on: params.max_depth > 0.0,
             inv_max_depth: if params.max_depth > 0.0 { 1.0 / params.max_depth } else { 0.0 },
@@ -173,6 +178,7 @@ impl PipeJob {
             hm: terrain,
             params,
             c,
+            sub_steps: st.n,
             water: WaterBudget { rain: water_in_sum, sea: sea_fill, ..Default::default() },
             d,
             s: vec![0.0; n],
@@ -226,8 +232,24 @@ impl PipeJob {
         WaterBudget { stored: sum_f64(&self.d), ..self.water }
     }
 
-    /// One full time step (sweeps A, B, C and the optional thermal pass).
+    /// Sub-steps per time step ([`super::Stepping`]): 1 unless `max_speed` crosses more than
+    /// a cell in `dt`.
+    pub fn sub_steps(&self) -> u32 {
+        self.sub_steps
+    }
+
+    /// One full time step: its sub-steps (sweeps A, B and C each), then the optional thermal
+    /// pass.
     pub(super) fn advance(&mut self) {
+        for _ in 0..self.sub_steps {
+            self.sub_step();
+        }
+        self.done += 1;
+        self.thermal_pass();
+    }
+
+    /// One sub-step of the flow: sweeps A, B and C, and their books.
+    pub(super) fn sub_step(&mut self) {
         self.sweep_flux();
         let mut rb = self.sweep_water_erosion();
         std::mem::swap(&mut self.hm.data, &mut self.b_new);
@@ -248,7 +270,10 @@ impl PipeJob {
         self.water.drained += rb.drained;
         self.water.rain += rb.rain;
         self.water.sea += rb.sea;
-        self.done += 1;
+    }
+
+    /// The interleaved thermal pass, after every `thermal_every` time steps.
+    fn thermal_pass(&mut self) {
         if let Some((k, scratch)) = &mut self.thermal {
             let every = self.params.thermal_every.max(1) as u64;
             if self.done.is_multiple_of(every) {

@@ -107,9 +107,14 @@
 //! * **Depth limit**: capacity is scaled by `min(1, d2/max_depth)` (Št'ava et al.'s ramp): thin
 //!   sheets of rain water, whose pipe-model velocity is large, carry little; `max_depth = 0`
 //!   switches the limit off (seed 003's behaviour).
-//! * **Velocity**: where `d̄ < 1e-6 m` the velocity is 0 (no water to move), and each component
-//!   is clamped to `lx/Δt` (CFL number 1). The clamp keeps the back-traced point within one cell,
-//!   which the transport relies on.
+//! * **Velocity and sub-steps**: where `d̄ < 1e-6 m` the velocity is 0 (no water to move), and
+//!   each component is clamped to `vmax = min(max_speed, lx/Δt)`, a CFL number of at most 1: the
+//!   back-traced point stays within one cell, which the transport relies on. The seed clamps to
+//!   `lx/Δt`, which caps the flow N× lower on N× finer cells; here a time step `dt` is taken as
+//!   `n = ⌈max_speed·dt/lx⌉` sub-steps of `Δt = dt/n`, each steps 1–5 and 7 above, so flow up to
+//!   `max_speed` is followed at any cell size. `Ks` and `Kd` are fractions per time step, so a
+//!   sub-step takes `1 − (1 − K)^(1/n)`; the thermal step 6 runs once per time step
+//!   ([`Stepping`]). On the default island (2 m, 0.1 s, 20 m/s) `n = 1` and nothing changes.
 //! * **Sea** ([`JobInputs::sea_level`](super::JobInputs::sea_level)): erosion never takes a node below the sea, nor anything
 //!   from a node at or under it (the sea is the base level every river ends at, as in the
 //!   droplet and snowball models), and the sea is a water body at a fixed level, see *The sea*.
@@ -201,7 +206,7 @@ mod transport;
 mod water;
 
 pub use job::{PipeJob, WaterBudget};
-pub use params::{Advection, PipeParams, RiverSource};
+pub use params::{Advection, MAX_SUB_STEPS, PipeParams, RiverSource, Stepping};
 pub(crate) use water::{add_source, fill_sea, sea_floor};
 
 /// Upper bound on a pipe flux before the `K` scaling (keeps `inf·0` out of extreme inputs).

@@ -12,11 +12,16 @@
 //! flow through a pipe accelerates by `A·g·s·lx/l` while the water it drains grows with `lx`, so
 //! the velocity's response `A·g·s/(l·d)` does not depend on `lx`.
 //!
-//! What the resolution still changes: the velocity is clamped to `lx/Δt` (CFL number 1), so
-//! on finer cells fast flow needs a shorter `dt` (and more `steps` for the same time); the
-//! tilt and the transport see relief at the grid scale; `rain_map` is per node; and a
-//! `cell_size` of its own ties the parameters to one grid (a build at another resolution
-//! should leave it `None`).
+//! The velocity is clamped to `max_speed` (m/s), and a time step `dt` is taken as the fewest
+//! equal sub-steps in which that speed crosses at most one cell ([`Stepping`]): the same flow is
+//! followed at any cell size, with the rates per step (`erosion`, `deposition`) converted per
+//! sub-step so they act the same over `dt`. Before, the clamp was `lx/dt` (CFL number 1), so on
+//! N× finer cells fast flow was capped N× lower; `max_speed = 0` keeps that (projects of format
+//! 4 and older, and version-1 files, read their pipe layers so).
+//!
+//! What the resolution still changes: the tilt and the transport see relief at the grid scale;
+//! `rain_map` is per node; and a `cell_size` of its own ties the parameters to one grid (a build
+//! at another resolution should leave it `None`).
 
 use serde::{Deserialize, Serialize};
 
@@ -115,6 +120,12 @@ crate::params! {
         /// Depth (m) at which the capacity reaches its full value; below it capacity scales with
         /// `d/max_depth`. `0` disables the limit (seed 003).
         pub max_depth: f32 = 0.0, unit "m", range [0.0, 1.0e4];
+        /// Fastest flow the run follows, m/s: each velocity component is clamped to it, and each
+        /// time step is split into `n = ⌈max_speed·dt/lx⌉` equal sub-steps so that this speed
+        /// crosses at most one cell per sub-step ([`Stepping`]). The default is the clamp the
+        /// default island (2 m cells, `dt` 0.1 s) always had. `0` keeps the seed's clamp `lx/dt`
+        /// in one step, which depends on the cell size (projects of format 4 and older).
+        pub max_speed: f32 = 20.0, unit "m/s", range [0.0, 1.0e4];
         /// Sediment transport scheme.
         pub advection: Advection = Advection::SemiLagrangian;
         /// Number of time steps (the job's unit of work).
@@ -126,11 +137,83 @@ crate::params! {
     }
 }
 
+/// Most sub-steps one time step may take ([`PipeParams::validate`] refuses more).
+pub const MAX_SUB_STEPS: u32 = 1024;
+
+/// How one time step of `dt` is taken on cells of `lx` metres ([`PipeParams::stepping`]): `n`
+/// sub-steps of `dt/n`, each a full step of the model (module doc of [`super`], steps 1–5 and
+/// 7; the interleaved thermal step still runs once per time step).
+///
+/// ```text
+/// n     = max(1, ⌈max_speed·dt/lx⌉)          (1 when max_speed = 0)
+/// Δt    = dt/n
+/// vmax  = min(max_speed, lx/Δt)              (lx/Δt when max_speed = 0: CFL number ≤ 1)
+/// Ks'   = 1 − (1 − Ks)^(1/n),   Kd' = 1 − (1 − Kd)^(1/n)
+/// ```
+///
+/// `Ks` and `Kd` are the fractions of the capacity deficit (excess) closed per time step; over
+/// `n` sub-steps `Ks'` closes the same fraction of a constant deficit. Rain, evaporation and the
+/// flux update are rates per second and take `Δt`. With `n = 1` every value is the parameter
+/// itself, bit for bit.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub struct Stepping {
+    /// Sub-steps per time step.
+    pub n: u32,
+    /// Seconds per sub-step.
+    pub dt: f32,
+    /// Velocity clamp, m/s.
+    pub vmax: f32,
+    /// Erosion constant per sub-step.
+    pub erosion: f32,
+    /// Deposition constant per sub-step.
+    pub deposition: f32,
+}
+
 impl PipeParams {
+    /// Sub-steps a time step needs on cells of `lx` metres: `⌈max_speed·dt/lx⌉` (f64, less a
+    /// hair so an exact ratio is not rounded up), at least 1; 1 when `max_speed = 0`.
+    fn sub_steps_f64(&self, lx: f32) -> f64 {
+        if self.max_speed > 0.0 {
+            (self.max_speed as f64 * self.dt as f64 / lx as f64 - 1.0e-6).ceil().max(1.0)
+        } else {
+            1.0
+        }
+    }
+
+    /// The time stepping on cells of `lx` metres ([`Stepping`]). Call after [`Self::validate`]
+    /// (which bounds the sub-steps by [`MAX_SUB_STEPS`]).
+    pub fn stepping(&self, lx: f32) -> Stepping {
+        let n = self.sub_steps_f64(lx).min(MAX_SUB_STEPS as f64) as u32;
+        if n == 1 {
+            let cfl = lx / self.dt;
+            let vmax = if self.max_speed > 0.0 { self.max_speed.min(cfl) } else { cfl };
+            return Stepping { n, dt: self.dt, vmax, erosion: self.erosion, deposition: self.deposition };
+        }
+        let dt = self.dt / n as f32;
+        let per = |k: f32| (1.0 - (1.0 - k as f64).powf(1.0 / n as f64)) as f32;
+        Stepping {
+            n,
+            dt,
+            vmax: self.max_speed.min(lx / dt),
+            erosion: per(self.erosion),
+            deposition: per(self.deposition),
+        }
+    }
+
+    /// Keeps the seed's velocity clamp `lx/dt` in one step per time step (`max_speed = 0`), as
+    /// projects of format 4 and older ran: they erode their own map bit for bit as before.
+    pub fn keep_cfl_per_cell(&mut self) {
+        self.max_speed = 0.0;
+    }
+
     /// Converts what a version-1 file left in grid units (the river sources' nodes, see
     /// [`crate::core::units`]) for `map`, the map those values were made for (with `cell_size`,
-    /// when set, as its cell size: the job converts back with it).
+    /// when set, as its cell size: the job converts back with it). A version-1 file also ran
+    /// with the seed's clamp ([`Self::keep_cfl_per_cell`]).
     pub fn upgrade_units(&mut self, map: MapSize) {
+        if crate::core::units::Legacy::has_legacy(self) {
+            self.keep_cfl_per_cell();
+        }
         let lx = self.cell_size.unwrap_or(map.cell_size);
         for s in &mut self.sources {
             s.upgrade_units(lx);
@@ -173,6 +256,13 @@ impl PipeParams {
             s.check_ranges()?;
         }
         check_param("evaporation·dt", self.evaporation as f64 * self.dt as f64, 0.0, 1.0, "Ke·dt ≤ 1")?;
+        check_param(
+            "sub-steps (max_speed·dt/cell_size)",
+            self.sub_steps_f64(lx as f32),
+            1.0,
+            MAX_SUB_STEPS as f64,
+            "at most 1024 sub-steps per time step: lower max_speed or dt, or use coarser cells",
+        )?;
         if let Some(t) = &self.thermal {
             t.validate()?;
         }

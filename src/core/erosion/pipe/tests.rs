@@ -69,7 +69,9 @@ fn still_water_on_flat_ground_stays_still() {
     assert!(j.u.iter().chain(&j.v).all(|&v| v == 0.0));
     // Min tilt erodes nothing without motion.
     assert!(j.hm.data.iter().all(|&b| b == 5.0));
-    let expect = 0.1 * 0.1 * 21.0;
+    // The first sub-step's rain, then 20 steps of it (1 m cells: 2 sub-steps of 0.05 s).
+    assert_eq!(j.sub_steps(), 2);
+    let expect = 0.1 * 0.1 * (20.0 + 0.5);
     assert!(j.d.iter().all(|&d| (d - expect).abs() < 1e-5), "{}", j.d[0]);
 }
 
@@ -796,7 +798,8 @@ fn version_1_sources_convert_to_metres_and_run_as_they_did() {
     old.upgrade_units(crate::core::erosion::MapSize::new(40, 40, 2.0));
     assert!(!crate::core::units::Legacy::has_legacy(&old));
     let src = RiverSource { x_m: 24.0, y_m: 61.0, radius_m: 5.0, intensity: 0.3, ..Default::default() };
-    let new = PipeParams { rain: 0.0, steps: 30, sources: vec![src], ..Default::default() };
+    // A version-1 file ran with the seed's clamp `lx/dt`, in one step per time step.
+    let new = PipeParams { rain: 0.0, steps: 30, sources: vec![src], max_speed: 0.0, ..Default::default() };
     assert_eq!(old, new);
     let text = ron::to_string(&new).unwrap();
     assert!(text.contains("x_m:") && !text.contains("(x:") && !text.contains(" radius:"), "{text}");
@@ -817,4 +820,69 @@ fn version_1_sources_convert_to_metres_and_run_as_they_did() {
     assert!(a.ledger().eroded > 0.0);
     assert!(a.hm.data.iter().zip(&b.hm.data).all(|(x, y)| x.to_bits() == y.to_bits()));
     assert_eq!(a.d, b.d);
+}
+
+#[test]
+fn a_time_step_takes_the_fewest_sub_steps_that_keep_max_speed_within_a_cell() {
+    let p = PipeParams::default();
+    // The default island's cells: one sub-step, every value the parameter itself.
+    let one = p.stepping(2.0);
+    assert_eq!(one, Stepping { n: 1, dt: p.dt, vmax: 20.0, erosion: p.erosion, deposition: p.deposition });
+    // Coarser cells: one sub-step, and the clamp stays at max_speed (the seed's was lx/dt).
+    assert_eq!((p.stepping(8.0).n, p.stepping(8.0).vmax), (1, 20.0));
+    for (lx, n) in [(1.0, 2), (0.5, 4), (0.3, 7), (0.25, 8)] {
+        let s = p.stepping(lx);
+        assert_eq!(s.n, n, "{lx} m");
+        assert_eq!(s.dt, p.dt / n as f32);
+        // CFL number ≤ 1, and the clamp is max_speed.
+        assert!(s.vmax <= lx / s.dt && s.vmax == p.max_speed, "{s:?}");
+        // n sub-steps close the same fraction of a constant deficit (excess) as one step did.
+        for (k, k1) in [(s.erosion, p.erosion), (s.deposition, p.deposition)] {
+            let closed = 1.0 - (1.0 - k as f64).powi(n as i32);
+            assert!((closed - k1 as f64).abs() < 1e-6, "{lx} m: {closed} vs {k1}");
+        }
+    }
+    // max_speed = 0: the seed's clamp lx/dt in one step, at any cell size.
+    let seed = PipeParams { max_speed: 0.0, ..Default::default() };
+    for lx in [0.25, 1.0, 2.0, 8.0] {
+        assert_eq!(seed.stepping(lx), Stepping { n: 1, dt: 0.1, vmax: lx / 0.1, erosion: 0.025, deposition: 0.004 });
+    }
+    // Absurd combinations are refused, not run for ever.
+    let hm = Heightmap::new(8, 8, 0.001).unwrap();
+    let e = PipeJob::new(hm, PipeParams { max_speed: 1.0e4, dt: 1.0, ..Default::default() }, JobInputs::default());
+    assert!(matches!(e, Err(super::super::JobError::BadParam { .. })), "{:?}", e.err());
+    // Ks = 1 stays 1 (the whole deficit each sub-step).
+    assert_eq!(PipeParams { erosion: 1.0, ..Default::default() }.stepping(0.5).erosion, 1.0);
+}
+
+#[test]
+fn the_same_flow_erodes_the_same_volume_at_any_cell_size() {
+    // A 64 m hillside, the same land sampled at 2, 1 and 0.5 m cells.
+    let run = |lx: f32, max_speed: f32| {
+        let n = (64.0 / lx) as usize + 1;
+        let hm = Heightmap::from_fn(n, n, lx, |x, y| {
+            let (xm, ym) = (x as f32 * lx, y as f32 * lx);
+            12.0 + 6.0 * (xm / 9.0).sin() * (ym / 7.0).cos() + 0.3 * xm
+        })
+        .unwrap();
+        let p = PipeParams { steps: 150, max_speed, ..Default::default() };
+        let mut j = job(hm, p, Boundary::default());
+        while !j.is_done() {
+            j.step();
+        }
+        j.ledger().eroded * (lx * lx) as f64
+    };
+    let mut now = Vec::new();
+    let mut seed = Vec::new();
+    for lx in [2.0, 1.0, 0.5] {
+        now.push(run(lx, 20.0));
+        seed.push(run(lx, 0.0));
+    }
+    eprintln!("eroded m³ at 2 / 1 / 0.5 m: now {now:?}, with the seed's clamp {seed:?}");
+    assert_eq!(now[0], seed[0], "2 m cells: one sub-step and the same clamp, the same run");
+    for k in 1..3 {
+        assert!((now[k] / now[0] - 1.0).abs() < 0.15, "{now:?}");
+    }
+    // With the seed's clamp the fine runs fall short (the check can fail).
+    assert!(seed[2] < 0.7 * seed[0], "{seed:?}");
 }
