@@ -361,11 +361,21 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
             0u8..3,
             prop::option::of((0.0f32..89.9, 0.0f32..=1.0, 0u32..3)),
             1u32..4,
+            0u32..6,
         ),
     )
         .prop_map(
-            |((dt, area, len, g, cell), (rain, kc, ks, kd, tilt), (ke_frac, depth_on, depth, mac, thermal, every))| {
+            |(
+                (dt, area, len, g, cell),
+                (rain, kc, ks, kd, tilt),
+                (ke_frac, depth_on, depth, mac, thermal, every, subs),
+            )| {
+                // 0: the seed's clamp; k: a max_speed that takes about k sub-steps on these cells
+                // (at most 1e4 m/s, the parameter's range, so fewer where that caps it).
+                let lx = cell.unwrap_or(1.0);
+                let max_speed = if subs == 0 { 0.0 } else { (subs as f32 * lx / dt).min(1.0e4) };
                 PipeParams {
+                    max_speed,
                     dt,
                     pipe_area: area,
                     pipe_length: len,
