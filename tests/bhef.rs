@@ -410,6 +410,38 @@ fn save_atomic_replaces_and_leaves_no_temp() {
 }
 
 #[test]
+fn the_sidecar_gives_the_map_back_with_its_cell_size_and_only_that_map() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = dir.path().join("world.bhef");
+    let mut a = random_map(6, 4, 7);
+    a.cell_size = 4.0;
+    bhef::save_with_sidecar(&p, &a, "test").unwrap();
+    assert_eq!(dir_names(dir.path()), ["world.bhef", "world.bhef.json"]);
+    // The BHEF bytes are the seed's layout, unchanged.
+    assert_eq!(std::fs::read(&p).unwrap(), bhef::encode(&a).unwrap());
+    assert_eq!(bhef::load(&p).unwrap(), a);
+    assert_eq!(bhef::load_with_cell(&p).unwrap().1, Some(4.0));
+    // Rewritten without its sidecar (as another tool would): the stale sidecar describes
+    // another map (its height range), so it is not used, and the map reads at 1 m.
+    let b = random_map(6, 4, 8);
+    bhef::save_atomic(&p, &b).unwrap();
+    assert_eq!(bhef::load_with_cell(&p).unwrap(), (b.clone(), None));
+    // Another size: not used either.
+    let c = random_map(3, 3, 7);
+    bhef::save_atomic(&p, &c).unwrap();
+    assert_eq!(bhef::load(&p).unwrap().cell_size, 1.0);
+    // A sidecar that cannot be read is an error that names it, not a silent 1 m.
+    std::fs::write(dir.path().join("world.bhef.json"), b"{ not json").unwrap();
+    let e = bhef::load(&p).unwrap_err();
+    assert!(matches!(e, BhefError::Sidecar { .. }) && e.to_string().contains("world.bhef.json"), "{e}");
+    std::fs::write(dir.path().join("world.bhef.json"), b"{\"format\": \"bhef\", \"width\": 3}").unwrap();
+    assert!(matches!(bhef::load(&p), Err(BhefError::Sidecar { .. })));
+    // Without a sidecar, as before: 1 m.
+    std::fs::remove_file(dir.path().join("world.bhef.json")).unwrap();
+    assert_eq!(bhef::load_with_cell(&p).unwrap(), (c, None));
+}
+
+#[test]
 fn save_atomic_failures_leave_target_and_folder_clean() {
     let dir = tempfile::tempdir().unwrap();
     let p = dir.path().join("keep.bhef");

@@ -38,6 +38,7 @@ fn generate_info_erode_round_trip() {
     assert_eq!(v["width"], 65);
     assert_eq!(v["height"], 65);
     assert!(v["max"].as_f64().unwrap() > v["min"].as_f64().unwrap());
+    assert_eq!(v["cell_size"], 2.0, "the sidecar records generate's 2 m cells");
     // Same seed → same file.
     ok(&talus(&["generate", "--kind", "fbm", "--size", "65", "--seed", "3", "--out", "b.bhef"], p));
     assert_eq!(std::fs::read(p.join("a.bhef")).unwrap(), std::fs::read(p.join("b.bhef")).unwrap());
@@ -582,4 +583,43 @@ fn a_geographic_hgt_tile_converts_with_metre_cells_and_says_so() {
     let a = talus(&["analyze", "N46E007.hgt"], p);
     ok(&a);
     assert!(String::from_utf8_lossy(&a.stdout).contains("cell 926.3"), "{}", String::from_utf8_lossy(&a.stdout));
+}
+
+/// The cell size travels with a BHEF file in its sidecar: `generate` writes it, `erode` runs at
+/// it unless `--cell-size` says otherwise and writes what it ran at, `info` prints it.
+#[test]
+fn a_bhef_keeps_its_cell_size_in_its_sidecar() {
+    let d = tempfile::tempdir().unwrap();
+    let p = d.path();
+    ok(&talus(&["generate", "--size", "33", "--cell-size", "4", "--seed", "2", "--out", "a.bhef"], p));
+    let cell = |f: &str| -> f64 {
+        let v: serde_json::Value = serde_json::from_slice(&std::fs::read(p.join(f)).unwrap()).unwrap();
+        assert_eq!(v["format"], "bhef", "{v}");
+        v["cell_size"].as_f64().unwrap()
+    };
+    assert_eq!(cell("a.bhef.json"), 4.0);
+    let info = talus(&["info", "a.bhef"], p);
+    ok(&info);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("cell:   4 m (sidecar)"));
+    // The erosion runs on the recorded 4 m cells: the same bits as with `--cell-size 4`.
+    ok(&talus(&["erode", "--model", "thermal", "--in", "a.bhef", "--out", "b.bhef", "--steps", "3"], p));
+    ok(&talus(
+        &["erode", "--model", "thermal", "--in", "a.bhef", "--out", "c.bhef", "--steps", "3", "--cell-size", "4"],
+        p,
+    ));
+    assert_eq!(std::fs::read(p.join("b.bhef")).unwrap(), std::fs::read(p.join("c.bhef")).unwrap());
+    assert_eq!(cell("b.bhef.json"), 4.0);
+    // A flag overrides it, and the output records what the run used.
+    ok(&talus(
+        &["erode", "--model", "thermal", "--in", "a.bhef", "--out", "e.bhef", "--steps", "3", "--cell-size", "1"],
+        p,
+    ));
+    assert_eq!(cell("e.bhef.json"), 1.0);
+    assert_ne!(std::fs::read(p.join("b.bhef")).unwrap(), std::fs::read(p.join("e.bhef")).unwrap());
+    // Without a sidecar the default stays 2 m.
+    std::fs::copy(p.join("a.bhef"), p.join("bare.bhef")).unwrap();
+    ok(&talus(&["erode", "--model", "thermal", "--in", "bare.bhef", "--out", "f.bhef", "--steps", "3"], p));
+    assert_eq!(cell("f.bhef.json"), 2.0);
+    let info = talus(&["info", "bare.bhef"], p);
+    assert!(String::from_utf8_lossy(&info.stdout).contains("cell:   not recorded"));
 }

@@ -32,7 +32,7 @@ pub struct ConvertArgs {
     /// Width in nodes of a non-square .r16/.raw input (the height follows from the length).
     #[arg(long)]
     pub width: Option<usize>,
-    /// Metres between nodes (overrides what the input says; BHEF stores none).
+    /// Metres between nodes (overrides what the input says: a BHEF or PNG/R16 sidecar, EXR, GeoTIFF).
     #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// Geographic inputs (GeoTIFF in degrees, .hgt): keep the file's nodes instead of resampling

@@ -29,7 +29,7 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
     let hm = generate::generate(&p)?;
     eprintln!("generated {}×{} island in {:.0} ms", hm.width, hm.height, t.elapsed().as_secs_f64() * 1e3);
     let sea = p.sea_level.as_ref().map(|s| s.level).unwrap_or(0.0);
-    bhef::save_atomic(&dir.join("terrain.bhef"), &hm)?;
+    bhef::save_with_sidecar(&dir.join("terrain.bhef"), &hm, "")?;
     preview::save_png(&dir.join("terrain.png"), &preview::render(&hm, sea))?;
 
     // The default Simulate, as the editor's first Simulate runs it.
@@ -60,7 +60,7 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
         l.deposited
     );
     let eroded = job.heightmap().clone();
-    bhef::save_atomic(&dir.join("eroded.bhef"), &eroded)?;
+    bhef::save_with_sidecar(&dir.join("eroded.bhef"), &eroded, "terrain.bhef")?;
     preview::save_png(&dir.join("eroded.png"), &preview::render(&eroded, sea))?;
     let (w, h) = (eroded.width, eroded.height);
     preview::save_png(&dir.join("erosion.png"), &preview::render_erosion(w, h, &job.maps().net()))?;
@@ -82,7 +82,7 @@ pub(super) fn cmd_demo(dir: &Path, size: usize, seed: u64) -> Result<ExitCode, C
         req.erosion.name(),
         t.elapsed().as_secs_f64()
     );
-    bhef::save_atomic(&dir.join("build.bhef"), &built)?;
+    bhef::save_with_sidecar(&dir.join("build.bhef"), &built, "eroded.bhef")?;
     preview::save_png(&dir.join("build.png"), &preview::render(&built, sea))?;
     preview::save_png(&dir.join("detail.png"), &detail_image(&eroded, &built, sea))?;
     eprintln!(

@@ -103,11 +103,12 @@ pub struct ErodeArgs {
     /// Edge condition on all four sides.
     #[arg(long, value_enum, default_value_t = Edge::Drain)]
     pub boundary: Edge,
-    /// Metres between nodes (BHEF stores none). Default 2 m, the cell size of `talus generate` and
-    /// of the editor's island; the erosion parameters are in metres and per km², so give the
-    /// map's real spacing.
-    #[arg(long, default_value_t = 2.0, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
-    pub cell_size: f32,
+    /// Metres between nodes. Default: what a BHEF input's sidecar records (`map.bhef.json`, which
+    /// Talus writes beside every BHEF it saves), else 2 m, the cell size of `talus generate` and of
+    /// the editor's island; the erosion parameters are in metres and per km², so give the map's
+    /// real spacing.
+    #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
+    pub cell_size: Option<f32>,
     /// Height of the sea (the base level every flow ends at), metres. Default 0, the BHEF
     /// convention; a map entirely above it is unaffected; `-inf` turns the sea off.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true, value_parser = crate::cli::params::sea_f32)]
@@ -180,6 +181,9 @@ fn model_params(model: Model, path: Option<&Path>) -> Result<ModelParams, CliErr
         .map_err(|e| CliError(format!("{}: not {model:?} parameters: {e}", path.display())))
 }
 
+/// Metres between nodes of an input that records none (see `--cell-size`).
+const DEFAULT_CELL_SIZE: f32 = 2.0;
+
 /// Reads a steering mask for `hm`: its size must match; a BHEF holds the weights themselves, an
 /// integer image is read as 0 … 1 of its range.
 fn read_mask(path: &Path, hm: &crate::core::Heightmap) -> Result<Vec<f32>, CliError> {
@@ -221,7 +225,9 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         }
         _ => None,
     };
-    crate::core::heightmap::check_cell(a.cell_size).map_err(|e| CliError(format!("--cell-size: {e}")))?;
+    if let Some(c) = a.cell_size {
+        crate::core::heightmap::check_cell(c).map_err(|e| CliError(format!("--cell-size: {e}")))?;
+    }
     // The output's format is checked before the run, not found wrong after it.
     let out_fmt = match a.out.extension() {
         None => interop::Format::Bhef,
@@ -234,12 +240,12 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         )));
     }
     // The input by its extension, as `talus convert` reads it: BHEF for `.bhef` or none.
-    let mut hm = match a.input.extension() {
-        None => bhef::load(&a.input)?,
-        Some(e) if e.eq_ignore_ascii_case("bhef") => bhef::load(&a.input)?,
-        Some(_) => interop::load(&a.input, &interop::ImportOptions::default())?,
+    let (mut hm, recorded) = match a.input.extension() {
+        None => bhef::load_with_cell(&a.input)?,
+        Some(e) if e.eq_ignore_ascii_case("bhef") => bhef::load_with_cell(&a.input)?,
+        Some(_) => (interop::load(&a.input, &interop::ImportOptions::default())?, None),
     };
-    hm.cell_size = a.cell_size;
+    hm.cell_size = a.cell_size.or(recorded).unwrap_or(DEFAULT_CELL_SIZE);
     // Values of an older parameter file in grid units were made for this map.
     let map = erosion::MapSize::of(&hm);
     params.upgrade_units(map);
@@ -343,7 +349,7 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
         return Ok(ExitCode::from(130));
     }
     if out_fmt == interop::Format::Bhef {
-        bhef::save_atomic(&a.out, sim.heightmap())?;
+        bhef::save_with_sidecar(&a.out, sim.heightmap(), &a.input.display().to_string())?;
     } else {
         let eo = interop::ExportOptions { source: a.input.display().to_string(), ..Default::default() };
         interop::save(&a.out, sim.heightmap(), &eo)?;

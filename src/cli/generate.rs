@@ -310,7 +310,7 @@ pub(super) fn cmd_generate(a: GenerateArgs) -> Result<ExitCode, CliError> {
         s.max
     );
     if let Some(out) = &a.out {
-        bhef::save_atomic(out, &hm)?;
+        bhef::save_with_sidecar(out, &hm, "")?;
     }
     if let Some(png) = &a.preview {
         let sea = p.sea_level.as_ref().map(|s| s.level).unwrap_or(f32::NEG_INFINITY);

@@ -27,10 +27,14 @@ pub struct Info {
     pub max: f32,
     /// Mean height, metres.
     pub mean: f64,
+    /// Metres between nodes, as the file's sidecar (`FILE.json`) records it; absent when there is
+    /// none for this map (BHEF itself stores no cell size).
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub cell_size: Option<f32>,
 }
 
 pub(super) fn cmd_info(file: &Path, json: bool) -> Result<ExitCode, CliError> {
-    let hm = bhef::load(file)?;
+    let (hm, cell_size) = bhef::load_with_cell(file)?;
     let s = hm.stats();
     let info = Info {
         file: file.display().to_string(),
@@ -41,6 +45,7 @@ pub(super) fn cmd_info(file: &Path, json: bool) -> Result<ExitCode, CliError> {
         min: s.min,
         max: s.max,
         mean: s.mean,
+        cell_size,
     };
     if json {
         println!("{}", serde_json::to_string_pretty(&info)?);
@@ -50,6 +55,10 @@ pub(super) fn cmd_info(file: &Path, json: bool) -> Result<ExitCode, CliError> {
         println!("min:    {}", info.min);
         println!("max:    {}", info.max);
         println!("mean:   {}", info.mean);
+        match info.cell_size {
+            Some(c) => println!("cell:   {c} m (sidecar)"),
+            None => println!("cell:   not recorded (no sidecar for this map)"),
+        }
     }
     Ok(ExitCode::SUCCESS)
 }

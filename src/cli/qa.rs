@@ -21,7 +21,7 @@ pub struct AnalyzeArgs {
     /// Sea level, metres: nodes at or below it are sea (outlets), above it land.
     #[arg(long, default_value_t = 0.0, allow_hyphen_values = true)]
     pub sea_level: f32,
-    /// Metres between nodes (BHEF stores none and reads as 1 m; the default island has 2 m).
+    /// Metres between nodes (default: what the file records, a BHEF sidecar among it, else 1 m; the default island has 2 m).
     #[arg(long, allow_hyphen_values = true, value_parser = crate::cli::params::finite_f32)]
     pub cell_size: Option<f32>,
     /// The map FILE was made from (same size): adds land lost to the sea and the anisotropy of

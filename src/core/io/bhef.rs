@@ -41,6 +41,15 @@
 //!
 //! The format stores no spacing, so decoded maps get `cell_size = 1.0`, exactly as the seed's mesh
 //! places vertices one unit apart.
+//!
+//! # The sidecar: the cell size beside the file
+//!
+//! Talus writes its BHEF files with [`save_with_sidecar`], which adds `map.bhef.json`
+//! ([`super::sidecar`], format `"bhef"`) holding the map's size, its exact height range and its
+//! cell size. [`load`] reads it back when it describes the file beside it: the same width and
+//! height and the same lowest and highest height, to the bit (so a BHEF rewritten by another tool
+//! leaves its stale sidecar unused). Then the map gets the recorded cell size; otherwise 1 m, as
+//! the seed's. Other tools ignore the sidecar, and the BHEF bytes are the seed's layout.
 
 use std::fs::File;
 use std::io::{self, Read};
@@ -191,6 +200,15 @@ pub enum BhefError {
         y: usize,
         /// The height there: NaN or ±∞.
         value: f32,
+    },
+
+    /// The sidecar beside a BHEF file (`map.bhef.json`) could not be read or written.
+    #[error("the sidecar {}: {msg} (it records the map's cell size; fix or delete it)", path.display())]
+    Sidecar {
+        /// The sidecar's path.
+        path: PathBuf,
+        /// What is wrong.
+        msg: String,
     },
 
     /// An operating-system error while reading or writing `path`.
@@ -392,6 +410,40 @@ pub fn encode(hm: &Heightmap) -> Result<Vec<u8>, BhefError> {
 /// A file that changes length while being read is reported as truncated or as having trailing
 /// bytes. Errors from the operating system carry the path.
 pub fn load(path: &Path) -> Result<Heightmap, BhefError> {
+    Ok(load_with_cell(path)?.0)
+}
+
+/// Reads a BHEF file and its sidecar (module doc): the map, with the sidecar's cell size when it
+/// describes this file (also returned), else 1 m and `None`. A sidecar that exists but cannot be
+/// read or parsed is an error; one that describes another map is left unused.
+pub fn load_with_cell(path: &Path) -> Result<(Heightmap, Option<f32>), BhefError> {
+    let mut hm = load_bytes(path)?;
+    let cell = recorded_cell_size(path, &hm)?;
+    if let Some(c) = cell {
+        hm.cell_size = c;
+    }
+    Ok((hm, cell))
+}
+
+/// The cell size the sidecar of `path` records for `hm`, when it describes `hm` (format `bhef`,
+/// the same size and height range).
+fn recorded_cell_size(path: &Path, hm: &Heightmap) -> Result<Option<f32>, BhefError> {
+    let sc = super::sidecar::read(path)
+        .map_err(|e| BhefError::Sidecar { path: super::sidecar::path_for(path), msg: e.to_string() })?;
+    let Some(sc) = sc else { return Ok(None) };
+    let (lo, hi) = hm.min_max();
+    let same = sc.format == SIDECAR_FORMAT
+        && (sc.width, sc.height) == (hm.width, hm.height)
+        && sc.min.to_bits() == lo.to_bits()
+        && sc.max.to_bits() == hi.to_bits();
+    Ok(same.then_some(sc.cell_size))
+}
+
+/// The sidecar's `format` for a BHEF file.
+pub const SIDECAR_FORMAT: &str = "bhef";
+
+/// Reads the BHEF bytes of `path` (no sidecar).
+fn load_bytes(path: &Path) -> Result<Heightmap, BhefError> {
     let mut file = File::open(path).map_err(io_err("open", path))?;
     let meta = file.metadata().map_err(io_err("read the metadata of", path))?;
     if meta.is_dir() {
@@ -445,6 +497,17 @@ pub fn save_atomic(path: &Path, hm: &Heightmap) -> Result<(), BhefError> {
     // Encode first: an invalid map never touches the disk.
     let bytes = encode(hm)?;
     super::atomic::write_atomic(path, |w| w.write_all(&bytes)).map_err(io_err("save", path))
+}
+
+/// [`save_atomic`], then the sidecar `path.json` with the map's size, height range and cell size
+/// (module doc), written atomically after the file, so that [`load`] gives the map back with its
+/// cell size. `source` names what the map came from (may be empty).
+pub fn save_with_sidecar(path: &Path, hm: &Heightmap, source: &str) -> Result<(), BhefError> {
+    save_atomic(path, hm)?;
+    let (lo, hi) = hm.min_max();
+    let sc = super::sidecar::for_export(SIDECAR_FORMAT, hm.width, hm.height, [lo, hi], hm.cell_size, source, None);
+    super::sidecar::write(path, &sc)
+        .map_err(|e| BhefError::Sidecar { path: super::sidecar::path_for(path), msg: e.to_string() })
 }
 
 #[cfg(test)]

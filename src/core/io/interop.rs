@@ -246,7 +246,7 @@ pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportR
     }
     match Format::from_path(path)? {
         Format::Bhef => {
-            super::bhef::save_atomic(path, hm)
+            super::bhef::save_with_sidecar(path, hm, &opts.source)
                 .map_err(|e| InteropError::Encode { format: "BHEF", msg: e.to_string() })?;
             Ok(ExportReport::default())
         }

@@ -712,7 +712,7 @@ impl Document {
         if is_project(path) {
             project::save(path, &self.stack, &self.view).map_err(|e| format!("saving {}: {e}", path.display()))?;
         } else {
-            bhef::save_atomic(path, &self.map).map_err(|e| format!("saving {}: {e}", path.display()))?;
+            bhef::save_with_sidecar(path, &self.map, "").map_err(|e| format!("saving {}: {e}", path.display()))?;
         }
         self.path = Some(path.to_path_buf());
         self.saved_revision = self.revision;

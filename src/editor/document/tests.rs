@@ -84,6 +84,8 @@ fn save_open_round_trip_and_unsaved_mark() {
     assert_eq!(doc.title(), "t.bhef — Talus");
     let back = Document::open(&path).unwrap();
     assert_eq!(bits(back.map()), bits(doc.map()));
+    // The cell size comes back from the sidecar the save wrote beside the file.
+    assert_eq!((back.map().cell_size, doc.map().cell_size), (2.0, 2.0));
     std::fs::write(&path, b"BHEF but broken").unwrap();
     let err = Document::open(&path).unwrap_err();
     assert!(err.contains("t.bhef"), "{err}");
