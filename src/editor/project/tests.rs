@@ -289,17 +289,16 @@ fn a_version_2_project_keeps_its_droplet_rates_per_node() {
     assert_eq!(rates(&decode(&resaved).unwrap()), 3.0);
 }
 
-#[test]
-fn a_version_3_project_keeps_its_snowball_rate_per_node() {
-    // Version 3 gave the snowballs' erosion rate on the 4 nodes of the project's 3 m cells.
-    let base = Heightmap::from_fn(64, 48, 3.0, |x, y| 20.0 + 0.3 * x as f32 + signed_f32(hash2(x as i64, y as i64, 2)))
-        .unwrap();
-    let mut s = LayerStack::new(&base, BaseSource::Heights);
+/// A rough slope of `cell` metres cells, the base of the format-version tests below.
+fn sloped_base(w: usize, h: usize, cell: f32) -> Heightmap {
+    Heightmap::from_fn(w, h, cell, |x, y| 20.0 + 0.3 * x as f32 + signed_f32(hash2(x as i64, y as i64, 2))).unwrap()
+}
+
+/// The bytes of a project of `base` with one erosion layer of `model` (seed 3, run on the CPU).
+fn one_layer_project(base: &Heightmap, model: ModelParams, name: &str) -> Vec<u8> {
+    let mut s = LayerStack::new(base, BaseSource::Heights);
     let recipe = Recipe {
-        model: ModelParams::Snowball(crate::core::erosion::snowball::SnowballParams {
-            snowballs_per_km2: MapSize::of(&base).per_km2(500),
-            ..Default::default()
-        }),
+        model,
         boundary: Boundary::default(),
         seed: 3,
         backend: Backend::Cpu,
@@ -308,8 +307,19 @@ fn a_version_3_project_keeps_its_snowball_rate_per_node() {
         steer: None,
     };
     let result = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
-    s.push_erosion(recipe, &base, &result, "Snowballs");
-    let bytes = encode(&s, &view()).unwrap();
+    s.push_erosion(recipe, base, &result, name);
+    encode(&s, &view()).unwrap()
+}
+
+#[test]
+fn a_version_3_project_keeps_its_snowball_rate_per_node() {
+    // Version 3 gave the snowballs' erosion rate on the 4 nodes of the project's 3 m cells.
+    let base = sloped_base(64, 48, 3.0);
+    let model = ModelParams::Snowball(crate::core::erosion::snowball::SnowballParams {
+        snowballs_per_km2: MapSize::of(&base).per_km2(500),
+        ..Default::default()
+    });
+    let bytes = one_layer_project(&base, model, "Snowballs");
     let footprint = |p: &Project| {
         let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
         let ModelParams::Snowball(b) = &e.recipe.model else { panic!("not snowballs") };
@@ -335,21 +345,9 @@ fn a_version_3_project_keeps_its_snowball_rate_per_node() {
 fn a_version_4_project_keeps_its_pipe_clamp_per_cell() {
     // Version 4 clamped the pipe model's flow to one cell per time step: on these 1 m cells,
     // 10 m/s in one step, where version 5 follows 20 m/s in two sub-steps.
-    let base = Heightmap::from_fn(48, 40, 1.0, |x, y| 20.0 + 0.3 * x as f32 + signed_f32(hash2(x as i64, y as i64, 2)))
-        .unwrap();
-    let mut s = LayerStack::new(&base, BaseSource::Heights);
-    let recipe = Recipe {
-        model: ModelParams::Pipe(crate::core::erosion::pipe::PipeParams { steps: 5, ..Default::default() }),
-        boundary: Boundary::default(),
-        seed: 3,
-        backend: Backend::Cpu,
-        hardness: None,
-        sea_level: None,
-        steer: None,
-    };
-    let result = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
-    s.push_erosion(recipe, &base, &result, "Pipe");
-    let bytes = encode(&s, &view()).unwrap();
+    let base = sloped_base(48, 40, 1.0);
+    let model = ModelParams::Pipe(crate::core::erosion::pipe::PipeParams { steps: 5, ..Default::default() });
+    let bytes = one_layer_project(&base, model, "Pipe");
     let max_speed = |p: &Project| {
         let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
         let ModelParams::Pipe(b) = &e.recipe.model else { panic!("not the pipe model") };
