@@ -168,7 +168,8 @@ fn main() {
         println!();
         println!("| map | GPU thermal iterations/s | CPU iterations/s | GPU/CPU |");
         println!("|---|---|---|---|");
-        let tp = ThermalParams { iterations: u32::MAX, ..Default::default() };
+        // Iterations counted on the 1 m cells themselves, so one is one pass of each kernel.
+        let tp = ThermalParams { iterations: u32::MAX, iteration_cell_m: 1.0, ..Default::default() };
         for &n in &o.sizes {
             let hm = terrain(n);
             let Ok(mut gpu) = GpuErosionJob::thermal(ctx.clone(), hm.clone(), tp.clone(), JobInputs::default()) else {

@@ -339,9 +339,13 @@ fn edge() -> impl Strategy<Value = EdgeMode> {
     prop_oneof![Just(EdgeMode::Wall), Just(EdgeMode::Drain), Just(EdgeMode::Wrap)]
 }
 
-/// Log-uniform value in `[lo, hi]`.
+/// Log-uniform value in `[lo, hi]` (the f32 nearest `lo` can lie below it: the next one up is
+/// taken then, so a drawn bound passes the parameter's range check).
 fn log_range(lo: f64, hi: f64) -> impl Strategy<Value = f32> {
-    (0.0f64..=1.0).prop_map(move |t| (lo.ln() + t * (hi.ln() - lo.ln())).exp() as f32)
+    (0.0f64..=1.0).prop_map(move |t| {
+        let v = (lo.ln() + t * (hi.ln() - lo.ln())).exp() as f32;
+        if (v as f64) < lo { v.next_up() } else { v }
+    })
 }
 
 fn pipe_params() -> impl Strategy<Value = PipeParams> {
@@ -390,11 +394,13 @@ fn pipe_params() -> impl Strategy<Value = PipeParams> {
                     max_depth: if depth_on > 0.5 { depth.unwrap_or(0.0) } else { 0.0 },
                     advection: [Advection::SemiLagrangian, Advection::MacCormack, Advection::Conservative]
                         [mac as usize],
+                    // Iterations counted on cells twice these: 4 kernel iterations each.
                     thermal: thermal.map(|(a, r, i)| ThermalParams {
                         talus_angle: a,
                         rate: r,
                         iterations: i,
                         talus_tan: None,
+                        iteration_cell_m: (2.0 * lx).min(1.0e6),
                         ..Default::default()
                     }),
                     thermal_every: every,

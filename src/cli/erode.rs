@@ -291,6 +291,11 @@ pub(super) fn cmd_erode(a: ErodeArgs) -> Result<ExitCode, CliError> {
     if a.backend != Backend::Cpu || used.backend != Backend::Cpu {
         eprintln!("backend: {used}");
     }
+    if let ModelParams::Thermal(t) = &params
+        && let Some(note) = t.count_note(sim.heightmap().cell_size)
+    {
+        eprintln!("{note}");
+    }
     let total = sim.progress().total;
     let mut snaps = match &a.snapshots {
         Some(dir) => Some(Snapshots::new(dir, a.every, total, a.snapshot_format, sim.heightmap())?),

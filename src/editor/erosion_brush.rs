@@ -20,7 +20,7 @@
 //! |---|---|
 //! | droplet, snowball | `⌈DROPLETS_PER_M2_S · π r² · t⌉` particles (at least 1) |
 //! | pipe | [`PIPE_STEPS`] time steps |
-//! | thermal | [`THERMAL_ITERATIONS`] iterations |
+//! | thermal | [`THERMAL_ITERATIONS`] iterations (counted on `iteration_cell_m`; on coarser cells a fraction of a kernel iteration is drawn from the dab's seed) |
 //! | stream power | [`STREAM_POWER_STEPS`] steps |
 //!
 //! The particles of a dab are a count on the map the stroke is drawn on (the dab runs there with
@@ -39,6 +39,7 @@ use crate::core::brush::Falloff;
 use crate::core::erosion::hardness::{HardnessParams, hardness_map};
 use crate::core::erosion::steer::{Steer, disc_mask};
 use crate::core::erosion::{Boundary, JobInputs, MapSize, ModelParams, RunEnd, run};
+use crate::core::rng::unit_f64;
 
 /// Particles per m² of the disc per second held (droplet, snowball): 2 per node on 2 m cells.
 pub const DROPLETS_PER_M2_S: f32 = 0.5;
@@ -167,6 +168,12 @@ pub fn run_dab(
     }
     let mut model = recipe.model.clone();
     model.set_work(dab.work, MapSize::of(&input));
+    // Thermal iterations are counted on 2 m cells (`iteration_cell_m`): on coarser cells a dab
+    // owes a fraction of a kernel iteration, drawn from its seed so a stroke relaxes the same
+    // metres on average.
+    if let ModelParams::Thermal(t) = &mut model {
+        t.count_on_own_cells(cell, unit_f64(dab_seed(recipe.seed, index) ^ 0x7468_6572_6d61_6c00));
+    }
     let hardness = match recipe.hardness.filter(|h| !h.is_neutral()) {
         None => None,
         Some(h) => Some(hardness_map(&input, h).map_err(|e| format!("hardness map: {e}"))?),

@@ -228,7 +228,7 @@ pub fn bytes_per_cell_step(p: &PipeParams, lx: f32, with_inputs: bool) -> f64 {
     };
     let thermal = p.thermal.as_ref().map_or(0.0, |t| {
         let per_iter = 16.0 + 28.0 + if with_inputs { 8.0 } else { 0.0 };
-        per_iter * t.iterations as f64 / p.thermal_every.max(1) as f64
+        per_iter * t.iterations as f64 * t.iteration_scale(lx) / p.thermal_every.max(1) as f64
     });
     (flux + water + transport) * p.stepping(lx).n as f64 + thermal
 }
@@ -285,7 +285,10 @@ pub struct GpuErosionJob {
     cur: usize,
     done: u64,
     total: u64,
-    thermal_iters: u32,
+    /// The thermal parameters (the model's, or the pipe model's interleaved ones) and the cell
+    /// size they run on: each step's kernel iterations are [`ThermalParams::kernel_iterations`].
+    thermal: Option<ThermalParams>,
+    lx: f32,
     thermal_every: u32,
     /// Flow sub-steps per time step ([`crate::core::erosion::pipe::Stepping`]).
     sub_steps: u32,
@@ -401,6 +404,9 @@ impl GpuErosionJob {
             Model::Pipe(p) => p.thermal.clone(),
             Model::Thermal(t) => Some(t.clone()),
         };
+        if let Some(tp) = &thermal_p {
+            tp.check_cells(lx)?;
+        }
         let mut sub_steps = 1u32;
         if let Model::Pipe(p) = &model {
             // Every constant is per sub-step, as on the CPU (`Stepping`).
@@ -587,9 +593,9 @@ impl GpuErosionJob {
             th2 = Some(Pass { pipeline: pl, groups: g });
         }
         ctx.check()?;
-        let (total, thermal_iters, thermal_every) = match &model {
-            Model::Pipe(p) => (p.steps as u64, p.thermal.as_ref().map_or(0, |t| t.iterations), p.thermal_every.max(1)),
-            Model::Thermal(t) => (t.iterations as u64, 1, 1),
+        let (total, thermal_every) = match &model {
+            Model::Pipe(p) => (p.steps as u64, p.thermal_every.max(1)),
+            Model::Thermal(t) => (t.iterations as u64, 1),
         };
         let volume_before = terrain.sum();
         Ok(Self {
@@ -608,7 +614,8 @@ impl GpuErosionJob {
             cur: 0,
             done: 0,
             total,
-            thermal_iters,
+            thermal: thermal_p,
+            lx,
             thermal_every,
             sub_steps,
             batch: 1,
@@ -669,9 +676,11 @@ impl GpuErosionJob {
     /// dispatches per time step). For the bench only: the job's state is not fit to continue
     /// afterwards.
     pub fn kernel_times(&mut self, reps: u32) -> Result<Vec<(&'static str, f64, f64)>, GpuError> {
-        let every = self.thermal_every.max(1) as f64;
-        let th = self.thermal_iters as f64;
-        let per_step_thermal = if matches!(self.model, Model::Thermal(_)) { 1.0 } else { th / every };
+        // Kernel iterations per time step, on average.
+        let per_step_thermal = self.thermal.as_ref().map_or(0.0, |t| {
+            let per = if matches!(self.model, Model::Thermal(_)) { 1.0 } else { t.iterations as f64 };
+            per * t.iteration_scale(self.lx) / self.thermal_every.max(1) as f64
+        });
         let mut list: Vec<(&'static str, &Pass, f64)> = Vec::new();
         let sub = self.sub_steps as f64;
         if let (Some(f), Some(w)) = (&self.flux, &self.water) {
@@ -722,21 +731,24 @@ impl GpuErosionJob {
                             }
                         }
                         self.done += 1;
-                        if let (Some(t1), Some(t2)) = (&self.th1, &self.th2)
-                            && self.done.is_multiple_of(self.thermal_every as u64)
+                        let every = self.thermal_every.max(1) as u64;
+                        if let (Some(t1), Some(t2), Some(tp)) = (&self.th1, &self.th2, &self.thermal)
+                            && self.done.is_multiple_of(every)
                         {
-                            for _ in 0..self.thermal_iters {
+                            for _ in 0..tp.kernel_iterations(self.lx, self.done / every - 1, tp.iterations as u64) {
                                 dispatch(t1, self.cur);
                                 dispatch(t2, self.cur);
                                 self.cur = 1 - self.cur;
                             }
                         }
                     }
-                    Model::Thermal(_) => {
+                    Model::Thermal(tp) => {
                         if let (Some(t1), Some(t2)) = (&self.th1, &self.th2) {
-                            dispatch(t1, self.cur);
-                            dispatch(t2, self.cur);
-                            self.cur = 1 - self.cur;
+                            for _ in 0..tp.kernel_iterations(self.lx, self.done, 1) {
+                                dispatch(t1, self.cur);
+                                dispatch(t2, self.cur);
+                                self.cur = 1 - self.cur;
+                            }
                         }
                         self.done += 1;
                     }

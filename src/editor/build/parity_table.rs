@@ -64,7 +64,7 @@ const fn m(heights_pct: f32, channels_pct: f32) -> Measured {
 /// and pipe's, with its velocity clamp in m/s).
 pub static MEASURED: &[ModelParity] = &[
     ModelParity { cli: "stream-power", refine: Some(m(0.10, 99.1)), upsample: m(0.02, 99.8), rerun: m(17.86, 73.5) },
-    ModelParity { cli: "thermal", refine: Some(m(0.00, 96.7)), upsample: m(0.00, 98.4), rerun: m(0.23, 95.8) },
+    ModelParity { cli: "thermal", refine: Some(m(0.00, 96.7)), upsample: m(0.00, 98.4), rerun: m(0.01, 97.7) },
     ModelParity { cli: "droplet", refine: Some(m(0.01, 88.7)), upsample: m(0.03, 62.4), rerun: m(8.49, 9.9) },
     ModelParity { cli: "snowball", refine: Some(m(0.00, 96.7)), upsample: m(0.01, 93.7), rerun: m(0.00, 98.0) },
     ModelParity { cli: "pipe", refine: Some(m(0.01, 97.9)), upsample: m(0.01, 97.9), rerun: m(0.35, 69.0) },

@@ -53,6 +53,12 @@
 //! it would cross in less than `dt`) instead of the seed's `cell/dt`
 //! ([`crate::core::erosion::pipe::Stepping`]). An older project's pipe layers are read with
 //! `max_speed = 0`, the seed's clamp, so they erode their own map bit for bit as before.
+//!
+//! Version 6 counts thermal iterations (a thermal layer's, and the pipe model's interleaved
+//! ones) on cells of `iteration_cell_m` metres, scaled as `(iteration_cell_m/Δx)²` on a map of
+//! `Δx` cells ([`crate::core::erosion::thermal::ThermalParams::kernel_iterations`]). An older
+//! project's are read with `iteration_cell_m` = the cells they ran on, so they relax their own
+//! map bit for bit as before.
 
 use std::path::Path;
 
@@ -70,7 +76,7 @@ use crate::editor::look::LookParams;
 /// File magic.
 pub const MAGIC: &[u8; 8] = b"TALUSPRJ";
 /// The format version this build writes and the newest it reads.
-pub const VERSION: u32 = 5;
+pub const VERSION: u32 = 6;
 /// Largest description accepted, bytes.
 pub const MAX_META: u32 = 64 << 20;
 const HEADER: usize = 24;
@@ -336,10 +342,22 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
             // Versions 1 and 2: the droplets' rates were per step of one node (module doc).
             // Versions 1 to 3: the snowballs' erosion rate was per node.
             // Versions 1 to 4: the pipe model clamped its flow to one cell per step.
+            // Versions 1 to 5: thermal iterations (alone, or the pipe model's) were per node.
             match &mut recipe.model {
                 crate::core::erosion::ModelParams::Droplet(p) if version < 3 => p.keep_rates_per_node(meta.cell_size),
                 crate::core::erosion::ModelParams::Snowball(p) if version < 4 => p.keep_rate_per_node(meta.cell_size),
-                crate::core::erosion::ModelParams::Pipe(p) if version < 5 => p.keep_cfl_per_cell(),
+                crate::core::erosion::ModelParams::Pipe(p) => {
+                    if version < 5 {
+                        p.keep_cfl_per_cell();
+                    }
+                    let lx = p.cell_size.unwrap_or(meta.cell_size);
+                    if let (Some(t), true) = (&mut p.thermal, version < 6) {
+                        t.keep_iterations_per_node(lx);
+                    }
+                }
+                crate::core::erosion::ModelParams::Thermal(p) if version < 6 => {
+                    p.keep_iterations_per_node(meta.cell_size)
+                }
                 _ => {}
             }
         }

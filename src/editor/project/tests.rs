@@ -360,3 +360,46 @@ fn a_version_4_project_keeps_its_pipe_clamp_per_cell() {
     let resaved = encode(&back.stack, &back.view).unwrap();
     assert_eq!(max_speed(&decode(&resaved).unwrap()), (0.0, 1));
 }
+
+#[test]
+fn a_version_5_project_keeps_its_thermal_iterations_per_node() {
+    // Version 5 ran thermal iterations per node: on these 1 m cells, 6 of them, where version 6
+    // counts them on 2 m cells and runs 24. The pipe model's interleaved thermal likewise.
+    let base = sloped_base(48, 40, 1.0);
+    let thermal = crate::core::erosion::thermal::ThermalParams { iterations: 6, ..Default::default() };
+    let pipe = crate::core::erosion::pipe::PipeParams {
+        steps: 3,
+        thermal: Some(thermal.clone()),
+        cell_size: Some(0.5),
+        ..Default::default()
+    };
+    for (model, lx) in [(ModelParams::Thermal(thermal), 1.0), (ModelParams::Pipe(pipe), 0.5)] {
+        let bytes = one_layer_project(&base, model, "Old");
+        let cells = |p: &Project| {
+            let e = p.stack.layers().iter().find_map(|l| l.erosion()).unwrap();
+            let t = match &e.recipe.model {
+                ModelParams::Thermal(t) => t.clone(),
+                ModelParams::Pipe(b) => b.thermal.clone().unwrap(),
+                _ => panic!("not thermal"),
+            };
+            (t.iteration_cell_m, t.kernel_iterations(lx, 0, 6))
+        };
+        let back = decode(&as_version(&bytes, 5, &[])).unwrap();
+        assert_eq!(cells(&back), (lx, 6));
+        // This version's project keeps what it says; the older one, saved again, keeps its count.
+        assert_eq!(cells(&decode(&bytes).unwrap()), (2.0, (6.0 * (2.0 / lx) * (2.0 / lx)) as u64));
+        let resaved = encode(&back.stack, &back.view).unwrap();
+        assert_eq!(cells(&decode(&resaved).unwrap()), (lx, 6));
+        // Read so, a thermal layer relaxes the project's own map as version 5 did, bit for bit:
+        // 6 iterations of the kernel on its cells.
+        if let ModelParams::Thermal(t) = &back.stack.layers().iter().find_map(|l| l.erosion()).unwrap().recipe.model {
+            let recipe = back.stack.layers().iter().find_map(|l| l.erosion()).unwrap().recipe.clone();
+            let run = run_to_end(&recipe, base.clone(), None, &AtomicBool::new(false)).unwrap().unwrap();
+            let mut by_hand = base.clone();
+            for _ in 0..6 {
+                crate::core::erosion::thermal::thermal_step(&mut by_hand, t, Boundary::default(), None, None).unwrap();
+            }
+            assert_eq!(bits(&run), bits(&by_hand));
+        }
+    }
+}

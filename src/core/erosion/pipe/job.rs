@@ -70,6 +70,8 @@ pub struct PipeJob {
     pub(super) water_in_sum: f64,
     pub(super) hardness: Option<Vec<f32>>,
     pub(super) thermal: Option<(ThermalKernel, Vec<f32>)>,
+    /// The cell size the job runs on, metres (`cell_size`, else the map's).
+    pub(super) lx: f32,
     pub(super) maps: ErosionMaps,
     pub(super) eroded: f64,
     pub(super) deposited: f64,
@@ -196,6 +198,7 @@ impl PipeJob {
             hardness,
             sinks,
             thermal,
+            lx,
             maps: ErosionMaps::new(n),
             eroded: 0.0,
             deposited: 0.0,
@@ -277,7 +280,12 @@ impl PipeJob {
         if let Some((k, scratch)) = &mut self.thermal {
             let every = self.params.thermal_every.max(1) as u64;
             if self.done.is_multiple_of(every) {
-                let iters = self.params.thermal.as_ref().map_or(0, |t| t.iterations);
+                // The application's kernel iterations on these cells (the thermal module doc).
+                let iters = self
+                    .params
+                    .thermal
+                    .as_ref()
+                    .map_or(0, |t| t.kernel_iterations(self.lx, self.done / every - 1, t.iterations as u64));
                 let mut tb = ThermalBooks::default();
                 for _ in 0..iters {
                     let b = k.step(&mut self.hm.data, scratch, Some(&mut self.maps));

@@ -209,12 +209,16 @@ impl PipeParams {
     /// Converts what a version-1 file left in grid units (the river sources' nodes, see
     /// [`crate::core::units`]) for `map`, the map those values were made for (with `cell_size`,
     /// when set, as its cell size: the job converts back with it). A version-1 file also ran
-    /// with the seed's clamp ([`Self::keep_cfl_per_cell`]).
+    /// with the seed's clamp ([`Self::keep_cfl_per_cell`]) and its interleaved thermal iterations
+    /// per node ([`ThermalParams::keep_iterations_per_node`]).
     pub fn upgrade_units(&mut self, map: MapSize) {
+        let lx = self.cell_size.unwrap_or(map.cell_size);
         if crate::core::units::Legacy::has_legacy(self) {
             self.keep_cfl_per_cell();
+            if let Some(t) = &mut self.thermal {
+                t.keep_iterations_per_node(lx);
+            }
         }
-        let lx = self.cell_size.unwrap_or(map.cell_size);
         for s in &mut self.sources {
             s.upgrade_units(lx);
         }

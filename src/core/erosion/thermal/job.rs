@@ -1,11 +1,13 @@
-//! Thermal erosion as a [`Simulation`]: one step = one iteration of the [`ThermalKernel`].
+//! Thermal erosion as a [`Simulation`]: one step = one iteration as counted on cells of
+//! `iteration_cell_m`, which is [`ThermalParams::kernel_iterations`] iterations of the
+//! [`ThermalKernel`] on the map's cells.
 
 use super::super::hardness::{HardnessRule, check_hardness};
 use super::super::{ErosionMaps, Fields, JobError, JobInputs, Ledger, Progress, Simulation};
 use super::{ThermalBooks, ThermalKernel, ThermalParams};
 use crate::core::heightmap::Heightmap;
 
-/// Thermal erosion as a [`Simulation`]: one step = one iteration.
+/// Thermal erosion as a [`Simulation`]: one step = one iteration on cells of `iteration_cell_m`.
 pub struct ThermalJob {
     pub(super) hm: Heightmap,
     pub(super) params: ThermalParams,
@@ -69,8 +71,10 @@ impl Simulation for ThermalJob {
         if self.done >= self.params.iterations as u64 {
             return;
         }
-        let b = self.kernel.step(&mut self.hm.data, &mut self.scratch, Some(&mut self.maps));
-        self.books.add(&b);
+        for _ in 0..self.params.kernel_iterations(self.hm.cell_size, self.done, 1) {
+            let b = self.kernel.step(&mut self.hm.data, &mut self.scratch, Some(&mut self.maps));
+            self.books.add(&b);
+        }
         self.done += 1;
     }
 

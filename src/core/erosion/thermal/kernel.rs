@@ -68,6 +68,7 @@ impl ThermalKernel {
     ) -> Result<Self, JobError> {
         params.validate()?;
         check_param("cell_size", cell_size as f64, 1.0e-9, 1.0e9, "(0, 1e9] metres")?;
+        params.check_cells(cell_size)?;
         if width == 0 || height == 0 {
             return Err(JobError::BadParam { name: "size", value: 0.0, range: ">= 1 node per side" });
         }

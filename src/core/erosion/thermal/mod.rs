@@ -31,6 +31,16 @@
 //! Consequences, both tested: material only moves from a higher to a lower node, and no node
 //! rises above its highest neighbour nor sinks below its lowest one in one iteration.
 //!
+//! ## Iterations in world units
+//!
+//! On a slope steeper than the talus the update is a diffusion of the excess slope,
+//! `∂h/∂k ≈ (a/2)·Δx²·∇·(s − T)₊` per iteration `k`, so `k` iterations relax a slope over about
+//! `Δx·√k` metres. `iterations` is therefore counted on cells of `iteration_cell_m` (2 m by
+//! default): a map of `Δx` cells runs `(iteration_cell_m/Δx)²` kernel iterations for each, and
+//! the same project sheds the same aprons at any resolution (16× the iterations at 0.5 m, 1/16
+//! at 8 m). [`ThermalParams::kernel_iterations`] spreads a fractional scale evenly over the
+//! steps; on cells of `iteration_cell_m` it is the count itself.
+//!
 //! ## Scheme
 //!
 //! Two passes over read-only heights, fused per band of rows: pass 1 computes `s` and `q` for the
@@ -59,7 +69,7 @@ pub mod refine;
 
 pub use job::ThermalJob;
 pub use kernel::{ThermalBooks, ThermalKernel, thermal_step};
-pub use params::ThermalParams;
+pub use params::{MAX_ITERATION_SCALE, ThermalParams};
 
 /// Rows per parallel band. Fixed (not derived from the thread count) so that per-band partial
 /// sums, and with them the ledger, are identical for any number of threads.

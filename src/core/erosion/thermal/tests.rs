@@ -346,3 +346,90 @@ fn a_mask_scales_what_leaves_a_node() {
     let bad = JobInputs { steer: Some(Steer::new(vec![2.0; n * n], false)), ..Default::default() };
     assert!(matches!(ThermalJob::new(hm, ThermalParams::default(), bad), Err(JobError::BadParam { .. })));
 }
+
+/// The apron a 12 m cliff across a 96 × 8 m strip (walls) sheds after `iterations` counted on
+/// cells of `iteration_cell_m`, on cells of `cell` metres: the metres of its foot raised by more
+/// than 1 cm, along the strip's middle row.
+fn cliff_apron(cell: f32, iterations: u32, iteration_cell_m: f32) -> f32 {
+    let (w, h) = ((96.0 / cell) as usize + 1, (8.0 / cell) as usize + 1);
+    let hm = Heightmap::from_fn(w, h, cell, |x, _| if (x as f32) * cell < 48.0 { 12.0 } else { 0.0 }).unwrap();
+    let p = ThermalParams { iterations, iteration_cell_m, ..Default::default() };
+    let mut job =
+        ThermalJob::new(hm, p, JobInputs { boundary: Boundary::all(EdgeMode::Wall), ..Default::default() }).unwrap();
+    while !job.is_done() {
+        job.step();
+    }
+    let row = &job.heightmap().data[(h / 2) * w..(h / 2 + 1) * w];
+    let foot = (0..w).filter(|&x| x as f32 * cell >= 48.0 && row[x] > 0.01).count();
+    foot as f32 * cell
+}
+
+#[test]
+fn the_same_iterations_relax_a_cliff_over_the_same_metres_at_any_cell_size() {
+    // Counted on 2 m cells (the default), 5 and 25 iterations shed the same aprons at 2, 1 and
+    // 0.5 m cells (16× the kernel iterations at 0.5 m), 4 m and 8 m (a straight 30° talus from
+    // the cliff's mid-height reaches 10.4 m).
+    for (k, apron) in [(5, 4.0), (25, 8.0)] {
+        for cell in [2.0, 1.0, 0.5] {
+            let got = cliff_apron(cell, k, 2.0);
+            assert!((got - apron).abs() <= 1.0, "{k} iterations at {cell} m: apron {got} m, not {apron} m");
+        }
+    }
+    // Counted per node, as format-5 projects ran them, a finer map relaxes less of the cliff.
+    let per_node: Vec<f32> = [2.0, 1.0, 0.5].iter().map(|&c| cliff_apron(c, 25, c)).collect();
+    assert_eq!(per_node[0], cliff_apron(2.0, 25, 2.0));
+    assert!(per_node[1] < 6.0 && per_node[2] < 4.0, "{per_node:?}");
+}
+
+#[test]
+fn iterations_are_scaled_with_the_cells_and_spread_over_the_steps() {
+    let p = ThermalParams { iteration_cell_m: 2.0, ..Default::default() };
+    // On the cells they are counted for, every group is its count, however many.
+    assert_eq!(p.iteration_scale(2.0), 1.0);
+    assert!((0..1000).all(|a| p.kernel_iterations(2.0, a, 7) == 7));
+    // Finer and coarser cells: the square of the ratio, spread evenly over the groups.
+    assert_eq!(p.kernel_iterations(0.5, 0, 50), 800);
+    assert_eq!(p.kernel_iterations(1.0, 3, 1), 4);
+    let total = |lx: f32, groups: u64, per: u64| (0..groups).map(|a| p.kernel_iterations(lx, a, per)).sum::<u64>();
+    assert_eq!(total(8.0, 50, 1), 3); // 50/16 = 3.1
+    assert_eq!(total(3.0, 100, 1), 44); // 100·4/9 = 44.4
+    assert_eq!(total(3.0, 10, 10), 44);
+    let steps: Vec<u64> = (0..16).map(|a| p.kernel_iterations(8.0, a, 1)).collect();
+    assert_eq!(steps.iter().sum::<u64>(), 1);
+    assert!(steps.iter().all(|&n| n <= 1), "{steps:?}");
+    // The job counts iterations as asked (its progress) and runs the scaled kernel iterations.
+    let hm = Heightmap::from_fn(9, 9, 1.0, |x, _| if x < 4 { 8.0 } else { 0.0 }).unwrap();
+    let mut job =
+        ThermalJob::new(hm.clone(), ThermalParams { iterations: 3, ..p.clone() }, JobInputs::default()).unwrap();
+    while !job.is_done() {
+        job.step();
+    }
+    assert_eq!(job.progress(), Progress { done: 3, total: 3 });
+    let mut by_hand = hm;
+    for _ in 0..12 {
+        thermal_step(&mut by_hand, &p, Boundary::default(), None, None).unwrap();
+    }
+    assert_eq!(job.heightmap().data, by_hand.data);
+    // Cells finer than 1/64 of `iteration_cell_m` are refused with a clear error.
+    let fine = Heightmap::new(8, 8, 0.01).unwrap();
+    assert!(p.check_cells(2.0 / 64.0).is_ok());
+    let err = ThermalJob::new(fine, p, JobInputs::default()).err().expect("refused");
+    assert!(matches!(err, JobError::BadParam { .. }), "{err:?}");
+}
+
+#[test]
+fn a_run_of_its_own_takes_a_fraction_of_an_iteration_by_chance() {
+    let p = ThermalParams { iterations: 5, ..Default::default() };
+    let on = |lx: f32, u: f64| {
+        let mut q = p.clone();
+        q.count_on_own_cells(lx, u);
+        (q.iterations, q.iteration_cell_m)
+    };
+    // Whole counts are exact whatever is drawn; the count is then per node of these cells.
+    assert_eq!(on(2.0, 0.99), (5, 2.0));
+    assert_eq!(on(1.0, 0.0), (20, 1.0));
+    // 5 counted on 2 m cells are 0.3125 of one on 8 m cells: taken with that chance.
+    assert_eq!((on(8.0, 0.3), on(8.0, 0.32)), ((1, 8.0), (0, 8.0)));
+    let mean = (0..1000).map(|i| on(8.0, (i as f64 + 0.5) / 1000.0).0 as f64).sum::<f64>() / 1000.0;
+    assert!((mean - 0.3125).abs() < 0.002, "{mean}");
+}
