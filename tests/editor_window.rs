@@ -627,3 +627,65 @@ fn scripted_session_shows_the_opened_projects_generator_and_regenerates_it_bit_f
     assert_eq!(r(4)["generator"], json(&params), "after Undo the panel shows {}", r(4)["generator"]);
     assert_eq!(r(5)["generator"], json(&seed24), "after Redo the panel shows {}", r(5)["generator"]);
 }
+
+/// A BHEF from another tool records no cell size: File ▸ Open asks for one before opening it.
+/// The script answers as a user does (clicks the field, selects its text, types 8, clicks Open),
+/// and the opened map is the file's heights 8 m apart: a 129² file becomes a 1.02 km world, where
+/// it used to open as 128 m. File ▸ Import of a PNG without its sidecar asks the same. The
+/// question's screenshot goes to `TALUS_SHOT_DIR` when it is set.
+#[test]
+fn opening_a_bhef_without_a_cell_size_asks_for_one() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let hm = Heightmap::from_fn(129, 129, 1.0, |x, y| 10.0 + 0.2 * x as f32 + 0.1 * y as f32).unwrap();
+    let file = d.join("other-tool.bhef");
+    bhef::save_atomic(&file, &hm).unwrap();
+    assert!(!d.join("other-tool.bhef.json").exists(), "a plain BHEF has no sidecar");
+    // A 16-bit PNG as another tool writes it: no sidecar.
+    let png = d.join("other-tool.png");
+    talus::core::io::interop::save(&png, &hm, &Default::default()).unwrap();
+    std::fs::remove_file(d.join("other-tool.png.json")).unwrap();
+    let script = format!(
+        r#"[
+    {look}WaitFrames(2),
+    Open("{file}"),
+    WaitFrames(3),
+    Screenshot("{shot}"),
+    ClickButton("Cell size: metres"),
+    Keys("Ctrl+A"),
+    Keys("8"),
+    WaitFrames(2),
+    ClickButton("Cell size: Open"),
+    WaitFrames(4),
+    Save("{project}"),
+    Import("{png}"),
+    WaitFrames(3),
+    ClickButton("Cell size: metres"),
+    Keys("Ctrl+A"),
+    Keys("4"),
+    Keys("."),
+    Keys("5"),
+    WaitFrames(2),
+    ClickButton("Cell size: Open"),
+    WaitFrames(4),
+    Save("{imported}"),
+    Quit,
+]"#,
+        look = common::xvfb::light_look(),
+        file = file.display(),
+        shot = d.join("cell-size.png").display(),
+        project = d.join("opened.talus").display(),
+        png = png.display(),
+        imported = d.join("imported.talus").display(),
+    );
+    run_script(d, "cell-size.ron", &script);
+    if let Ok(shots) = std::env::var("TALUS_SHOT_DIR") {
+        let _ = std::fs::copy(d.join("cell-size.png"), Path::new(&shots).join("open-bhef-cell-size.png"));
+    }
+    let p = talus::editor::project::load(&d.join("opened.talus")).expect("the opened map saves as a project");
+    assert_eq!((p.stack.width(), p.stack.cell_size()), (129, 8.0), "the answer is the map's cell size");
+    assert!(p.stack.compose().data == hm.data, "the file's heights, unchanged");
+    // File ▸ Import of the PNG asks too (typed "4.5").
+    let p = talus::editor::project::load(&d.join("imported.talus")).expect("the import saves as a project");
+    assert_eq!((p.stack.width(), p.stack.cell_size()), (129, 4.5));
+}

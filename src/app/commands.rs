@@ -15,7 +15,7 @@ use bevy_egui::input::EguiWantsInput;
 
 use super::state::OrbitCamera;
 use super::state::SimState;
-use super::state::{EditorTerrain, StatusLine, UserSettings};
+use super::state::{CellSizePrompt, EditorTerrain, StatusLine, UserSettings};
 use crate::core::Heightmap;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
@@ -70,6 +70,7 @@ impl Plugin for CommandsPlugin {
     fn build(&self, app: &mut App) {
         app.add_message::<EditorCommand>()
             .init_resource::<StatusLine>()
+            .init_resource::<CellSizePrompt>()
             .add_systems(Update, (send_shortcut_commands, apply_document_commands).chain());
     }
 }
@@ -89,8 +90,25 @@ pub enum EditorCommand {
         height: f32,
     },
     /// Open a project (.talus) or BHEF file (replaces the document; the old one must be saved or
-    /// discarded first).
+    /// discarded first). A BHEF that records no cell size is not opened yet: the editor asks for
+    /// one ([`CellSizePrompt`]).
     Open(PathBuf),
+    /// Open a BHEF with `cell_size` metres between its nodes where nothing records one (the cell
+    /// size question's answer).
+    OpenAt {
+        /// The file.
+        path: PathBuf,
+        /// Metres between nodes.
+        cell_size: f32,
+    },
+    /// Import a heightmap with `cell_size` metres between its nodes (the cell size question's
+    /// answer for a file that records none).
+    ImportAt {
+        /// The file.
+        path: PathBuf,
+        /// Metres between nodes.
+        cell_size: f32,
+    },
     /// Save to the document's file (Save As when it has none).
     Save,
     /// Save to a new path: a project for `.talus` (layers, look, camera), else the flattened
@@ -214,6 +232,7 @@ fn apply_document_commands(
     sim: Res<SimState>,
     mut look: Option<ResMut<super::state::Look>>,
     mut orbits: Query<&mut OrbitCamera>,
+    mut prompt: ResMut<CellSizePrompt>,
     mut commands: Commands,
 ) {
     for cmd in cmds.read() {
@@ -241,12 +260,25 @@ fn apply_document_commands(
                     Err(e) => status.error(format!("New map: {e}")),
                 }
             }
-            EditorCommand::Open(path) => {
+            EditorCommand::Open(path) | EditorCommand::OpenAt { path, .. } => {
                 if busy {
                     refuse(&mut status, "Open");
                     continue;
                 }
-                match Document::open(path) {
+                let cell_size = match cmd {
+                    EditorCommand::OpenAt { cell_size, .. } => Some(*cell_size),
+                    _ => None,
+                };
+                // A BHEF that records no cell size: ask for it first (1 m was a guess that made
+                // another tool's 8 km map a 1 km one, with every parameter in metres off by 8×).
+                if cell_size.is_none()
+                    && let Some((w, h)) = crate::editor::document::bhef_without_cell_size(path)
+                {
+                    prompt.ask(path.clone(), w, h, false);
+                    status.info(format!("{}: how many metres between its nodes?", path.display()));
+                    continue;
+                }
+                match Document::open_at(path, cell_size) {
                     Ok(doc) => {
                         let m = doc.map();
                         let extent = crate::editor::view_extent::ViewExtent::of(m.width, m.height, m.cell_size);
@@ -274,16 +306,26 @@ fn apply_document_commands(
                     Err(e) => status.error(e),
                 }
             }
-            EditorCommand::Import(path) => {
+            EditorCommand::Import(path) | EditorCommand::ImportAt { path, .. } => {
                 if busy {
                     refuse(&mut status, "Import");
                     continue;
                 }
-                match interop::load(path, &ImportOptions::default()) {
+                let cell_size = match cmd {
+                    EditorCommand::ImportAt { cell_size, .. } => Some(*cell_size),
+                    _ => None,
+                };
+                match interop::load(path, &ImportOptions { cell_size, ..Default::default() }) {
                     Ok(map) => {
                         let (w, h) = (map.width, map.height);
                         if w > MAX_NEW_SIDE || h > MAX_NEW_SIDE {
                             status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
+                            continue;
+                        }
+                        // A file that does not say how far apart its nodes are: ask first.
+                        if cell_size.is_none() && !interop::records_cell_size(path).unwrap_or(true) {
+                            prompt.ask(path.clone(), w, h, true);
+                            status.info(format!("{}: how many metres between its nodes?", path.display()));
                             continue;
                         }
                         let change = terrain.doc.replace_all(map, BaseSource::File(path.clone()), "Import");

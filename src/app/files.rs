@@ -26,7 +26,7 @@ use super::commands::EditorCommand;
 use super::script::ScriptRunner;
 use super::state::BrushTool;
 use super::state::PanelState;
-use super::state::{EditorTerrain, StatusLine, UserSettings};
+use super::state::{CellSizePrompt, EditorTerrain, StatusLine, UserSettings};
 use crate::editor::document::Document;
 use crate::editor::persist::{AUTOSAVE_EVERY, Autosave, AutosaveInfo};
 
@@ -327,8 +327,10 @@ fn draw_prompts(
     mut out: MessageWriter<EditorCommand>,
     mut quitter: Quitter,
     mut status: ResMut<StatusLine>,
+    mut cell: ResMut<CellSizePrompt>,
 ) -> Result {
     let ctx = contexts.ctx_mut()?.clone();
+    cell_size_prompt(&ctx, &mut cell, &mut out, &mut status);
     if quit.open {
         let mut choice = None;
         egui::Modal::new(egui::Id::new("talus_quit_prompt")).show(&ctx, |ui| {
@@ -407,4 +409,59 @@ fn draw_prompts(
         }
     }
     Ok(())
+}
+
+/// The cell-size question ([`CellSizePrompt`]): before a heightmap that does not say how far apart
+/// its nodes are is opened or imported, the user says it; the extent it makes is shown as it is
+/// typed. Open sends `EditorCommand::OpenAt` (or `ImportAt`); Cancel keeps the current terrain.
+fn cell_size_prompt(
+    ctx: &egui::Context,
+    cell: &mut CellSizePrompt,
+    out: &mut MessageWriter<EditorCommand>,
+    status: &mut StatusLine,
+) {
+    let Some((path, w, h)) = cell.asked.clone() else { return };
+    let parsed = cell.text.trim().parse::<f32>().ok().filter(|c| crate::core::heightmap::check_cell(*c).is_ok());
+    let mut choice = None;
+    egui::Modal::new(egui::Id::new("talus_cell_size_prompt")).show(ctx, |ui| {
+        ui.heading("Cell size");
+        let name = path.file_name().map(|n| n.to_string_lossy().into_owned()).unwrap_or_default();
+        ui.label(format!("{name} holds {w} × {h} heights and does not say how far apart they are."));
+        ui.label("How many metres apart are its nodes? Every erosion parameter is in metres, so this sets the scale of the land.");
+        ui.horizontal(|ui| {
+            ui.label("Cell size");
+            let field = ui.add(egui::TextEdit::singleline(&mut cell.text).desired_width(80.0));
+            super::widgets::hotspot(ui, "Cell size: metres", &field);
+            ui.label("m");
+        });
+        match parsed {
+            Some(c) => ui.label(super::ui::extent_label(w, h, c)),
+            None => ui.colored_label(egui::Color32::LIGHT_RED, "a number of metres, more than 0"),
+        };
+        ui.horizontal(|ui| {
+            let open = ui.add_enabled(parsed.is_some(), egui::Button::new("Open"));
+            super::widgets::hotspot(ui, "Cell size: Open", &open);
+            if open.clicked() {
+                choice = Some(true);
+            }
+            if ui.button("Cancel").clicked() {
+                choice = Some(false);
+            }
+        });
+    });
+    match (choice, parsed) {
+        (Some(true), Some(c)) => {
+            cell.asked = None;
+            out.write(if cell.import {
+                EditorCommand::ImportAt { path, cell_size: c }
+            } else {
+                EditorCommand::OpenAt { path, cell_size: c }
+            });
+        }
+        (Some(false), _) => {
+            cell.asked = None;
+            status.info(format!("Did not {} {}", if cell.import { "import" } else { "open" }, path.display()));
+        }
+        _ => {}
+    }
 }

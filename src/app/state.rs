@@ -187,6 +187,28 @@ pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
     (n(width), n(height))
 }
 
+/// The question asked before opening or importing a heightmap that does not say how far apart
+/// its nodes are (a BHEF, PNG or R16 without a Talus sidecar, an EXR without Talus's attribute):
+/// the file and its size in nodes, whether it is an Import, and the cell size being typed,
+/// metres. [`super::commands`] asks it; [`super::files`] draws it and sends the answer as
+/// `EditorCommand::OpenAt` or `ImportAt`.
+#[derive(Resource, Default, Debug)]
+pub struct CellSizePrompt {
+    /// The file asked about and its width and height in nodes; `None` when nothing is asked.
+    pub asked: Option<(std::path::PathBuf, usize, usize)>,
+    /// The file is being imported (File ▸ Import…), not opened.
+    pub import: bool,
+    /// The answer as typed.
+    pub text: String,
+}
+
+impl CellSizePrompt {
+    /// Asks about `path` (`width × height` nodes), starting from 1 m, what such a file read as.
+    pub fn ask(&mut self, path: std::path::PathBuf, width: usize, height: usize, import: bool) {
+        *self = Self { asked: Some((path, width, height)), import, text: "1".into() };
+    }
+}
+
 /// A message for the user in the status line: what just happened, or what went wrong.
 #[derive(Resource, Default, Clone, Debug)]
 pub struct StatusLine {

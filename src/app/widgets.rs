@@ -15,11 +15,20 @@ pub fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
     ui.ctx().data_mut(|d| d.insert_temp(id, Some(r.rect)));
 }
 
-/// The widgets [`UiHotspots`] reports: the panel's, and the Build… dialog's
+/// The widgets [`UiHotspots`] reports: the panel's, the Build… dialog's
 /// ([`super::build_dialog`], its Loupe section's [`super::loupe`]), besides its engine choices
-/// ([`engine_hotspot`]).
-pub const HOTSPOTS: [&str; 7] =
-    ["Generate", "Simulate", "Cancel", "Build…", "Build: tile set", "Build: Build", "Loupe: Pick a spot"];
+/// ([`engine_hotspot`]), and the cell-size question's ([`super::files`]).
+pub const HOTSPOTS: [&str; 9] = [
+    "Generate",
+    "Simulate",
+    "Cancel",
+    "Build…",
+    "Build: tile set",
+    "Build: Build",
+    "Loupe: Pick a spot",
+    "Cell size: metres",
+    "Cell size: Open",
+];
 
 /// The hotspot name of the Build… dialog's choice of engine `e`: "Build: Unreal".
 pub fn engine_hotspot(e: &EngineSpec) -> String {

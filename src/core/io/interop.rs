@@ -235,6 +235,24 @@ pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, 
     Ok((hm, notes))
 }
 
+/// Whether the file at `path` says how far apart its nodes are: GeoTIFF and `.hgt` always do; a
+/// BHEF, PNG or R16 when a Talus sidecar describes it; an EXR when it carries Talus's cell-size
+/// attribute. A file that does not is read at 1 m cells unless [`ImportOptions::cell_size`]
+/// gives one (the editor asks the user first). Errors are the reading's (a broken sidecar).
+pub fn records_cell_size(path: &Path) -> Result<bool, InteropError> {
+    Ok(match Format::from_path(path)? {
+        Format::Bhef => super::bhef::load_with_cell(path)
+            .map_err(|e| InteropError::Decode { format: "BHEF", msg: e.to_string() })?
+            .1
+            .is_some(),
+        Format::Png | Format::R16 => super::sidecar::read(path)?.is_some(),
+        Format::Exr => super::openexr::records_cell_size(path)?,
+        Format::GeoTiff | Format::Hgt => true,
+        Format::Obj => return Err(InteropError::ExportOnly { format: "OBJ" }),
+        Format::Glb => return Err(InteropError::ExportOnly { format: "glTF binary" }),
+    })
+}
+
 /// Saves `hm` in the format named by `path`'s extension (atomically, with a sidecar for the
 /// integer formats).
 pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportReport, InteropError> {
@@ -279,5 +297,39 @@ mod tests {
         assert_eq!(nearest_size(unreal, 1000), 1009);
         // 1017 and 2033 are Unreal sizes too (Epic's 254-quad components).
         assert_eq!((nearest_size(unreal, 1025), nearest_size(unreal, 2049)), (1017, 2033));
+    }
+
+    #[test]
+    fn a_file_says_its_cell_size_when_talus_wrote_it_or_its_format_records_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let hm = Heightmap::from_fn(9, 7, 8.0, |x, y| (x * 3 + y) as f32).unwrap();
+        for ext in ["bhef", "png", "r16", "exr", "tif"] {
+            let p = dir.path().join(format!("m.{ext}"));
+            save(&p, &hm, &ExportOptions::default()).unwrap();
+            assert!(records_cell_size(&p).unwrap(), "{ext} saved by Talus");
+            assert_eq!(load(&p, &ImportOptions::default()).unwrap().cell_size, 8.0, "{ext}");
+        }
+        // Without the sidecar another tool would not write, BHEF, PNG and R16 do not.
+        for ext in ["bhef", "png", "r16"] {
+            let p = dir.path().join(format!("m.{ext}"));
+            std::fs::remove_file(super::super::sidecar::path_for(&p)).unwrap();
+            assert!(!records_cell_size(&p).unwrap(), "{ext} without its sidecar");
+        }
+        // An EXR without Talus's attribute does not either.
+        let plain = dir.path().join("plain.exr");
+        {
+            use exr::prelude::*;
+            let channel = AnyChannel::new("Y", FlatSamples::F32(hm.data.clone()));
+            let layer = Layer::new(
+                (9, 7),
+                LayerAttributes::named("height"),
+                Encoding::SMALL_LOSSLESS,
+                AnyChannels::sort(SmallVec::from_elem(channel, 1)),
+            );
+            Image::from_layer(layer).write().to_file(&plain).unwrap();
+        }
+        assert_eq!(load(&plain, &ImportOptions::default()).unwrap().cell_size, 1.0);
+        assert!(!records_cell_size(&plain).unwrap());
+        assert!(matches!(records_cell_size(Path::new("m.obj")), Err(InteropError::ExportOnly { .. })));
     }
 }

@@ -119,6 +119,17 @@ pub fn decode(bytes: &[u8]) -> Result<Heightmap, InteropError> {
     Ok(Heightmap::from_data(w, h, cell, data)?)
 }
 
+/// Whether the EXR at `path` carries a cell size (Talus's `talusCellSize` attribute, which a file
+/// from another tool lacks: it then reads as 1 m cells). Reads the header only.
+pub fn records_cell_size(path: &Path) -> Result<bool, InteropError> {
+    let file = std::fs::File::open(path).map_err(io_err("read", path))?;
+    let meta = exr::meta::MetaData::read_from_buffered(std::io::BufReader::new(file), false).map_err(dec)?;
+    Ok(meta.headers.first().is_some_and(|h| {
+        matches!(h.own_attributes.other.get(&Text::from(CELL_SIZE_ATTRIBUTE)),
+            Some(AttributeValue::F32(c)) if c.is_finite() && *c > 0.0)
+    }))
+}
+
 /// Reads an EXR heightmap.
 pub fn load(path: &Path) -> Result<Heightmap, InteropError> {
     decode(&std::fs::read(path).map_err(io_err("read", path))?)

@@ -215,6 +215,19 @@ fn is_project(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("talus"))
 }
 
+/// The size in nodes of `path` when it is a BHEF that nothing gives a cell size for (no
+/// sidecar that describes it): the editor asks for one before opening it. `None` for a
+/// project, a BHEF with its cell size, and a file that does not read (opening it says why).
+pub fn bhef_without_cell_size(path: &Path) -> Option<(usize, usize)> {
+    if is_project(path) {
+        return None;
+    }
+    match bhef::load_with_cell(path) {
+        Ok((m, None)) => Some((m.width, m.height)),
+        _ => None,
+    }
+}
+
 impl Document {
     /// A new, never-saved document whose base is `map` (heights with no recipe).
     pub fn new(map: Heightmap) -> Self {
@@ -248,13 +261,25 @@ impl Document {
     }
 
     /// Opens a project (`.talus`) or a BHEF file (which becomes the base of a new project). On
-    /// error nothing is created and the message says what is wrong.
+    /// error nothing is created and the message says what is wrong. A BHEF takes the cell size
+    /// its sidecar records, else 1 m ([`Self::open_at`] gives one).
     pub fn open(path: &Path) -> Result<Self, String> {
+        Self::open_at(path, None)
+    }
+
+    /// [`Self::open`], with `cell_size` metres between a BHEF's nodes where its sidecar records
+    /// none (what the user answered when the editor asked, [`bhef_without_cell_size`]). A
+    /// recorded cell size wins; a project keeps its own.
+    pub fn open_at(path: &Path, cell_size: Option<f32>) -> Result<Self, String> {
         let mut doc = if is_project(path) {
             let p = project::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
             Self::from_stack(p.stack, p.view)
         } else {
-            let map = bhef::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            let (mut map, recorded) = bhef::load_with_cell(path).map_err(|e| format!("{}: {e}", path.display()))?;
+            if let (None, Some(c)) = (recorded, cell_size) {
+                crate::core::heightmap::check_cell(c).map_err(|e| format!("{}: {e}", path.display()))?;
+                map.cell_size = c;
+            }
             Self::with_base(map, BaseSource::File(path.to_path_buf()))
         };
         doc.path = Some(path.to_path_buf());
