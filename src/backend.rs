@@ -314,9 +314,12 @@ pub mod gpu {
         }
     }
 
-    /// The pipe model on the GPU has the sea, not the steering masks (rain weights and sinks).
+    /// The pipe model on the GPU has the sea and steering masks' rain weights, not their sinks.
     fn pipe_lacks(_: &Heightmap, _: &ModelParams, i: &JobInputs) -> Option<&'static str> {
-        i.steer.is_some().then_some("steering masks (rain weights, sinks)")
+        i.steer
+            .as_ref()
+            .is_some_and(|s| s.sink)
+            .then_some("sink masks (water and sediment leaving at the mask's zeros)")
     }
 
     fn stream_power(
@@ -465,6 +468,7 @@ pub mod gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::core::erosion::Steer;
     use crate::core::erosion::pipe::PipeParams;
 
     fn hm() -> Heightmap {
@@ -657,9 +661,9 @@ mod tests {
         }
     }
 
-    /// A sea level or a steering mask keeps no GPU model off the GPU but the pipe model's mask
-    /// (and the droplets' change blur): `--backend gpu` on a map with a sea runs droplets, pipe
-    /// and thermal on the GPU, with books that close.
+    /// A sea level or a steering mask keeps no GPU model off the GPU but the pipe model's sink
+    /// mask (and the droplets' change blur): `--backend gpu` on a map with a sea and a mask runs
+    /// droplets, pipe and thermal on the GPU, with books that close.
     #[cfg(feature = "gpu")]
     #[test]
     fn a_sea_and_a_mask_run_on_the_gpu_backend() {
@@ -672,19 +676,21 @@ mod tests {
         };
         let thermal = crate::core::erosion::thermal::ThermalParams { iterations: 10, ..Default::default() };
         let pipe = PipeParams { steps: 10, ..Default::default() };
-        let mask = crate::core::erosion::Steer::new((0..32 * 32).map(|i| (i % 32) as f32 / 31.0).collect(), true);
+        let weights: Vec<f32> = (0..32 * 32).map(|i| (i % 32) as f32 / 31.0).collect();
+        let (mask, sinks) = (Steer::new(weights.clone(), false), Steer::new(weights, true));
         // The ramp of `hm` runs from 0 to 27.9 m: a sea at 10 m covers about a third of it.
         let sea = JobInputs { sea_level: Some(10.0), seed: 3, ..Default::default() };
         let steered = JobInputs { steer: Some(mask), ..sea.clone() };
+        let sunk = JobInputs { steer: Some(sinks), ..sea.clone() };
         let models = [ModelParams::Droplet(droplets.clone()), ModelParams::Pipe(pipe), ModelParams::Thermal(thermal)];
         for p in &models {
-            for (what, inputs) in [("sea", &sea), ("sea and mask", &steered)] {
+            for (what, inputs) in [("sea", &sea), ("sea and mask", &steered), ("sea and sink mask", &sunk)] {
                 let (mut sim, used) = build_with_backend_opts(hm(), p, inputs.clone(), Backend::Gpu, opts).unwrap();
                 let name = p.entry().cli;
-                if matches!(p, ModelParams::Pipe(_)) && inputs.steer.is_some() {
+                if matches!(p, ModelParams::Pipe(_)) && inputs.steer.as_ref().is_some_and(|s| s.sink) {
                     assert_eq!(used.backend, Backend::Cpu, "{name}, {what}: {used}");
                     let note = used.note.unwrap_or_default();
-                    assert!(note.contains("GPU version has no steering masks"), "{name}, {what}: {note}");
+                    assert!(note.contains("GPU version has no sink masks"), "{name}, {what}: {note}");
                     continue;
                 }
                 assert_eq!((used.backend, &used.note), (Backend::Gpu, &None), "{name}, {what}: {used}");

@@ -37,9 +37,11 @@
 //! when `max(h_i, h_j) ≤ sea` (`talus_pair` in `pipe_common.wgsl`; the same number on both sides
 //! of a pair, so still conservative); a drain's virtual neighbour keeps the land talus. The pipe
 //! model's interleaved thermal step has no underwater talus, on the CPU either. A steering mask
-//! multiplies thermal's erodibility, `a_i = min(1, rate·hardness_i·w_i)` (as on the CPU); the
-//! pipe model on the GPU has no steering masks (the backend runs steered pipe jobs on the CPU,
-//! and [`GpuErosionJob::pipe`] ignores `JobInputs::steer`).
+//! multiplies thermal's erodibility, `a_i = min(1, rate·hardness_i·w_i)` (as on the CPU). In the
+//! pipe model a mask weights each node's water input, `(rain_i + sources_i)·w_i·Δt`, folded into
+//! the per-node input before upload exactly as the CPU computes it (the erosion brush's dabs are
+//! such masks). A sink mask (water and sediment leave at its zeros, the erodibility scaled) is
+//! the CPU's alone: the backend runs it there with a note, and [`GpuErosionJob::pipe`] refuses it.
 //!
 //! ## Passes, fusion and bandwidth
 //!
@@ -337,6 +339,18 @@ impl GpuErosionJob {
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, w * h, HardnessRule::NonNegative)?;
         }
+        // A steering mask weights the rain (and the sources); a sink mask is the CPU's alone.
+        if let Some(s) = &inputs.steer {
+            s.check(w * h)?;
+            if s.sink {
+                return Err(JobError::BadParam {
+                    name: "steer.sink",
+                    value: 1.0,
+                    range: "a mask without sinks (the GPU pipe model has no sink nodes; the CPU model has)",
+                }
+                .into());
+            }
+        }
         if let Some(tp) = &params.thermal {
             tp.validate()?;
         }
@@ -435,13 +449,17 @@ impl GpuErosionJob {
             if sea_on {
                 gp.flags |= 8;
             }
-            if p.rain_map.is_some() || !p.sources.is_empty() {
+            if p.rain_map.is_some() || !p.sources.is_empty() || inputs.steer.is_some() {
                 let mut r: Vec<f32> = match &p.rain_map {
                     Some(m) => m.clone(),
                     None => vec![p.rain; n],
                 };
                 for src in &p.sources {
                     add_source(&mut r, w, h, src, crate::core::units::Sampling::new(lx));
+                }
+                // A steering mask: the water input of each node times its weight, as on the CPU.
+                if let Some(s) = &inputs.steer {
+                    r.iter_mut().zip(&s.weights).for_each(|(v, k)| *v *= k);
                 }
                 r.iter_mut().for_each(|v| *v *= dt);
                 gp.flags |= 2;

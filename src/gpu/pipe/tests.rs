@@ -126,6 +126,30 @@ fn gpu_matches_cpu_pipe_semi_lagrangian_256() {
     parity("SL 256² 200 steps", 256, p, JobInputs { boundary: b, ..Default::default() }, &TOL);
 }
 
+/// A steering mask (an erosion-brush dab's disc, with a sea) weights the rain and a source on
+/// both sides alike; a sink mask is refused with a message naming it.
+#[test]
+fn gpu_matches_cpu_pipe_with_a_steering_mask_256() {
+    use crate::core::brush::Falloff;
+    use crate::core::erosion::Steer;
+    use crate::core::erosion::steer::disc_mask;
+    let p = PipeParams {
+        steps: 150,
+        rain: 0.02,
+        sources: vec![RiverSource { x_m: 120.0, y_m: 100.0, radius_m: 3.0, intensity: 0.5, ..Default::default() }],
+        ..Default::default()
+    };
+    let weights = disc_mask(256, 256, [128.0, 110.0], 60.0, Falloff::Smooth);
+    assert!(weights.iter().any(|&w| w == 0.0) && weights.iter().any(|&w| w > 0.0 && w < 1.0));
+    let steered =
+        JobInputs { steer: Some(Steer::new(weights.clone(), false)), sea_level: Some(45.0), ..Default::default() };
+    parity("SL 256² 150 steps, a dab's disc and a sea", 256, p.clone(), steered, &TOL);
+    let Some(ctx) = test_context() else { return };
+    let sunk = JobInputs { steer: Some(Steer::new(weights, true)), ..Default::default() };
+    let err = GpuErosionJob::pipe(Arc::new(ctx), terrain(256), p, sunk).err().expect("a sink mask is refused");
+    assert!(err.to_string().contains("steer.sink"), "{err}");
+}
+
 #[test]
 fn gpu_matches_cpu_pipe_maccormack_thermal_hardness_256() {
     let n = 256;
@@ -136,7 +160,7 @@ fn gpu_matches_cpu_pipe_maccormack_thermal_hardness_256() {
         rain_map: Some(rain_map),
         advection: Advection::MacCormack,
         max_depth: 0.05,
-        thermal: Some(ThermalParams { talus_angle: 20.0, iterations: 3, ..Default::default() }),
+        thermal: Some(ThermalParams { talus_angle: 20.0, iterations: 3, iteration_cell_m: 1.0, ..Default::default() }),
         thermal_every: 2,
         ..Default::default()
     };
@@ -198,7 +222,7 @@ fn gpu_matches_cpu_pipe_conservative_thermal_with_a_sea_256() {
         steps: 120,
         rain: 0.03,
         advection: Advection::Conservative,
-        thermal: Some(ThermalParams { talus_angle: 25.0, iterations: 2, ..Default::default() }),
+        thermal: Some(ThermalParams { talus_angle: 25.0, iterations: 2, iteration_cell_m: 1.5, ..Default::default() }),
         ..Default::default()
     };
     let inputs = JobInputs { boundary: Boundary::all(EdgeMode::Wall), sea_level: Some(62.0), ..Default::default() };
@@ -210,7 +234,7 @@ fn gpu_matches_cpu_thermal_alone_256() {
     let Some(ctx) = test_context() else { return };
     let hm = Heightmap::from_fn(256, 256, 1.0, |x, y| 30.0 * signed_f32(hash2(x as i64, y as i64, 3)) + 0.3 * x as f32)
         .unwrap();
-    let p = ThermalParams { iterations: 40, ..Default::default() };
+    let p = ThermalParams { iterations: 40, iteration_cell_m: 1.0, ..Default::default() };
     let inputs = JobInputs {
         boundary: Boundary {
             left: EdgeMode::Drain,
@@ -240,7 +264,9 @@ fn gpu_runs_are_bit_identical_and_independent_of_the_batch_size() {
     let ctx = Arc::new(ctx);
     let p = PipeParams {
         steps: 30,
-        thermal: Some(ThermalParams { iterations: 2, ..Default::default() }),
+        // Counted on 1.5 m cells: 4.5 kernel iterations an application on these 1 m cells, 4 and 5
+        // in turn, the same whichever batch the step falls in.
+        thermal: Some(ThermalParams { iterations: 2, iteration_cell_m: 1.5, ..Default::default() }),
         ..Default::default()
     };
     let mut snaps = Vec::new();
@@ -329,7 +355,7 @@ fn gpu_matches_cpu_thermal_with_a_sea_and_a_mask_256() {
     let sea = sorted[sorted.len() / 2];
     let hardness: Vec<f32> = (0..n * n).map(|i| if (i / n) < n / 4 { 0.4 } else { 1.0 }).collect();
     let mask: Vec<f32> = (0..n * n).map(|i| ((i % n) as f32 / n as f32).min(1.0)).collect();
-    let p = ThermalParams { iterations: 40, underwater_angle: 15.0, ..Default::default() };
+    let p = ThermalParams { iterations: 40, underwater_angle: 15.0, iteration_cell_m: 1.0, ..Default::default() };
     let inputs = JobInputs {
         boundary: Boundary {
             left: EdgeMode::Drain,
