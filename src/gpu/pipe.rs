@@ -31,12 +31,12 @@
 //! took in (slot 8), and keeps shore nodes (`b = sea`) at the sea level; the job fills the sea
 //! when it is built, as on the CPU.
 //!
-//! Thermal erosion alone with a sea level (flags bit 4) uses the CPU's underwater talus
+//! Thermal erosion with a sea level (flags bit 4; alone, or the pipe model's step) uses the CPU's underwater talus
 //! ([`ThermalKernel::with_sea`]): a pair of neighbours both at or below the sea settles to
 //! `underwater_angle`, `e(i→j) = max(0, h_i − h_j − W·Δ_ij)` with `W = tan(underwater_angle)`
 //! when `max(h_i, h_j) ≤ sea` (`talus_pair` in `pipe_common.wgsl`; the same number on both sides
 //! of a pair, so still conservative); a drain's virtual neighbour keeps the land talus. The pipe
-//! model's interleaved thermal step has no underwater talus, on the CPU either. A steering mask
+//! model's interleaved thermal step takes it too (with `thermal_sea`, as on the CPU). A steering mask
 //! multiplies thermal's erodibility, `a_i = min(1, rate·hardness_i·w_i)` (as on the CPU). In the
 //! pipe model a mask weights each node's water input, `(rain_i + sources_i)·w_i·Δt`, folded into
 //! the per-node input before upload exactly as the CPU computes it (the erosion brush's dabs are
@@ -168,9 +168,9 @@ super::uniform::wgsl_uniform! {
         th_rate: f32,
         th_inv_amax: f32,
         /// Erosion floor and sea level of the pipe model (`pipe::sea_floor`; flags bit 3: a sea),
-        /// or the sea level of thermal erosion alone (flags bit 4).
+        /// or the sea level of thermal erosion (flags bit 4: alone, or the pipe model's step).
         sea: f32,
-        /// Thermal alone with a sea: the underwater talus drops (`ThermalKernel::with_sea`).
+        /// Thermal with a sea: the underwater talus drops (`ThermalKernel::with_sea`).
         w_card: f32,
         w_diag: f32,
     }
@@ -482,9 +482,15 @@ impl GpuErosionJob {
             gp.th_rate = tp.rate;
             gp.th_inv_amax = inv;
         }
-        // Thermal alone takes the sea's underwater talus (the pipe model's interleaved thermal
-        // step has none on the CPU either).
-        if let (Model::Thermal(tp), Some(sea)) = (&model, inputs.sea_level.filter(|s| s.is_finite())) {
+        // Thermal alone takes the sea's underwater talus, and so does the pipe model's
+        // interleaved thermal step unless `thermal_sea` is off (as on the CPU). The pipe's sea
+        // floor is the same level.
+        let sea_thermal = match &model {
+            Model::Thermal(tp) => Some(tp),
+            Model::Pipe(p) if p.thermal_sea => p.thermal.as_ref(),
+            Model::Pipe(_) => None,
+        };
+        if let (Some(tp), Some(sea)) = (sea_thermal, inputs.sea_level.filter(|s| s.is_finite())) {
             let k = ThermalKernel::new(tp, w, h, lx, bnd, None)?.with_sea(tp, Some(sea), lx);
             (gp.sea, gp.w_card, gp.w_diag) = k.underwater();
             gp.flags |= 16;

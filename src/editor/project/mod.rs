@@ -58,7 +58,8 @@
 //! ones) on cells of `iteration_cell_m` metres, scaled as `(iteration_cell_m/Δx)²` on a map of
 //! `Δx` cells ([`crate::core::erosion::thermal::ThermalParams::kernel_iterations`]). An older
 //! project's are read with `iteration_cell_m` = the cells they ran on, so they relax their own
-//! map bit for bit as before.
+//! map bit for bit as before. Version 6 also gives the pipe model's interleaved thermal step the
+//! sea's underwater talus (`thermal_sea`); an older project's pipe layers are read without it.
 
 use std::path::Path;
 
@@ -342,7 +343,8 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
             // Versions 1 and 2: the droplets' rates were per step of one node (module doc).
             // Versions 1 to 3: the snowballs' erosion rate was per node.
             // Versions 1 to 4: the pipe model clamped its flow to one cell per step.
-            // Versions 1 to 5: thermal iterations (alone, or the pipe model's) were per node.
+            // Versions 1 to 5: thermal iterations (alone, or the pipe model's) were per node, and
+            // the pipe model's thermal step had no underwater talus.
             match &mut recipe.model {
                 crate::core::erosion::ModelParams::Droplet(p) if version < 3 => p.keep_rates_per_node(meta.cell_size),
                 crate::core::erosion::ModelParams::Snowball(p) if version < 4 => p.keep_rate_per_node(meta.cell_size),
@@ -350,9 +352,8 @@ pub fn decode(bytes: &[u8]) -> Result<Project, ProjectError> {
                     if version < 5 {
                         p.keep_cfl_per_cell();
                     }
-                    let lx = p.cell_size.unwrap_or(meta.cell_size);
-                    if let (Some(t), true) = (&mut p.thermal, version < 6) {
-                        t.keep_iterations_per_node(lx);
+                    if version < 6 {
+                        p.keep_format_5_thermal(p.cell_size.unwrap_or(meta.cell_size));
                     }
                 }
                 crate::core::erosion::ModelParams::Thermal(p) if version < 6 => {

@@ -169,7 +169,8 @@ impl PipeJob {
         let sea_fill = fill_sea(&terrain.data, &mut d, c.sea, c.sea_on);
         let thermal = match &params.thermal {
             Some(tp) => {
-                let k = ThermalKernel::new(tp, w, h, lx, inputs.boundary, hardness.clone())?;
+                let sea = if params.thermal_sea { inputs.sea_level } else { None };
+                let k = ThermalKernel::new(tp, w, h, lx, inputs.boundary, hardness.clone())?.with_sea(tp, sea, lx);
                 Some((k, Vec::with_capacity(n)))
             }
             None => None,

@@ -134,6 +134,10 @@ crate::params! {
         pub thermal: Option<ThermalParams> = None;
         /// Apply `thermal` every this many steps.
         pub thermal_every: u32 = 1, range [1.0, u32::MAX as f64];
+        /// With a sea level, the interleaved thermal step settles a pair of nodes both at or
+        /// below it to the thermal's `underwater_angle`, as thermal erosion alone does; `false`
+        /// keeps the land talus everywhere (projects of format 5 and older).
+        pub thermal_sea: bool = true;
     }
 }
 
@@ -206,18 +210,26 @@ impl PipeParams {
         self.max_speed = 0.0;
     }
 
+    /// Keeps the interleaved thermal step as projects of format 5 and older ran it on cells of
+    /// `lx` metres: its iterations per node ([`ThermalParams::keep_iterations_per_node`]) and no
+    /// underwater talus (`thermal_sea = false`), so they erode their own map bit for bit as before.
+    pub fn keep_format_5_thermal(&mut self, lx: f32) {
+        self.thermal_sea = false;
+        if let Some(t) = &mut self.thermal {
+            t.keep_iterations_per_node(lx);
+        }
+    }
+
     /// Converts what a version-1 file left in grid units (the river sources' nodes, see
     /// [`crate::core::units`]) for `map`, the map those values were made for (with `cell_size`,
     /// when set, as its cell size: the job converts back with it). A version-1 file also ran
-    /// with the seed's clamp ([`Self::keep_cfl_per_cell`]) and its interleaved thermal iterations
-    /// per node ([`ThermalParams::keep_iterations_per_node`]).
+    /// with the seed's clamp ([`Self::keep_cfl_per_cell`]) and its interleaved thermal step as
+    /// format 5 ran it ([`Self::keep_format_5_thermal`]).
     pub fn upgrade_units(&mut self, map: MapSize) {
         let lx = self.cell_size.unwrap_or(map.cell_size);
         if crate::core::units::Legacy::has_legacy(self) {
             self.keep_cfl_per_cell();
-            if let Some(t) = &mut self.thermal {
-                t.keep_iterations_per_node(lx);
-            }
+            self.keep_format_5_thermal(lx);
         }
         for s in &mut self.sources {
             s.upgrade_units(lx);

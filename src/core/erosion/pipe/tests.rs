@@ -886,3 +886,34 @@ fn the_same_flow_erodes_the_same_volume_at_any_cell_size() {
     // With the seed's clamp the fine runs fall short (the check can fail).
     assert!(seed[2] < 0.7 * seed[0], "{seed:?}");
 }
+
+/// With a sea, the interleaved thermal step settles material under it to `underwater_angle`, as
+/// thermal erosion alone does; with `thermal_sea` off (format-5 projects) it keeps the land talus.
+#[test]
+fn the_interleaved_thermal_step_settles_under_the_sea_to_the_underwater_angle() {
+    // A submerged 4 m step: sea at 0, the bed at −2 m beside −6 m; no rain and no erosion, so
+    // only the thermal step moves material.
+    let hm = Heightmap::from_fn(40, 8, 1.0, |x, _| if x < 20 { -2.0 } else { -6.0 }).unwrap();
+    let thermal = ThermalParams { talus_angle: 40.0, underwater_angle: 15.0, iterations: 4, ..Default::default() };
+    let p = PipeParams {
+        rain: 0.0,
+        erosion: 0.0,
+        deposition: 0.0,
+        steps: 200,
+        cell_size: Some(2.0),
+        thermal: Some(thermal),
+        ..Default::default()
+    };
+    let steepest = |sea_talus: bool| {
+        let mut job = sea_job(hm.clone(), PipeParams { thermal_sea: sea_talus, ..p.clone() }, 0.0);
+        while !job.is_done() {
+            job.step();
+        }
+        let row = &job.heightmap().data[4 * 40..5 * 40];
+        row.windows(2).map(|w| (w[0] - w[1]).abs() / 2.0).fold(0.0f32, f32::max)
+    };
+    let (under, land) = (15f32.to_radians().tan(), 40f32.to_radians().tan());
+    let (with, without) = (steepest(true), steepest(false));
+    assert!(with <= under + 0.02, "with the sea's talus the step stands at {with} m/m, above tan 15° = {under}");
+    assert!(without > under + 0.2 && without <= land + 0.02, "with the land talus it stands at {without} m/m");
+}
