@@ -386,6 +386,14 @@ fn a_version_5_project_keeps_its_thermal_iterations_per_node() {
         };
         let back = decode(&as_version(&bytes, 5, &[])).unwrap();
         assert_eq!(cells(&back), (lx, 6));
+        // A pipe layer's thermal step also keeps the land talus under the sea, as version 5 ran it.
+        let sea_talus = |p: &Project| match &p.stack.layers().iter().find_map(|l| l.erosion()).unwrap().recipe.model {
+            ModelParams::Pipe(b) => Some(b.thermal_sea),
+            _ => None,
+        };
+        if sea_talus(&back).is_some() {
+            assert_eq!((sea_talus(&back), sea_talus(&decode(&bytes).unwrap())), (Some(false), Some(true)));
+        }
         // This version's project keeps what it says; the older one, saved again, keeps its count.
         assert_eq!(cells(&decode(&bytes).unwrap()), (2.0, (6.0 * (2.0 / lx) * (2.0 / lx)) as u64));
         let resaved = encode(&back.stack, &back.view).unwrap();
