@@ -284,7 +284,7 @@ pub mod gpu {
     /// them takes the sea level, the hardness map and every edge mode.
     static GPU_MODELS: &[GpuModel] = &[
         GpuModel { name: "Droplet", lacks: droplet_lacks, build: droplet, refine: None },
-        GpuModel { name: "Pipe", lacks: pipe_lacks, build: pipe, refine: None },
+        GpuModel { name: "Pipe", lacks: |_, _, _| None, build: pipe, refine: None },
         GpuModel { name: "Thermal", lacks: |_, _, _| None, build: thermal, refine: None },
         GpuModel { name: "StreamPower", lacks: |_, _, _| None, build: stream_power, refine: Some(stream_power_refine) },
     ];
@@ -312,14 +312,6 @@ pub mod gpu {
         } else {
             None
         }
-    }
-
-    /// The pipe model on the GPU has the sea and steering masks' rain weights, not their sinks.
-    fn pipe_lacks(_: &Heightmap, _: &ModelParams, i: &JobInputs) -> Option<&'static str> {
-        i.steer
-            .as_ref()
-            .is_some_and(|s| s.sink)
-            .then_some("sink masks (water and sediment leaving at the mask's zeros)")
     }
 
     fn stream_power(
@@ -661,9 +653,9 @@ mod tests {
         }
     }
 
-    /// A sea level or a steering mask keeps no GPU model off the GPU but the pipe model's sink
-    /// mask (and the droplets' change blur): `--backend gpu` on a map with a sea and a mask runs
-    /// droplets, pipe and thermal on the GPU, with books that close.
+    /// A sea level or a steering mask (with sinks or without) keeps no GPU model off the GPU (the
+    /// droplets' change blur does): `--backend gpu` on a map with a sea and a mask runs droplets,
+    /// pipe and thermal on the GPU, with books that close.
     #[cfg(feature = "gpu")]
     #[test]
     fn a_sea_and_a_mask_run_on_the_gpu_backend() {
@@ -687,12 +679,6 @@ mod tests {
             for (what, inputs) in [("sea", &sea), ("sea and mask", &steered), ("sea and sink mask", &sunk)] {
                 let (mut sim, used) = build_with_backend_opts(hm(), p, inputs.clone(), Backend::Gpu, opts).unwrap();
                 let name = p.entry().cli;
-                if matches!(p, ModelParams::Pipe(_)) && inputs.steer.as_ref().is_some_and(|s| s.sink) {
-                    assert_eq!(used.backend, Backend::Cpu, "{name}, {what}: {used}");
-                    let note = used.note.unwrap_or_default();
-                    assert!(note.contains("GPU version has no sink masks"), "{name}, {what}: {note}");
-                    continue;
-                }
                 assert_eq!((used.backend, &used.note), (Backend::Gpu, &None), "{name}, {what}: {used}");
                 erosion::run(sim.as_mut(), &Default::default(), |_| {});
                 let l = sim.ledger();

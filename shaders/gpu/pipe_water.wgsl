@@ -9,8 +9,11 @@
 // sea level (Δb = min(s, sea − b), b' ≤ sea), d ← sea − b', no evaporation, and the water it took
 // in, d1 + Δt·Σf_in/(lx·ly) + Δt·r − (sea − b'), is booked. A shore node (b = sea) is land that
 // neither erodes nor rises.
+// A sink node of a steering mask (flags bit 5; its water input is marked −1): afterwards its water
+// leaves, booked as the sea's intake, and its suspended sediment settles on it (the CPU's
+// `drain_sinks`, run after sweep B).
 // Books (per workgroup): eroded, deposited, Σs1, Σd2 (land), water drained across drains, water
-// the sea took in.
+// the sea (and the sinks) took in.
 
 @group(0) @binding(0) var<uniform> P: Params;
 @group(0) @binding(1) var<storage, read> b: array<f32>;
@@ -72,10 +75,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         }
         var hard = 1.0;
         var rain = P.rain_dt;
+        var sink = false;
         if ((P.flags & 3u) != 0u) {
             let inp = inputs[i];
             if ((P.flags & 1u) != 0u) { hard = inp.x; }
-            if ((P.flags & 2u) != 0u) { rain = inp.y; }
+            if ((P.flags & 2u) != 0u) {
+                sink = (P.flags & 32u) != 0u && inp.y < 0.0;
+                rain = select(inp.y, 0.0, sink);
+            }
         }
         let d1 = d[i];
         let sc = s[i];
@@ -119,16 +126,30 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         let d_land = d2 * P.keep + rain;
         let d_sea = P.sea - bn;
         let took = (d1 - d_sea) + P.dt_area * (fsum_in - fout) + rain;
-        b_new[i] = bn;
-        d[i] = select(d_land, d_sea, sea);
+        var dn = select(d_land, d_sea, sea);
+        var sea_in = select(0.0, took, sea);
+        // A sink: its water leaves, its suspended sediment settles (`put`, booked as deposition).
+        var bs = bn;
+        var s1o = s1v;
+        if (sink) {
+            sea_in = sea_in + dn;
+            dn = 0.0;
+            if (s1v > 0.0) {
+                bs = bn + s1v;
+                s1o = 0.0;
+            }
+        }
+        let put = bs - bn;
+        b_new[i] = bs;
+        d[i] = dn;
         uv[i] = vec2<f32>(u, v);
-        s1[i] = s1v;
+        s1[i] = s1o;
         let dh = bn - bc;
         let m = maps[i];
-        maps[i] = vec2<f32>(m.x + pos(-dh), m.y + pos(dh));
-        acc_a = vec4<f32>(pos(-dh), pos(dh), s1v, select(d2, 0.0, sea));
+        maps[i] = vec2<f32>(m.x + pos(-dh), m.y + pos(dh) + put);
+        acc_a = vec4<f32>(pos(-dh), pos(dh) + put, s1o, select(d2, 0.0, sea));
         drained_acc = drained * P.dt_area;
-        sea_acc = select(0.0, took, sea);
+        sea_acc = sea_in;
     }
     let t = wg_sum(lid, acc_a);
     let t2 = wg_sum(lid, vec4<f32>(drained_acc, sea_acc, 0.0, 0.0));
@@ -140,7 +161,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>,
         books[SLOT_S1 * G + g] = df_add(books[SLOT_S1 * G + g], t.z);
         books[SLOT_D2 * G + g] = df_add(books[SLOT_D2 * G + g], t.w);
         books[SLOT_DRAINED * G + g] = df_add(books[SLOT_DRAINED * G + g], t2.x);
-        if ((P.flags & 8u) != 0u) {
+        if ((P.flags & 40u) != 0u) {
             books[SLOT_SEA * G + g] = df_add(books[SLOT_SEA * G + g], t2.y);
         }
     }

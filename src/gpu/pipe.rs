@@ -40,8 +40,10 @@
 //! multiplies thermal's erodibility, `a_i = min(1, rate·hardness_i·w_i)` (as on the CPU). In the
 //! pipe model a mask weights each node's water input, `(rain_i + sources_i)·w_i·Δt`, folded into
 //! the per-node input before upload exactly as the CPU computes it (the erosion brush's dabs are
-//! such masks). A sink mask (water and sediment leave at its zeros, the erodibility scaled) is
-//! the CPU's alone: the backend runs it there with a note, and [`GpuErosionJob::pipe`] refuses it.
+//! such masks). A sink mask also scales the erodibility (flow and thermal, as the CPU's
+//! `erodibility`), and its zeros are sinks (flags bit 5, marked by a water input of −1): at the end
+//! of `pipe_water` their water leaves, booked as the sea's intake, and their suspended sediment
+//! settles on them, booked as deposition (the CPU's `drain_sinks`, run after sweep B).
 //!
 //! ## Passes, fusion and bandwidth
 //!
@@ -339,16 +341,13 @@ impl GpuErosionJob {
         if let Some(hd) = &inputs.hardness {
             check_hardness(hd, w * h, HardnessRule::NonNegative)?;
         }
-        // A steering mask weights the rain (and the sources); a sink mask is the CPU's alone.
+        // A steering mask weights the rain (and the sources); a sink mask also scales the
+        // erodibility (of the flow and the interleaved thermal), as on the CPU (`erodibility`).
+        let mut inputs = inputs;
         if let Some(s) = &inputs.steer {
             s.check(w * h)?;
             if s.sink {
-                return Err(JobError::BadParam {
-                    name: "steer.sink",
-                    value: 1.0,
-                    range: "a mask without sinks (the GPU pipe model has no sink nodes; the CPU model has)",
-                }
-                .into());
+                inputs.hardness = s.erodibility(inputs.hardness.as_deref());
             }
         }
         if let Some(tp) = &params.thermal {
@@ -405,6 +404,10 @@ impl GpuErosionJob {
             ..Default::default()
         };
         let hardness = inputs.hardness.as_deref();
+        // Sink nodes of a steering mask (pipe model; marked in the per-node input below).
+        if matches!(model, Model::Pipe(_)) && inputs.steer.as_ref().is_some_and(|s| s.sink) {
+            gp.flags |= 32;
+        }
         if hardness.is_some() {
             gp.flags |= 1;
         }
@@ -520,9 +523,16 @@ impl GpuErosionJob {
         let s2 = ctx.storage_buffer("sediment s2", sz(mac, 4))?;
         let flux = ctx.storage_buffer("flux", sz(pipe, 16))?;
         let uv = ctx.storage_buffer("velocity", sz(pipe, 8))?;
+        // A sink node (a sink mask's zero) is marked by a water input of −1 (real inputs are ≥ 0).
+        let sinks = inputs.steer.as_ref().filter(|s| s.sink && pipe).map(|s| &s.weights);
         let inputs_buf = if hardness.is_some() || water_in.is_some() {
-            let v: Vec<[f32; 2]> =
-                (0..n).map(|i| [hardness.map_or(1.0, |hd| hd[i]), water_in.as_ref().map_or(0.0, |r| r[i])]).collect();
+            let v: Vec<[f32; 2]> = (0..n)
+                .map(|i| {
+                    let r = water_in.as_ref().map_or(0.0, |r| r[i]);
+                    let r = if sinks.is_some_and(|k| k[i] == 0.0) { -1.0 } else { r };
+                    [hardness.map_or(1.0, |hd| hd[i]), r]
+                })
+                .collect();
             ctx.storage_buffer_init("inputs", &v)?
         } else {
             ctx.storage_buffer("inputs", small)?
