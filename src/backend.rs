@@ -460,7 +460,6 @@ pub mod gpu {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::core::erosion::Steer;
     use crate::core::erosion::pipe::PipeParams;
 
     fn hm() -> Heightmap {
@@ -668,6 +667,7 @@ mod tests {
         };
         let thermal = crate::core::erosion::thermal::ThermalParams { iterations: 10, ..Default::default() };
         let pipe = PipeParams { steps: 10, ..Default::default() };
+        use crate::core::erosion::Steer;
         let weights: Vec<f32> = (0..32 * 32).map(|i| (i % 32) as f32 / 31.0).collect();
         let (mask, sinks) = (Steer::new(weights.clone(), false), Steer::new(weights, true));
         // The ramp of `hm` runs from 0 to 27.9 m: a sea at 10 m covers about a third of it.
