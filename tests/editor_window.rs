@@ -631,8 +631,8 @@ fn scripted_session_shows_the_opened_projects_generator_and_regenerates_it_bit_f
 /// A BHEF from another tool records no cell size: File ▸ Open asks for one before opening it.
 /// The script answers as a user does (clicks the field, selects its text, types 8, clicks Open),
 /// and the opened map is the file's heights 8 m apart: a 129² file becomes a 1.02 km world, where
-/// it used to open as 128 m. File ▸ Import of a PNG without its sidecar asks the same. The
-/// question's screenshot goes to `TALUS_SHOT_DIR` when it is set.
+/// it used to open as 128 m. File ▸ Import of a PNG without its sidecar asks the same, and what
+/// its 16-bit heights stand for. The question's screenshot goes to `TALUS_SHOT_DIR` when it is set.
 #[test]
 fn opening_a_bhef_without_a_cell_size_asks_for_one() {
     let dir = tempfile::tempdir().unwrap();
@@ -660,11 +660,17 @@ fn opening_a_bhef_without_a_cell_size_asks_for_one() {
     Save("{project}"),
     Import("{png}"),
     WaitFrames(3),
+    Screenshot("{shot2}"),
     ClickButton("Cell size: metres"),
     Keys("Ctrl+A"),
     Keys("4"),
     Keys("."),
     Keys("5"),
+    ClickButton("Cell size: highest"),
+    Keys("Ctrl+A"),
+    Keys("8"),
+    Keys("0"),
+    Keys("0"),
     WaitFrames(2),
     ClickButton("Cell size: Open"),
     WaitFrames(4),
@@ -676,16 +682,21 @@ fn opening_a_bhef_without_a_cell_size_asks_for_one() {
         shot = d.join("cell-size.png").display(),
         project = d.join("opened.talus").display(),
         png = png.display(),
+        shot2 = d.join("import-cell-size.png").display(),
         imported = d.join("imported.talus").display(),
     );
     run_script(d, "cell-size.ron", &script);
     if let Ok(shots) = std::env::var("TALUS_SHOT_DIR") {
         let _ = std::fs::copy(d.join("cell-size.png"), Path::new(&shots).join("open-bhef-cell-size.png"));
+        let _ = std::fs::copy(d.join("import-cell-size.png"), Path::new(&shots).join("import-png-cell-size.png"));
     }
     let p = talus::editor::project::load(&d.join("opened.talus")).expect("the opened map saves as a project");
     assert_eq!((p.stack.width(), p.stack.cell_size()), (129, 8.0), "the answer is the map's cell size");
     assert!(p.stack.compose().data == hm.data, "the file's heights, unchanged");
-    // File ▸ Import of the PNG asks too (typed "4.5").
+    // File ▸ Import of the PNG asks too (typed "4.5"), and what its 16-bit heights stand for
+    // (0 stays 0 m, full scale typed as 800 m): the file's lowest node reads 0 m, its highest 800.
     let p = talus::editor::project::load(&d.join("imported.talus")).expect("the import saves as a project");
     assert_eq!((p.stack.width(), p.stack.cell_size()), (129, 4.5));
+    let (lo, hi) = p.stack.compose().min_max();
+    assert!(lo.abs() < 1e-3 && (hi - 800.0).abs() < 1e-3, "imported heights {lo} … {hi} m");
 }

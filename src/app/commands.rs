@@ -108,6 +108,8 @@ pub enum EditorCommand {
         path: PathBuf,
         /// Metres between nodes.
         cell_size: f32,
+        /// For a 16-bit file: the heights its integer 0 and full scale stand for, metres.
+        range: Option<[f32; 2]>,
     },
     /// Save to the document's file (Save As when it has none).
     Save,
@@ -274,7 +276,7 @@ fn apply_document_commands(
                 if cell_size.is_none()
                     && let Some((w, h)) = crate::editor::document::bhef_without_cell_size(path)
                 {
-                    prompt.ask(path.clone(), w, h, false);
+                    prompt.ask(path.clone(), w, h, false, false);
                     status.info(format!("{}: how many metres between its nodes?", path.display()));
                     continue;
                 }
@@ -311,20 +313,22 @@ fn apply_document_commands(
                     refuse(&mut status, "Import");
                     continue;
                 }
-                let cell_size = match cmd {
-                    EditorCommand::ImportAt { cell_size, .. } => Some(*cell_size),
-                    _ => None,
+                let (cell_size, range) = match cmd {
+                    EditorCommand::ImportAt { cell_size, range, .. } => (Some(*cell_size), *range),
+                    _ => (None, None),
                 };
-                match interop::load(path, &ImportOptions { cell_size, ..Default::default() }) {
+                match interop::load(path, &ImportOptions { cell_size, range, ..Default::default() }) {
                     Ok(map) => {
                         let (w, h) = (map.width, map.height);
                         if w > MAX_NEW_SIDE || h > MAX_NEW_SIDE {
                             status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
                             continue;
                         }
-                        // A file that does not say how far apart its nodes are: ask first.
+                        // A file that does not say how far apart its nodes are (nor, 16-bit,
+                        // what heights its integers stand for): ask first.
                         if cell_size.is_none() && !interop::records_cell_size(path).unwrap_or(true) {
-                            prompt.ask(path.clone(), w, h, true);
+                            let range = !interop::records_height_range(path).unwrap_or(true);
+                            prompt.ask(path.clone(), w, h, true, range);
                             status.info(format!("{}: how many metres between its nodes?", path.display()));
                             continue;
                         }

@@ -412,7 +412,8 @@ fn draw_prompts(
 }
 
 /// The cell-size question ([`CellSizePrompt`]): before a heightmap that does not say how far apart
-/// its nodes are is opened or imported, the user says it; the extent it makes is shown as it is
+/// its nodes are is opened or imported, the user says it (and for a 16-bit file without a
+/// sidecar, the heights its 0 and full scale stand for); the extent it makes is shown as it is
 /// typed. Open sends `EditorCommand::OpenAt` (or `ImportAt`); Cancel keeps the current terrain.
 fn cell_size_prompt(
     ctx: &egui::Context,
@@ -422,6 +423,15 @@ fn cell_size_prompt(
 ) {
     let Some((path, w, h)) = cell.asked.clone() else { return };
     let parsed = cell.text.trim().parse::<f32>().ok().filter(|c| crate::core::heightmap::check_cell(*c).is_ok());
+    // A 16-bit file's heights: both finite, the lowest below the highest.
+    let range = cell.range.as_ref().map(|[lo, hi]| {
+        let (lo, hi) = (lo.trim().parse::<f32>().ok(), hi.trim().parse::<f32>().ok());
+        match (lo, hi) {
+            (Some(lo), Some(hi)) if lo.is_finite() && hi.is_finite() && lo < hi => Some([lo, hi]),
+            _ => None,
+        }
+    });
+    let ready = parsed.is_some() && range.is_none_or(|r| r.is_some());
     let mut choice = None;
     egui::Modal::new(egui::Id::new("talus_cell_size_prompt")).show(ctx, |ui| {
         ui.heading("Cell size");
@@ -438,8 +448,23 @@ fn cell_size_prompt(
             Some(c) => ui.label(super::ui::extent_label(w, h, c)),
             None => ui.colored_label(egui::Color32::LIGHT_RED, "a number of metres, more than 0"),
         };
+        if let Some([lo, hi]) = cell.range.as_mut() {
+            ui.label("Its heights are 16-bit integers with no sidecar to say what they stand for:");
+            ui.horizontal(|ui| {
+                ui.label("0 is");
+                let f = ui.add(egui::TextEdit::singleline(lo).desired_width(60.0));
+                super::widgets::hotspot(ui, "Cell size: lowest", &f);
+                ui.label("m, full scale is");
+                let f = ui.add(egui::TextEdit::singleline(hi).desired_width(60.0));
+                super::widgets::hotspot(ui, "Cell size: highest", &f);
+                ui.label("m");
+            });
+            if let Some(None) = range {
+                ui.colored_label(egui::Color32::LIGHT_RED, "two heights in metres, the first below the second");
+            }
+        }
         ui.horizontal(|ui| {
-            let open = ui.add_enabled(parsed.is_some(), egui::Button::new("Open"));
+            let open = ui.add_enabled(ready, egui::Button::new("Open"));
             super::widgets::hotspot(ui, "Cell size: Open", &open);
             if open.clicked() {
                 choice = Some(true);
@@ -450,10 +475,10 @@ fn cell_size_prompt(
         });
     });
     match (choice, parsed) {
-        (Some(true), Some(c)) => {
+        (Some(true), Some(c)) if ready => {
             cell.asked = None;
             out.write(if cell.import {
-                EditorCommand::ImportAt { path, cell_size: c }
+                EditorCommand::ImportAt { path, cell_size: c, range: range.flatten() }
             } else {
                 EditorCommand::OpenAt { path, cell_size: c }
             });

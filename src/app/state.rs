@@ -190,7 +190,7 @@ pub fn chunk_counts(width: usize, height: usize) -> (usize, usize) {
 /// The question asked before opening or importing a heightmap that does not say how far apart
 /// its nodes are (a BHEF, PNG or R16 without a Talus sidecar, an EXR without Talus's attribute):
 /// the file and its size in nodes, whether it is an Import, and the cell size being typed,
-/// metres. [`super::commands`] asks it; [`super::files`] draws it and sends the answer as
+/// metres (and for a 16-bit file, the heights its integers stand for). [`super::commands`] asks it; [`super::files`] draws it and sends the answer as
 /// `EditorCommand::OpenAt` or `ImportAt`.
 #[derive(Resource, Default, Debug)]
 pub struct CellSizePrompt {
@@ -200,12 +200,21 @@ pub struct CellSizePrompt {
     pub import: bool,
     /// The answer as typed.
     pub text: String,
+    /// For a 16-bit file without a sidecar: the heights its integer 0 and full scale stand for,
+    /// metres, as typed; `None` when the file says.
+    pub range: Option<[String; 2]>,
 }
 
 impl CellSizePrompt {
-    /// Asks about `path` (`width × height` nodes), starting from 1 m, what such a file read as.
-    pub fn ask(&mut self, path: std::path::PathBuf, width: usize, height: usize, import: bool) {
-        *self = Self { asked: Some((path, width, height)), import, text: "1".into() };
+    /// Asks about `path` (`width × height` nodes), starting from 1 m, what such a file read as;
+    /// with `range`, also the heights of a 16-bit file's 0 and full scale (from 0 and 1 m).
+    pub fn ask(&mut self, path: std::path::PathBuf, width: usize, height: usize, import: bool, range: bool) {
+        *self = Self {
+            asked: Some((path, width, height)),
+            import,
+            text: "1".into(),
+            range: range.then(|| ["0".into(), "1".into()]),
+        };
     }
 }
 

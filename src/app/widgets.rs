@@ -18,7 +18,7 @@ pub fn hotspot(ui: &egui::Ui, name: &str, r: &egui::Response) {
 /// The widgets [`UiHotspots`] reports: the panel's, the Build… dialog's
 /// ([`super::build_dialog`], its Loupe section's [`super::loupe`]), besides its engine choices
 /// ([`engine_hotspot`]), and the cell-size question's ([`super::files`]).
-pub const HOTSPOTS: [&str; 9] = [
+pub const HOTSPOTS: [&str; 11] = [
     "Generate",
     "Simulate",
     "Cancel",
@@ -27,6 +27,8 @@ pub const HOTSPOTS: [&str; 9] = [
     "Build: Build",
     "Loupe: Pick a spot",
     "Cell size: metres",
+    "Cell size: lowest",
+    "Cell size: highest",
     "Cell size: Open",
 ];
 

@@ -253,6 +253,16 @@ pub fn records_cell_size(path: &Path) -> Result<bool, InteropError> {
     })
 }
 
+/// Whether the file at `path` says what heights its integers stand for: the 16-bit formats (PNG,
+/// R16) when a Talus sidecar describes them (else 0 and full scale read as 0 and 1 m unless
+/// [`ImportOptions::range`] gives them); the float and DEM formats always.
+pub fn records_height_range(path: &Path) -> Result<bool, InteropError> {
+    Ok(match Format::from_path(path)? {
+        Format::Png | Format::R16 => super::sidecar::read(path)?.is_some(),
+        _ => true,
+    })
+}
+
 /// Saves `hm` in the format named by `path`'s extension (atomically, with a sidecar for the
 /// integer formats).
 pub fn save(path: &Path, hm: &Heightmap, opts: &ExportOptions) -> Result<ExportReport, InteropError> {
@@ -314,7 +324,10 @@ mod tests {
             let p = dir.path().join(format!("m.{ext}"));
             std::fs::remove_file(super::super::sidecar::path_for(&p)).unwrap();
             assert!(!records_cell_size(&p).unwrap(), "{ext} without its sidecar");
+            // The 16-bit ones then do not say what heights their integers stand for either.
+            assert_eq!(records_height_range(&p).unwrap(), ext == "bhef", "{ext}");
         }
+        assert!(records_height_range(&dir.path().join("m.exr")).unwrap());
         // An EXR without Talus's attribute does not either.
         let plain = dir.path().join("plain.exr");
         {

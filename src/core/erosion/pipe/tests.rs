@@ -800,8 +800,14 @@ fn version_1_sources_convert_to_metres_and_run_as_they_did() {
     let src = RiverSource { x_m: 24.0, y_m: 61.0, radius_m: 5.0, intensity: 0.3, ..Default::default() };
     // A version-1 file ran with the seed's clamp `lx/dt`, in one step per time step, and its
     // thermal step (none here) without the sea's talus.
-    let new =
-        PipeParams { rain: 0.0, steps: 30, sources: vec![src], max_speed: 0.0, thermal_sea: false, ..Default::default() };
+    let new = PipeParams {
+        rain: 0.0,
+        steps: 30,
+        sources: vec![src],
+        max_speed: 0.0,
+        thermal_sea: false,
+        ..Default::default()
+    };
     assert_eq!(old, new);
     let text = ron::to_string(&new).unwrap();
     assert!(text.contains("x_m:") && !text.contains("(x:") && !text.contains(" radius:"), "{text}");
