@@ -20,7 +20,7 @@ use crate::core::Heightmap;
 use crate::core::erosion::{Boundary, ModelParams};
 use crate::core::generate::GenerateParams;
 use crate::core::io::interop::{self, ExportOptions, ImportOptions};
-use crate::editor::document::{Document, LayerOp};
+use crate::editor::document::{Document, LayerOp, Opened};
 use crate::editor::layers::BaseSource;
 use crate::editor::project::{CameraPose, ProjectView};
 
@@ -273,15 +273,13 @@ fn apply_document_commands(
                 };
                 // A BHEF that records no cell size: ask for it first (1 m was a guess that made
                 // another tool's 8 km map a 1 km one, with every parameter in metres off by 8×).
-                if cell_size.is_none()
-                    && let Some((w, h)) = crate::editor::document::bhef_without_cell_size(path)
-                {
-                    prompt.ask(path.clone(), w, h, false, false);
-                    status.info(format!("{}: how many metres between its nodes?", path.display()));
-                    continue;
-                }
-                match Document::open_at(path, cell_size) {
-                    Ok(doc) => {
+                match Document::open_or_ask(path, cell_size) {
+                    Ok(Opened::AskCellSize(w, h)) => {
+                        prompt.ask(path.clone(), w, h, false, false);
+                        status.info(format!("{}: how many metres between its nodes?", path.display()));
+                    }
+                    Ok(Opened::Doc(doc)) => {
+                        let doc = *doc;
                         let m = doc.map();
                         let extent = crate::editor::view_extent::ViewExtent::of(m.width, m.height, m.cell_size);
                         apply_view(doc.view(), extent, look.as_deref_mut(), &mut orbits);

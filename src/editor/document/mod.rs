@@ -215,17 +215,13 @@ fn is_project(path: &Path) -> bool {
     path.extension().is_some_and(|e| e.eq_ignore_ascii_case("talus"))
 }
 
-/// The size in nodes of `path` when it is a BHEF that nothing gives a cell size for (no
-/// sidecar that describes it): the editor asks for one before opening it. `None` for a
-/// project, a BHEF with its cell size, and a file that does not read (opening it says why).
-pub fn bhef_without_cell_size(path: &Path) -> Option<(usize, usize)> {
-    if is_project(path) {
-        return None;
-    }
-    match bhef::load_with_cell(path) {
-        Ok((m, None)) => Some((m.width, m.height)),
-        _ => None,
-    }
+/// What the editor's Open gets ([`Document::open_or_ask`]): the document, or the size in nodes
+/// of a BHEF that nothing gives a cell size for (no sidecar that describes it), to ask the user.
+pub enum Opened {
+    /// The opened document.
+    Doc(Box<Document>),
+    /// A BHEF of `width × height` nodes whose cell size is to be asked.
+    AskCellSize(usize, usize),
 }
 
 impl Document {
@@ -268,22 +264,39 @@ impl Document {
     }
 
     /// [`Self::open`], with `cell_size` metres between a BHEF's nodes where its sidecar records
-    /// none (what the user answered when the editor asked, [`bhef_without_cell_size`]). A
-    /// recorded cell size wins; a project keeps its own.
+    /// none (what the user answered when the editor asked, [`Self::open_or_ask`]). A recorded
+    /// cell size wins; a project keeps its own.
     pub fn open_at(path: &Path, cell_size: Option<f32>) -> Result<Self, String> {
+        match Self::read(path, cell_size, false)? {
+            Opened::Doc(doc) => Ok(*doc),
+            Opened::AskCellSize(..) => unreachable!("not asked"),
+        }
+    }
+
+    /// The editor's Open, in one read of the file: the document, or for a BHEF that records no
+    /// cell size and was given none, its size to ask the user ([`Opened::AskCellSize`]).
+    pub fn open_or_ask(path: &Path, cell_size: Option<f32>) -> Result<Opened, String> {
+        Self::read(path, cell_size, true)
+    }
+
+    fn read(path: &Path, cell_size: Option<f32>, ask: bool) -> Result<Opened, String> {
         let mut doc = if is_project(path) {
             let p = project::load(path).map_err(|e| format!("{}: {e}", path.display()))?;
             Self::from_stack(p.stack, p.view)
         } else {
             let (mut map, recorded) = bhef::load_with_cell(path).map_err(|e| format!("{}: {e}", path.display()))?;
-            if let (None, Some(c)) = (recorded, cell_size) {
-                crate::core::heightmap::check_cell(c).map_err(|e| format!("{}: {e}", path.display()))?;
-                map.cell_size = c;
+            match (recorded, cell_size) {
+                (None, Some(c)) => {
+                    crate::core::heightmap::check_cell(c).map_err(|e| format!("{}: {e}", path.display()))?;
+                    map.cell_size = c;
+                }
+                (None, None) if ask => return Ok(Opened::AskCellSize(map.width, map.height)),
+                _ => {}
             }
             Self::with_base(map, BaseSource::File(path.to_path_buf()))
         };
         doc.path = Some(path.to_path_buf());
-        Ok(doc)
+        Ok(Opened::Doc(Box::new(doc)))
     }
 
     /// The current heights (the fold of the stack, or a running simulation's preview).

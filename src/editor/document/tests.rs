@@ -87,20 +87,26 @@ fn save_open_round_trip_and_unsaved_mark() {
     // The cell size comes back from the sidecar the save wrote beside the file.
     assert_eq!((back.map().cell_size, doc.map().cell_size), (2.0, 2.0));
     // With its cell size recorded, nothing is asked and a given one is not taken.
-    assert_eq!(bhef_without_cell_size(&path), None);
+    let asks = |p: &Path| match Document::open_or_ask(p, None) {
+        Ok(Opened::AskCellSize(w, h)) => Some((w, h)),
+        _ => None,
+    };
+    assert_eq!(asks(&path), None);
+    assert!(matches!(Document::open_or_ask(&path, None), Ok(Opened::Doc(_))));
     assert_eq!(Document::open_at(&path, Some(8.0)).unwrap().map().cell_size, 2.0);
     // Without a sidecar the editor asks (the size in nodes), and opens at the answer.
     std::fs::remove_file(crate::core::io::sidecar::path_for(&path)).unwrap();
-    assert_eq!(bhef_without_cell_size(&path), Some((33, 17)));
+    assert_eq!(asks(&path), Some((33, 17)));
     let at = Document::open_at(&path, Some(8.0)).unwrap();
     assert_eq!((at.map().cell_size, bits(at.map())), (8.0, bits(doc.map())));
     assert_eq!(Document::open(&path).unwrap().map().cell_size, 1.0);
     let err = Document::open_at(&path, Some(-1.0)).unwrap_err();
     assert!(err.contains("t.bhef"), "{err}");
-    // A project, or a file that does not read, is not asked about.
-    assert_eq!(bhef_without_cell_size(&dir.path().join("t.talus")), None);
+    // A project, or a file that does not read, is not asked about: opening it says why.
+    assert!(Document::open_or_ask(&dir.path().join("t.talus"), None).is_err());
     std::fs::write(&path, b"BHEF but broken").unwrap();
-    assert_eq!(bhef_without_cell_size(&path), None);
+    assert_eq!(asks(&path), None);
+    assert!(Document::open_or_ask(&path, None).is_err());
     let err = Document::open(&path).unwrap_err();
     assert!(err.contains("t.bhef"), "{err}");
 }
