@@ -315,8 +315,9 @@ fn apply_document_commands(
                     EditorCommand::ImportAt { cell_size, range, .. } => (Some(*cell_size), *range),
                     _ => (None, None),
                 };
-                match interop::load(path, &ImportOptions { cell_size, range, ..Default::default() }) {
-                    Ok(map) => {
+                match interop::load_recording_cell_size(path, &ImportOptions { cell_size, range, ..Default::default() })
+                {
+                    Ok((map, records_cell)) => {
                         let (w, h) = (map.width, map.height);
                         if w > MAX_NEW_SIDE || h > MAX_NEW_SIDE {
                             status.error(format!("Import: {w}×{h} is larger than the editor's {MAX_NEW_SIDE} nodes a side; resample it with `talus convert --resize`"));
@@ -324,7 +325,7 @@ fn apply_document_commands(
                         }
                         // A file that does not say how far apart its nodes are (nor, 16-bit,
                         // what heights its integers stand for): ask first.
-                        if cell_size.is_none() && !interop::records_cell_size(path).unwrap_or(true) {
+                        if cell_size.is_none() && !records_cell {
                             let range = !interop::records_height_range(path).unwrap_or(true);
                             prompt.ask(path.clone(), w, h, true, range);
                             status.info(format!("{}: how many metres between its nodes?", path.display()));

@@ -545,13 +545,15 @@ models! {
         // the stack rebuilt around lakes, lake nodes and four byte flags (44); the sediment flux
         // and, with a steering mask, the D8 area in f64 (16), the two book maps (8), uplift
         // rates, hardness, a mask's runoff (12), the sea mask (1): 81, and 96 with room for the
-        // stack's vectors to grow. MFD routing (the default) adds eight edge weights per node (32), the
-        // area and runoff in f64 (16), the order and the walk (8): 56. Diffusion (on by
-        // default) adds its two face conductances, its transposed buffer, two outlet copies and
-        // the heights' copy (18), and the saved heights of sea nodes (up to 8). It was 96 for
-        // every run; measured: 66 with D8 and no diffusion, 137 with the defaults.
+        // stack's vectors to grow. MFD routing (the default) adds a record per node of the area,
+        // eight 16-bit edge weights and three flags (32), the area, its power `A^m` and the runoff
+        // in f64 (24), the order and the walk (8), the edge kinds and masks (2): 66. Diffusion (on
+        // by default) adds its two face conductances, its transposed buffer, two outlet copies
+        // and the heights' copy (18), and the saved heights of sea nodes (up to 8). It was 96 for
+        // every run; measured: 66 with D8 and no diffusion, 137 with the defaults (before the
+        // record and `A^m`, which add 7).
         build_bytes_per_node: |p| {
-            96 + if p.routing == stream_power::FlowMethod::Mfd { 56 } else { 0 } + if p.diffusion > 0.0 { 26 } else { 0 }
+            96 + if p.routing == stream_power::FlowMethod::Mfd { 66 } else { 0 } + if p.diffusion > 0.0 { 26 } else { 0 }
         },
         // `uplift_map` is resampled.
         to_grid: stream_power::StreamPowerParams::to_grid,

@@ -235,6 +235,28 @@ pub fn load_with_notes(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, 
     Ok((hm, notes))
 }
 
+/// [`load`], and whether the file says how far apart its nodes are ([`records_cell_size`]), in
+/// one read of the heights: a BHEF's sidecar is checked against the heights just read, the
+/// other formats' record is in a sidecar or a header.
+pub fn load_recording_cell_size(path: &Path, opts: &ImportOptions) -> Result<(Heightmap, bool), InteropError> {
+    match Format::from_path(path)? {
+        Format::Bhef => {
+            let (mut hm, cell) = super::bhef::load_with_cell(path)
+                .map_err(|e| InteropError::Decode { format: "BHEF", msg: e.to_string() })?;
+            if let Some(c) = opts.cell_size {
+                hm = Heightmap::from_data(hm.width, hm.height, c, hm.data)?;
+            }
+            Ok((hm, cell.is_some()))
+        }
+        _ => {
+            let hm = load(path, opts)?;
+            // The heights read: a record that cannot be read then counts as given (the map
+            // keeps what the load made of it).
+            Ok((hm, records_cell_size(path).unwrap_or(true)))
+        }
+    }
+}
+
 /// Whether the file at `path` says how far apart its nodes are: GeoTIFF and `.hgt` always do; a
 /// BHEF, PNG or R16 when a Talus sidecar describes it; an EXR when it carries Talus's cell-size
 /// attribute. A file that does not is read at 1 m cells unless [`ImportOptions::cell_size`]
@@ -318,6 +340,8 @@ mod tests {
             save(&p, &hm, &ExportOptions::default()).unwrap();
             assert!(records_cell_size(&p).unwrap(), "{ext} saved by Talus");
             assert_eq!(load(&p, &ImportOptions::default()).unwrap().cell_size, 8.0, "{ext}");
+            let (got, rec) = load_recording_cell_size(&p, &ImportOptions::default()).unwrap();
+            assert!(rec && got.cell_size == 8.0, "{ext}");
         }
         // Without the sidecar another tool would not write, BHEF, PNG and R16 do not.
         for ext in ["bhef", "png", "r16"] {
@@ -343,6 +367,18 @@ mod tests {
         }
         assert_eq!(load(&plain, &ImportOptions::default()).unwrap().cell_size, 1.0);
         assert!(!records_cell_size(&plain).unwrap());
+        // One read gives the map and the answer (R16 left out: without its sidecar this
+        // non-square one needs its width given).
+        for ext in ["bhef", "png", "exr", "tif"] {
+            let p = dir.path().join(format!("m.{ext}"));
+            let (hm, rec) = load_recording_cell_size(&p, &ImportOptions::default()).unwrap();
+            assert_eq!(rec, records_cell_size(&p).unwrap(), "{ext}");
+            assert_eq!(hm.data, load(&p, &ImportOptions::default()).unwrap().data, "{ext}");
+            let given = ImportOptions { cell_size: Some(3.5), ..Default::default() };
+            assert_eq!(load_recording_cell_size(&p, &given).unwrap().0.cell_size, 3.5, "{ext}");
+        }
+        let (_, rec) = load_recording_cell_size(&plain, &ImportOptions::default()).unwrap();
+        assert!(!rec);
         assert!(matches!(records_cell_size(Path::new("m.obj")), Err(InteropError::ExportOnly { .. })));
     }
 }

@@ -350,7 +350,8 @@ impl StreamPowerJob {
         let r = &self.router;
         let has_lakes = !r.traps.is_empty();
         let (pw, hard) = (&self.pw, self.hardness.as_deref());
-        let mfd_area = self.mfd.as_ref().map(|f| f.area.as_slice());
+        // `A^m` of the MFD area, computed for every node beforehand (vectorised).
+        let mfd_area_m = self.mfd.as_ref().map(|f| f.area_m.as_slice());
         let (sea, sea_mask) = (self.sea, self.sea_mask.as_slice());
         let has_sea = !sea_mask.is_empty();
         let h = Shared::new(&mut self.hm.data);
@@ -365,10 +366,10 @@ impl StreamPowerJob {
             // are disjoint and each is processed by exactly one task. So a task reads and writes
             // only entries of its own nodes in `h`, `area`, `qs`, the maps, and only its own
             // traps' `lake_nodes` ranges; no task reads `r.area` or `r.lake_nodes` through `r`.
-            // The MFD area is only read. All indices are node indices (< n) from `r.stack`.
+            // The MFD area's powers are only read. All indices are node indices (< n) from `r.stack`.
             .map(|s| unsafe {
                 let nodes = &r.stack[r.seg[s] as usize..r.seg[s + 1] as usize];
-                if mfd_area.is_none() {
+                if mfd_area_m.is_none() {
                     for &v in nodes {
                         area.write(v as usize, 1);
                     }
@@ -412,8 +413,8 @@ impl StreamPowerJob {
                     if d0.is_nan() || d0 <= 0.0 {
                         continue;
                     }
-                    let am = match mfd_area {
-                        Some(fa) => fa[i].powf(m),
+                    let am = match mfd_area_m {
+                        Some(fa) => fa[i],
                         None if runoff.is_some() => warea.read(i).powf(m),
                         None => {
                             let a = area.read(i) as usize;
@@ -691,6 +692,7 @@ impl Simulation for StreamPowerJob {
         self.router.route_without_area(&self.hm.data);
         if let Some(f) = self.mfd.as_mut() {
             f.compute(&self.router, &self.hm.data, self.p.mfd_exponent as f64);
+            f.power_of_area(self.p.m as f64);
         }
         self.erode();
         self.diffuse();

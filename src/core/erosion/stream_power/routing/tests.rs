@@ -1,6 +1,6 @@
 //! Unit tests of flow routing.
 
-use super::mfd::pow_unit;
+use super::mfd::{pow_area, pow_unit};
 use super::*;
 
 fn router(w: usize, h: usize, data: &[f32], b: Boundary) -> Router {
@@ -102,6 +102,71 @@ fn pow_unit_matches_powf() {
     // Far below f32's range: zero, not garbage.
     assert_eq!(pow_unit(1e-30, 10.0), 0.0);
     assert_eq!(pow_unit(0.0, 1.1), pow_unit(f32::MIN_POSITIVE, 1.1));
+}
+
+#[test]
+fn pow_area_matches_powf_to_a_few_ulps() {
+    // Areas from a fraction of a node to 10¹² nodes (a steering mask's weights can make them
+    // fractional), every exponent the model accepts.
+    for m in [0.05f64, 0.3, 0.4, 0.5, 0.75, 1.0, 1.3, 2.0] {
+        let mut a = 1e-3f64;
+        while a < 1e12 {
+            let want = a.powf(m);
+            let got = pow_area(a, m);
+            assert!((got - want).abs() <= 1e-14 * want, "{a}^{m}: {got} vs {want}");
+            a *= 1.0173;
+        }
+        assert_eq!(pow_area(0.0, m), 0.0);
+        assert_eq!(pow_area(1.0, m), 1.0);
+        // Subnormal areas: the smallest normal one's power, never garbage.
+        assert_eq!(pow_area(1e-320, m), pow_area(f64::MIN_POSITIVE, m));
+    }
+    for a in [0.0, 1e-300, 1.0, 3.7, 1e9] {
+        assert_eq!(pow_area(a, 0.0), 1.0, "{a}^0");
+    }
+    // Integral areas, as D8 and a plain MFD run hold them, for the default exponent.
+    for a in 1..20_000u32 {
+        let (want, got) = ((a as f64).powf(0.4), pow_area(a as f64, 0.4));
+        assert!((got - want).abs() <= 8.0 * f64::EPSILON * want, "{a}^0.4: {got} vs {want}");
+    }
+}
+
+/// The AVX2 builds of the edge weights and of `A^m` give the bits of the plain ones (the same
+/// operations, no fused multiply-add), so a result never depends on the CPU it ran on.
+#[cfg(target_arch = "x86_64")]
+#[test]
+fn avx2_edges_and_area_powers_have_the_plain_builds_bits() {
+    use super::mfd::{Node, edges_interior_row_any, edges_interior_row_avx2, pow_areas_any, pow_areas_avx2};
+    if !std::is_x86_feature_detected!("avx2") {
+        return;
+    }
+    let (w, h) = (67, 23);
+    let data = noisy(w, h, 11);
+    let r = router(w, h, &data, Boundary::default());
+    let mut scratch = vec![0.0f32; 10 * w];
+    for p in [0.5f32, 1.1, 3.0] {
+        for y in 1..h - 1 {
+            let run = |avx: bool, scratch: &mut [f32]| {
+                let (mut k, mut m, mut n) = (vec![0u8; w - 2], vec![0u8; w - 2], vec![Node::default(); w - 2]);
+                if avx {
+                    // SAFETY: AVX2 is present (checked above).
+                    unsafe { edges_interior_row_avx2(&r, &data, p, y, scratch, &mut k, &mut m, &mut n) };
+                } else {
+                    edges_interior_row_any(&r, &data, p, y, scratch, &mut k, &mut m, &mut n);
+                }
+                (k, m, n.iter().map(|v| v.w).collect::<Vec<_>>())
+            };
+            assert_eq!(run(false, &mut scratch), run(true, &mut scratch), "row {y}, p {p}");
+        }
+    }
+    let areas: Vec<f64> = (0..5000).map(|i| 0.37 + (i as f64).powf(2.3) * 0.731).collect();
+    for m in [0.0, 0.4, 0.5, 1.7] {
+        let (mut a, mut b) = (vec![0.0; areas.len()], vec![0.0; areas.len()]);
+        pow_areas_any(&mut a, &areas, m);
+        // SAFETY: AVX2 is present (checked above).
+        unsafe { pow_areas_avx2(&mut b, &areas, m) };
+        assert!(a.iter().zip(&b).all(|(x, y)| x.to_bits() == y.to_bits()), "m {m}");
+    }
 }
 
 #[test]
