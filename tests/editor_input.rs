@@ -16,7 +16,9 @@
 //!   as X key events (the window is given the input focus first: there is no window manager to
 //!   do it); Generate, Simulate and Cancel clicked on the panel;
 //! - File ▸ Build… clicked through to an engine tile set, and its loupe's spot picked with a click
-//!   on the terrain (the loupe's centre is the point under the pointer; the click paints nothing).
+//!   on the terrain (the loupe's centre is the point under the pointer; the click paints nothing);
+//! - the cell-size question of a file that records none, answered by a click in its field,
+//!   Ctrl+A, a typed "8" and a click on Open.
 //!
 //! Needs `Xvfb`, `xdotool` and a Vulkan driver (`.ci/deps` installs them); fails, rather than
 //! skips, without them.
@@ -918,4 +920,73 @@ fn real_clicks_pick_a_spot_for_the_build_loupe() {
     if let Ok(out) = std::env::var("TALUS_INPUT_SHOTS") {
         let _ = std::fs::copy(d.join("loupe.png"), Path::new(&out).join("real-input-loupe.png"));
     }
+}
+
+/// The cell-size question answered with the real pointer and keyboard: a BHEF from another tool
+/// (no sidecar, so no cell size) is opened (the script's `Open` stands for the system's file
+/// dialog, which XTest cannot reach under a bare X server), the question's field is clicked, its
+/// text selected with Ctrl+A and replaced by a typed "8", and Open is clicked. The map opened is
+/// the file's 129² heights 8 m apart, unchanged, and the saved project says so.
+#[test]
+fn real_keys_answer_the_cell_size_question() {
+    let (_dir, d) = session_dir();
+    let d = d.as_path();
+    let x = common::xvfb::display(1280, 720, 5);
+    let hm = talus::core::heightmap::Heightmap::from_fn(129, 129, 1.0, |x, y| 10.0 + 0.2 * x as f32 + 0.1 * y as f32)
+        .unwrap();
+    let file = d.join("other-tool.bhef");
+    talus::core::io::bhef::save_atomic(&file, &hm).unwrap();
+    assert!(!d.join("other-tool.bhef.json").exists(), "a plain BHEF has no sidecar");
+    let project = d.join("opened.talus");
+    // Phases: 0 the question open; 1 after the field's text was replaced; 2 after Open (and the
+    // project saved). 140 and up: the frame syncs between the steps of the gestures.
+    let mut script = format!(
+        "[{}Open(\"{}\"), WaitFrames(4), ViewReport(path: \"{}\", since: None),\n",
+        light_start(),
+        file.display(),
+        d.join("r0.json").display(),
+    );
+    script += &syncs(d, 140..143);
+    script += &phase(d, 1, PHASE_FRAMES, None, "");
+    script += &syncs(d, 143..144);
+    script += &phase(d, 2, PHASE_FRAMES, None, &save(d, "opened.talus"));
+    script += "Quit]";
+    let mut s = Session::start(d, &x.1, &script, 1.0, "1280x720");
+    let r0 = s.report(0);
+    let before = (f(&r0["map"]["width"]), f(&r0["map"]["cell_size"]));
+    assert_ne!(before.0, 129.0, "the file opened before the question was answered: {}", r0["map"]);
+    let field = widget(&r0, "Cell size: metres");
+
+    // Click the field (egui focuses it), Ctrl+A with the modifier held across frames, then "8".
+    s.click_synced(field, 140);
+    s.xdo(&["windowfocus", "--sync", &s.window.clone()]);
+    s.xdo(&["keydown", "ctrl"]);
+    s.sync(141);
+    s.xdo(&["key", "a"]);
+    s.sync(142);
+    s.xdo(&["keyup", "ctrl"]);
+    s.xdo(&["key", "8"]);
+    let r1 = s.step(1);
+    assert_eq!(
+        (f(&r1["map"]["width"]), f(&r1["map"]["cell_size"])),
+        before,
+        "typing in the question changed the map: {}",
+        r1["map"]
+    );
+
+    s.click_synced(widget(&r1, "Cell size: Open"), 143);
+    let r2 = s.step(2);
+    assert_eq!(
+        (f(&r2["map"]["width"]), f(&r2["map"]["cell_size"])),
+        (129.0, 8.0),
+        "the opened map is not the file at the typed 8 m: {} ({})",
+        r2["map"],
+        r2["status"]
+    );
+    assert!(r2["buttons"]["Cell size: Open"].is_null(), "the question is still open: {}", r2["buttons"]);
+    let status = s.child.wait().unwrap();
+    assert!(status.success(), "the editor's script failed ({status}):\n{}", s.log());
+    let p = talus::editor::project::load(&project).expect("the opened map saves as a project");
+    assert_eq!((p.stack.width(), p.stack.cell_size()), (129, 8.0), "the typed answer is the map's cell size");
+    assert!(p.stack.compose().data == hm.data, "the file's heights, unchanged");
 }

@@ -36,7 +36,7 @@ struct Params {
     r_diff: f32,       // κ·Δt/Δx² of the implicit diffusion step (with a wrap edge: of one explicit substep)
     eps_abs: f32,      // the fill's step over a flat: max(eps_abs, eps_rel·|W|)
     eps_rel: f32,
-    lake_fill: f32,    // share α of a lake's remaining depth a lake-bottom node fills per visit
+    lake_fill: f32,    // share α of its remaining depth under W a lake node may fill in a step
     _pad3: f32,
     _pad4: f32,
     _pad5: f32,

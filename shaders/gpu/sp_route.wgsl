@@ -7,9 +7,10 @@
 //   land: SPREAD, shared equally among its neighbours further from the land, so a river's load
 //   fans out from its mouth ring by ring and fills the nearest sea first; a sea node further
 //   out, a drain or a sink: LOSE);
-// - room: what the node may take this step: a near sea node up to the shelf (sea − 0.5 m), a
-//   lake-bottom node (no lower neighbour, below W) up to min(W, lo + α·(W − lo)) with lo its
-//   lowest neighbour, so a lake fills from its bottom up.
+// - room: what the node may take this step: a near sea node up to the shelf (sea − 0.5 m); a
+//   lake node (below W) a share α of its depth, min(W, b + α·(W − b)) − h with b = max(h, lo)
+//   and lo its lowest neighbour (a lake-bottom node, with no lower neighbour, fills toward its
+//   rim), so the load settles on its way down to the bottom, most where the lake is deepest.
 
 @compute @workgroup_size(16, 16)
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
@@ -58,8 +59,14 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     } else {
         let lake = wi > hi;
         let keep = (P.flags & 8u) != 0u;
+        if (keep && lake) {
+            // Every node under the lake's surface takes a share α of its depth there, a pit
+            // measured from its lowest neighbour: the load settles on its way down to the
+            // bottom, most where the lake is deepest.
+            let base = max(lo, hi);
+            room = pos(min(wi, base + P.lake_fill * (wi - base)) - hi);
+        }
         if (rh == NONE) {
-            if (keep) { room = pos(min(wi, lo + P.lake_fill * (wi - lo)) - hi); }
             cy = rw;
         } else if (lake && !keep && rw != NONE) {
             cy = rw;

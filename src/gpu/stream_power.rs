@@ -23,7 +23,7 @@
 //!                 n ≠ 1: δ − δ₀ + F·δ^n = 0 per node against the receiver's iterate × newton_sweeps
 //!                 F = K·c_i·Δt·A_i^m/d^n;  lake nodes (W > h) and pits are not cut;  h' ∈ [h'_r, h]
 //! sp_sediment  4  the eroded material moves one node per sweep (rcv_h; across a lake on rcv_w),
-//!                 settling in lake bottoms (up to min(W, lo + α(W − lo))) and, within 8 cells of
+//!                 settling in lakes (a share α of each node's depth under W) and, within 8 cells of
 //!                 the land, in the sea up to sea − 0.5 m, fanning out from each mouth to the sea
 //!                 neighbours with room, else seaward; further out, at drain edges and sinks it
 //!                 leaves the map                                             × sediment_sweeps
@@ -45,12 +45,13 @@
 //! The CPU routes lakes through a basin graph and carries each step's sediment down the whole
 //! receiver tree in that step, filling lakes from the bottom and the sea within 8 nodes of each
 //! mouth; here the load travels `sediment_sweeps` nodes per step (what is still moving is
-//! `suspended` in the books), a lake bottom fills by a share α = ½ of its remaining depth per
-//! visit, and the sea fills ring by ring from the coast (distances by the 3-4 chamfer, within
-//! 8 % of the Euclidean). Diffusion is the CPU's implicit step, but on a map with a wrap edge,
-//! where it runs in explicit substeps (a periodic line would need the CPU's Sherman–Morrison
-//! solve; a diffusion needing more than [`MAX_DIFFUSION_SUBSTEPS`] is refused there, so the
-//! backend runs the CPU model and says why). Parity with the CPU is measured at the level of
+//! `suspended` in the books), each lake node takes a share α = ½ of its remaining depth a step
+//! as the load passes down to the bottom (the deepest take the most, where the CPU raises the
+//! lowest nodes to one flat level), and the sea fills ring by ring from the coast (distances by
+//! the 3-4 chamfer, within 8 % of the Euclidean). Diffusion is the CPU's implicit step, but on
+//! a map with a wrap edge, where it runs in explicit substeps (a periodic line would need the
+//! CPU's Sherman–Morrison solve; a diffusion needing more than [`MAX_DIFFUSION_SUBSTEPS`] is
+//! refused there, so the backend runs the CPU model and says why). Parity with the CPU is measured at the level of
 //! landforms (`tests`, README: heights after σ = 2 and channels both ways).
 
 //! ## Books and determinism
@@ -118,7 +119,7 @@ const DIFFUSION_R: f64 = 0.2;
 /// The fill's least step over a flat, metres, and relative to the height.
 const EPS_ABS: f32 = 1.0e-4;
 const EPS_REL: f32 = 4.8e-7;
-/// Share of a lake's remaining depth its bottom node fills per visit of sediment.
+/// Share of its remaining depth under the lake's surface a lake node may fill in one step.
 const LAKE_FILL: f32 = 0.5;
 /// Depth the sea's deposits leave above them (the CPU's `SEA_SHELF`).
 const SEA_SHELF: f32 = 0.5;

@@ -95,6 +95,34 @@ fn a_raw_fbm_with_its_pits_and_a_sea_matches_the_cpu_in_landforms() {
     assert!(par.meets(0.02, 0.8), "{par:?}");
 }
 
+/// Closed depressions fill with the sediment that reaches them about as fast as on the CPU (which
+/// fills each lake from the bottom in the step the load arrives). When only a lake's bottom node
+/// took sediment, the default island's 35 m deep interior basin at 513² kept two thirds of its
+/// volume for 30 steps, its outlet was cut meanwhile, and the basin drained and eroded 10–15 m
+/// below the CPU's plain of lake sediment. Here: that island at 257² (the basin about 4 000
+/// nodes), 10 default steps, the volume in closed depressions (priority flood, flat). Measured:
+/// the GPU fills 68 % of what the CPU fills (47 % with only the bottom nodes taking sediment).
+#[test]
+fn lakes_fill_with_sediment_about_as_fast_as_on_the_cpu() {
+    let t = island(257, 1);
+    let p = StreamPowerParams { steps: 10, ..Default::default() };
+    let i = JobInputs { sea_level: Some(0.0), ..Default::default() };
+    let Some(mut g) = gpu_job(&t, &p, &i) else { return };
+    run(&mut g);
+    let mut c = StreamPowerJob::new(t.clone(), p.clone(), i.clone()).unwrap();
+    run(&mut c);
+    let lakes = |hm: &Heightmap| -> f64 {
+        let z = crate::core::analysis::priority_flood(hm, 0.0, 0.0).filled;
+        z.iter().zip(&hm.data).map(|(&z, &h)| (z - h) as f64).sum()
+    };
+    let (v0, vc, vg) = (lakes(&t), lakes(c.heightmap()), lakes(g.heightmap()));
+    eprintln!("lake volume (m·nodes): input {v0:.0}, after 10 steps CPU {vc:.0}, GPU {vg:.0}");
+    assert!(vc < 0.9 * v0, "the CPU filled little: {v0} → {vc}");
+    // What is filled, as a share of what the CPU filled.
+    let share = (v0 - vg) / (v0 - vc);
+    assert!(share > 0.6, "the GPU filled {:.0} % of what the CPU filled ({v0:.0} → {vg:.0} / {vc:.0})", 100.0 * share);
+}
+
 /// The implicit diffusion's lines are solved in 64-node segments joined through separators
 /// (`thomas_split.wgsl`); with nothing else moving (no incision, no uplift) one step must be the
 /// CPU's own implicit step (`diffusion.rs`, a Thomas solve per whole line in f64) to f32
@@ -227,9 +255,9 @@ fn a_lost_device_mid_run_continues_on_the_cpu_with_closed_books() {
 /// fBm with its pits (sea at 20 m), GPU against CPU on the parity measure. Minutes on lavapipe
 /// (`SP_ONLY=island` or `=fBm` runs one):
 /// `cargo test --no-default-features --features gpu --lib parity_at_the_editor_size -- --ignored --nocapture`.
-/// Measured on the island: heights 2.24 % of the relief (goal 2 %: missed), channels 82.6 / 85.2 %;
-/// with 32 sediment sweeps 2.16 %, with 64 drainage sweeps 2.23 % (the coastal shelf dominates).
-/// The bound below is the measured one, so a regression fails.
+/// Measured on the island: heights 1.59 % of the relief, channels 81.6 / 82.4 % (2.20 % before
+/// every lake node took sediment: the island's 35 m deep interior basin drained before it filled,
+/// README). The bound is the goal's.
 #[test]
 #[ignore = "minutes on a software adapter; run for the README's figures"]
 fn parity_at_the_editor_size() {
@@ -260,6 +288,6 @@ fn parity_at_the_editor_size() {
             gl.eroded / cl.eroded,
             t0.elapsed().as_secs_f64()
         );
-        assert!(par.meets(0.025, 0.8), "{par:?}");
+        assert!(par.meets(0.02, 0.8), "{par:?}");
     }
 }
