@@ -226,6 +226,9 @@ pub(crate) struct Router {
     // scratch
     /// 1 for nodes on the map's edge (neighbours need the general lookup).
     border: Vec<u8>,
+    /// Interior nodes: bit `k` set when neighbour `k` (D8 order) has the node as its receiver
+    /// (written by [`Self::build_stack`]; border nodes look at their neighbours instead).
+    donors: Vec<u8>,
     roots: Vec<u32>,
     /// Bounds of the stack segments, one per root: segment `s` is `stack[seg[s]..seg[s + 1]]`
     /// and holds that root's whole tree.
@@ -266,6 +269,7 @@ impl Router {
             lake_nodes: Vec::new(),
             pits: 0,
             border: (0..n).map(|i| (i % w == 0 || i % w + 1 == w || i < w || i + w >= n) as u8).collect(),
+            donors: vec![0; n],
             roots: Vec::new(),
             seg: Vec::new(),
             sid: Vec::new(),
@@ -355,6 +359,34 @@ impl Router {
         pits
     }
 
+    /// [`Self::donors`] of the interior nodes, rows in parallel: one byte per node for the stack's
+    /// walk to read, rather than the receivers of eight neighbours (a loop per direction over
+    /// the row, which vectorises).
+    #[inline(never)]
+    fn donor_masks(&mut self) {
+        let g = self.grid;
+        let (w, h) = (g.w, g.h);
+        let rcv = &self.rcv;
+        if w < 3 || h < 3 {
+            return;
+        }
+        let off = mfd::offsets(w);
+        self.donors.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+            if y == 0 || y + 1 == h {
+                return;
+            }
+            let c = y * w + 1;
+            let run = &mut row[1..w - 1];
+            run.fill(0);
+            for (k, &o) in off.iter().enumerate() {
+                let from = (c as isize + o) as usize;
+                for (x, (d, &r)) in run.iter_mut().zip(&rcv[from..from + w - 2]).enumerate() {
+                    *d |= ((r == (c + x) as u32) as u8) << k;
+                }
+            }
+        });
+    }
+
     /// The depth-first stack from every root (as listed by [`Self::receivers`], in index order):
     /// roots in parallel chunks, each walking its trees (the donors of `v` are the neighbours
     /// whose receiver is `v`, pushed in the fixed D8 order), chunks concatenated in order. Fills
@@ -362,7 +394,8 @@ impl Router {
     /// with every node's segment.
     #[inline(never)]
     fn build_stack(&mut self, label_segments: bool) {
-        let (g, rcv, border) = (self.grid, &self.rcv, &self.border);
+        self.donor_masks();
+        let (g, rcv, border, donors) = (self.grid, &self.rcv, &self.border, &self.donors);
         let w = g.w as isize;
         let offs: [isize; 8] = [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1];
         let seg_of_node = Shared::new(&mut self.seg_of_node);
@@ -388,12 +421,12 @@ impl Router {
                             unsafe { seg_of_node.write(vi, s) };
                         }
                         if border[vi] == 0 {
-                            // Interior node: all eight neighbours exist at fixed offsets.
-                            for o in offs {
-                                let u = (vi as isize + o) as usize;
-                                if rcv[u] == v {
-                                    dfs.push(u as u32);
-                                }
+                            // Interior node: its donors' directions, in the D8 order.
+                            let mut m = donors[vi];
+                            while m != 0 {
+                                let k = m.trailing_zeros() as usize;
+                                m &= m - 1;
+                                dfs.push((vi as isize + offs[k]) as u32);
                             }
                         } else {
                             // Border node: wraps may repeat a neighbour (or give the node
