@@ -352,3 +352,44 @@ fn wrap_links_opposite_edges() {
     let root = root_of(&r, 4);
     assert_eq!(r.outlet[root], 1);
 }
+
+/// The stack's walk takes an interior node's donors from one byte of directions (`donors`); the
+/// stack must be the one a walk over the eight neighbours' receivers gives, written out here, on
+/// drained, walled and wrapped maps with pits (before their lakes are resolved).
+#[test]
+fn the_stack_from_donor_bytes_is_the_walk_over_the_neighbours_receivers() {
+    let (w, h) = (37, 23);
+    for (seed, b) in [
+        (1, Boundary::default()),
+        (2, Boundary::all(EdgeMode::Wall)),
+        (3, Boundary::all(EdgeMode::Wrap)),
+        (4, Boundary { left: EdgeMode::Wrap, right: EdgeMode::Wrap, top: EdgeMode::Drain, bottom: EdgeMode::Wall }),
+    ] {
+        let data = noisy(w, h, seed);
+        let mut r = Router::new(w, h, &b);
+        let pits = r.receivers(&data);
+        r.build_stack(false);
+        let g = r.grid;
+        let mut want = Vec::new();
+        for &root in &r.roots {
+            let mut dfs = vec![root as usize];
+            while let Some(v) = dfs.pop() {
+                want.push(v as u32);
+                let mut seen = Vec::new();
+                for k in 0..8 {
+                    if let Some(u) = g.neighbour(v % w, v / w, k)
+                        && u != v
+                        && r.rcv[u] as usize == v
+                        && !seen.contains(&u)
+                    {
+                        seen.push(u);
+                        dfs.push(u);
+                    }
+                }
+            }
+        }
+        assert!(pits > 0, "seed {seed}: the map should have pits");
+        assert_eq!(want.len(), w * h, "seed {seed}");
+        assert_eq!(r.stack, want, "seed {seed}, {b:?}");
+    }
+}
