@@ -396,8 +396,7 @@ impl Router {
     fn build_stack(&mut self, label_segments: bool) {
         self.donor_masks();
         let (g, rcv, border, donors) = (self.grid, &self.rcv, &self.border, &self.donors);
-        let w = g.w as isize;
-        let offs: [isize; 8] = [-w - 1, -w, -w + 1, -1, 1, w - 1, w, w + 1];
+        let offs = mfd::offsets(g.w);
         let seg_of_node = Shared::new(&mut self.seg_of_node);
         let chunks: Vec<(Vec<u32>, Vec<u32>)> = self
             .roots
