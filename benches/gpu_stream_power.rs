@@ -190,6 +190,12 @@ fn main() {
                     "one stream-power step at {n}², {name}, on the GPU: {ms:.2} ms ({} dispatches)",
                     g.dispatches_per_step()
                 );
+                if let Ok((tree, incise, most)) = g.rounds_per_step() {
+                    println!(
+                        "pointer-jumping rounds that did work per step: the fill's tree {tree:.1}, the incision \
+                         {incise:.1}, of {most} each"
+                    );
+                }
                 if map == Map::Island {
                     kernel_profile(&mut g, n, ms);
                 }

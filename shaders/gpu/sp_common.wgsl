@@ -70,8 +70,8 @@ struct Route {
     w: f32,         // W of this step (the fill's result)
     dep: f32,       // sediment settled here this step, added to the height by `deposit`
     h0: f32,        // the height after uplift (the fill's floor)
-    _a: f32,
-    _b: f32,
+    _a: f32,        // (sediment, in the sea) how many sea neighbours of the node still have room
+    lost: f32,      // sediment that left the map here this step, booked as lost by `deposit`
 }
 
 // Route codes: receiver directions 0..7, or
@@ -109,6 +109,10 @@ const SLOT_UPLIFT: u32 = 3u;
 // Per-node (eroded, deposited) totals.
 @group(0) @binding(13) var<storage, read_write> maps: array<vec2<f32>>;
 @group(0) @binding(14) var<storage, read_write> books: array<vec2<f32>>;
+// The pointer-jumping rounds' control (sp_rounds.wgsl): [0] whether a node of the chain being
+// solved will still change in the next round, [1] and [2] the rounds run after the first pair
+// (the fill's tree, the incision), in pairs.
+@group(0) @binding(15) var<storage, read_write> ctl: array<atomic<u32>>;
 
 // D8 offsets (the CPU's order), diagonal flags; the direction back is 7 − k.
 const DX = array<i32, 8>(-1, 0, 1, -1, 1, -1, 0, 1);
@@ -151,6 +155,23 @@ fn pos(x: f32) -> f32 { return select(0.0, x, x > 0.0); }
 fn rcv_h(code: f32) -> u32 { return u32(code) & 15u; }
 fn rcv_w(code: f32) -> u32 { return (u32(code) >> 4u) & 15u; }
 fn carry(code: f32) -> u32 { return u32(code) >> 8u; }
+
+// ---- Pointer jumping: whether a chain is solved. ----
+
+var<workgroup> wg_live: atomic<u32>;
+
+// Raises ctl[0] when `live` holds at a node of the workgroup (one global atomic per workgroup at
+// most). Must be called in uniform control flow.
+fn flag_live(lid: u32, live: bool) {
+    if (live) { atomicOr(&wg_live, 1u); }
+    workgroupBarrier();
+    if (lid == 0u && atomicLoad(&wg_live) != 0u && atomicLoad(&ctl[0]) == 0u) { atomicOr(&ctl[0], 1u); }
+}
+
+// The first kernel of a chain clears the flag.
+fn clear_live(i: u32) {
+    if (i == 0u) { atomicStore(&ctl[0], 0u); }
+}
 
 // ---- Books: per-workgroup tree sum (fixed order) added to a double-float accumulator. ----
 

@@ -7,7 +7,9 @@
 //    is a max-plus recurrence W_i = max(h_i, W_r + ε_i): f_i(x) = max(c_i, x + d_i) compose as
 //    (c_i, d_i)∘(c_p, d_p) = (max(c_i, c_p + d_i), d_i + d_p), solved exactly by pointer jumping
 //    in ⌈log₂ N⌉+1 rounds (a root is the constant c: d = −∞). A path's value is never below the
-//    fill, so this is an upper bound, tight wherever the drainage kept its course;
+//    fill, so this is an upper bound, tight wherever the drainage kept its course. A record whose
+//    pointer reached a root (d = −∞) no longer changes, so rounds stop once none is left
+//    (`tree_jump_flag`, sp_rounds.wgsl): the same result in ⌈log₂ depth⌉ rounds;
 // 2. `main`: Jacobi sweeps of the equation itself, which lower W one node further per sweep
 //    where a better course opened (the warm-up runs them alone from W = +∞).
 
@@ -19,6 +21,7 @@ fn root(c: f32, i: u32) -> vec4<u32> {
 fn tree_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w || gid.y >= P.h) { return; }
     let i = gid.y * P.w + gid.x;
+    clear_live(i);
     let h0 = route[i].h0;
     let rw = rcv_w(route[i].code);
     if ((nodes[i].flags & (OUTLET | ANCHOR)) != 0u) {
@@ -32,10 +35,8 @@ fn tree_init(@builtin(global_invocation_id) gid: vec3<u32>) {
     }
 }
 
-@compute @workgroup_size(16, 16)
-fn tree_jump(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= P.w || gid.y >= P.h) { return; }
-    let i = gid.y * P.w + gid.x;
+// One round at node i: its record composed with its pointer's.
+fn tree_round(i: u32) -> vec4<u32> {
     var c = c_src[i];
     if (c.z != i) {
         let q = c_src[c.z];
@@ -44,6 +45,26 @@ fn tree_jump(@builtin(global_invocation_id) gid: vec3<u32>) {
                       bitcast<u32>(max(d + bitcast<f32>(q.y), -BIG)), q.z, 0u);
     }
     c_dst[i] = c;
+    return c;
+}
+
+@compute @workgroup_size(16, 16)
+fn tree_jump(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    tree_round(gid.y * P.w + gid.x);
+}
+
+// tree_jump, flagging a record that will change in the next round: one not yet at a root.
+@compute @workgroup_size(16, 16)
+fn tree_jump_flag(@builtin(global_invocation_id) gid: vec3<u32>,
+                  @builtin(local_invocation_index) lid: u32) {
+    var live = false;
+    if (gid.x < P.w && gid.y < P.h) {
+        let i = gid.y * P.w + gid.x;
+        let c = tree_round(i);
+        live = c.z != i && bitcast<f32>(c.y) > -BIG;
+    }
+    flag_live(lid, live);
 }
 
 @compute @workgroup_size(16, 16)

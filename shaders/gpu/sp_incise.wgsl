@@ -2,7 +2,9 @@
 // 2013), F = K·c_i·Δt·A_i^m / d^n, δ₀ = h_i − h'_r:
 //   n = 1: h'_i = (h_i + F·h'_r)/(1 + F), a linear recurrence along the receiver tree,
 //          h'_i = a_i + b_i·h'_{r(i)}, a_i = h_i/(1+F), b_i = F/(1+F), solved exactly by pointer
-//          jumping (`jump`, ⌈log₂ n⌉ rounds: (a, b, p) ← (a + b·a_p, b·b_p, p_p));
+//          jumping (`jump`, ⌈log₂ n⌉ rounds: (a, b, p) ← (a + b·a_p, b·b_p, p_p)); a record
+//          with b = 0 (its chain reached a root) no longer changes, so rounds stop once none is
+//          left (`jump_flag`, sp_rounds.wgsl): the same result in ⌈log₂ depth⌉ rounds;
 //   n ≠ 1: δ − δ₀ + F·δ^n = 0 per node (Newton, kept in [0, δ₀] by bisection) against the
 //          receiver's last iterate (`newton`, Jacobi sweeps).
 // Roots of the chains (b = 0) keep their height: outlets (a sea node stands at the sea
@@ -22,6 +24,7 @@ fn pack(a: f32, b: f32, p: u32, h0: f32) -> vec4<u32> {
 fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w || gid.y >= P.h) { return; }
     let i = gid.y * P.w + gid.x;
+    clear_live(i);
     let h0 = h_src[i];
     let f = nodes[i].flags;
     let r = rcv_h(route[i].code);
@@ -46,10 +49,8 @@ fn init(@builtin(global_invocation_id) gid: vec3<u32>) {
     c_src[i] = pack(a, b, p, h0);
 }
 
-@compute @workgroup_size(16, 16)
-fn jump(@builtin(global_invocation_id) gid: vec3<u32>) {
-    if (gid.x >= P.w || gid.y >= P.h) { return; }
-    let i = gid.y * P.w + gid.x;
+// One round at node i: its record composed with its pointer's.
+fn jump_round(i: u32) -> vec4<u32> {
     let c = c_src[i];
     var a = bitcast<f32>(c.x);
     var b = bitcast<f32>(c.y);
@@ -60,7 +61,28 @@ fn jump(@builtin(global_invocation_id) gid: vec3<u32>) {
         b = b * bitcast<f32>(q.y);
         p = q.z;
     }
-    c_dst[i] = pack(a, b, p, bitcast<f32>(c.w));
+    let out = pack(a, b, p, bitcast<f32>(c.w));
+    c_dst[i] = out;
+    return out;
+}
+
+@compute @workgroup_size(16, 16)
+fn jump(@builtin(global_invocation_id) gid: vec3<u32>) {
+    if (gid.x >= P.w || gid.y >= P.h) { return; }
+    jump_round(gid.y * P.w + gid.x);
+}
+
+// jump, flagging a record that will change in the next round (b ≠ 0, not a root).
+@compute @workgroup_size(16, 16)
+fn jump_flag(@builtin(global_invocation_id) gid: vec3<u32>,
+             @builtin(local_invocation_index) lid: u32) {
+    var live = false;
+    if (gid.x < P.w && gid.y < P.h) {
+        let i = gid.y * P.w + gid.x;
+        let c = jump_round(i);
+        live = c.z != i && bitcast<f32>(c.y) != 0.0;
+    }
+    flag_live(lid, live);
 }
 
 // `solve_incision` (n ≠ 1) is in incision.wgsl.

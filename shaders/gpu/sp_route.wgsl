@@ -1,7 +1,9 @@
 // Stream power, routing of one step (on the uplifted heights h and the filled surface W):
 // - rcv_h: the steepest lower neighbour on h, the receiver incision cuts toward (the CPU's D8);
 // - rcv_w and 1/Σ S^p: the steepest lower neighbour on W and the MFD normaliser (Freeman 1991)
-//   of the neighbours lower on W, S = (W_i − W_j)/d;
+//   of the neighbours lower on W, S = (W_i − W_j)/d; with MFD, the share S_k^p/Σ S^p the node
+//   sends each neighbour k, into the chain pair (k < 4: the first buffer's lanes, else the
+//   second's; free until the incision), which the area sweeps read instead of recomputing it;
 // - carry: where this node's suspended sediment goes (rcv_h; a lake-bottom node or, without lake
 //   deposition, a lake node: rcv_w across the lake; a sea node within SEA_SPREAD nodes of the
 //   land: SPREAD, shared equally among its neighbours further from the land, so a river's load
@@ -27,6 +29,7 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     var sw = 0.0;
     var norm = 0.0;
     var lo = BIG;
+    var pw = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
     for (var k = 0u; k < 8u; k = k + 1u) {
         let j = nb(x, y, k);
         if (j < 0) { continue; }
@@ -37,7 +40,8 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
         if (s > sh) { sh = s; rh = k; }
         let t = (wi - w_src[j]) * d;
         if (t > 0.0) {
-            norm = norm + pow(t, P.mfd_p);
+            pw[k] = pow(t, P.mfd_p);
+            norm = norm + pw[k];
             if (t > sw) { sw = t; rw = k; }
         }
     }
@@ -72,9 +76,20 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             cy = rw;
         }
     }
+    let inv = select(0.0, 1.0 / norm, norm > 0.0);
     route[i].code = f32(rh + 16u * rw + 256u * cy);
-    route[i].inv_norm = select(0.0, 1.0 / norm, norm > 0.0);
+    route[i].inv_norm = inv;
+    if ((P.flags & 1u) == 0u) {
+        // A share is 0 where the node gives nothing on (an outlet, no lower neighbour).
+        var sh8 = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
+        if (inv > 0.0) {
+            for (var k = 0u; k < 8u; k = k + 1u) { sh8[k] = pw[k] * inv; }
+        }
+        c_src[i] = bitcast<vec4<u32>>(vec4<f32>(sh8[0], sh8[1], sh8[2], sh8[3]));
+        c_dst[i] = bitcast<vec4<u32>>(vec4<f32>(sh8[4], sh8[5], sh8[6], sh8[7]));
+    }
     route[i].room = room;
     route[i].w = wi;
     route[i].dep = 0.0;
+    route[i].lost = 0.0;
 }

@@ -274,6 +274,22 @@ impl GpuContext {
         })
     }
 
+    /// A zeroed buffer of `words` u32 that kernels write as storage and dispatches read as their
+    /// indirect arguments (`INDIRECT`), `COPY_SRC | COPY_DST` too.
+    pub fn indirect_buffer(&self, label: &str, words: u64) -> Result<wgpu::Buffer, GpuError> {
+        self.scoped(label, |d| {
+            d.create_buffer(&wgpu::BufferDescriptor {
+                label: Some(label),
+                size: words.max(1) * 4,
+                usage: wgpu::BufferUsages::STORAGE
+                    | wgpu::BufferUsages::INDIRECT
+                    | wgpu::BufferUsages::COPY_SRC
+                    | wgpu::BufferUsages::COPY_DST,
+                mapped_at_creation: false,
+            })
+        })
+    }
+
     /// A storage buffer holding `data` (`COPY_SRC | COPY_DST` too).
     pub fn storage_buffer_init<T: bytemuck::Pod>(&self, label: &str, data: &[T]) -> Result<wgpu::Buffer, GpuError> {
         let bytes: &[u8] = bytemuck::cast_slice(data);

@@ -16,10 +16,10 @@
 //! sp_uplift    1  h ← h + U_i·Δt (0 on outlets)
 //! sp_fill      2a W_i = max(h_i, min_j W_j + ε_i), the depression-filled surface (Planchon–Darboux):
 //!                 first exactly along last step's drainage tree by pointer jumping (a max-plus
-//!                 recurrence, ⌈log₂ N⌉+1 rounds; an upper bound), then × fill_sweeps Jacobi sweeps
+//!                 recurrence; an upper bound), then × fill_sweeps Jacobi sweeps
 //! sp_route     2b rcv_h = steepest lower on h; rcv_w, Σ_j S_j^p on W; where sediment goes; room
 //! sp_area      2c A'_i = r_i + Σ_{W_j > W_i} S_ji^p/Σ_k S_jk^p · A_j    × area_sweeps  (Freeman 1991)
-//! sp_incise    3  n = 1: h'_i = (h_i + F·h'_r)/(1+F) by pointer jumping, ⌈log₂ N⌉+1 rounds (exact);
+//! sp_incise    3  n = 1: h'_i = (h_i + F·h'_r)/(1+F) by pointer jumping (exact);
 //!                 n ≠ 1: δ − δ₀ + F·δ^n = 0 per node against the receiver's iterate × newton_sweeps
 //!                 F = K·c_i·Δt·A_i^m/d^n;  lake nodes (W > h) and pits are not cut;  h' ∈ [h'_r, h]
 //! sp_sediment  4  the eroded material moves one node per sweep (rcv_h; across a lake on rcv_w),
@@ -27,6 +27,7 @@
 //!                 the land, in the sea up to sea − 0.5 m, fanning out from each mouth to the sea
 //!                 neighbours with room, else seaward; further out, at drain edges and sinks it
 //!                 leaves the map                                             × sediment_sweeps
+//!                 (each sweep's carry and the next one's settle are one kernel)
 //! sp_diffuse   5  κ∇²h implicit as on the CPU: one backward-Euler step split by direction, a
 //!                 Thomas solve per row, then per column (r = κ·Δt/Δx², any Δt), each line cut
 //!                 into 64-node segments solved side by side and joined through the separators
@@ -34,6 +35,12 @@
 //!                 wrap edge explicit 5-point substeps, r·max c ≤ 0.2; outlets fixed (sea at its
 //!                 surface)
 //! ```
+//!
+//! A pointer-jumping solve takes ⌈log₂ L⌉ rounds for chains of at most L nodes; a map of N nodes
+//! may hold one of N, so ⌈log₂ N⌉+1 rounds are recorded, in pairs, and every pair after the
+//! first is an indirect dispatch that `sp_rounds.wgsl` empties once no record will change
+//! (a record stops changing when its pointer reaches a root): the result of every round, bit
+//! for bit, for the rounds the longest river needs (8 and 6 of 16 on the island at 129²).
 //!
 //! `ε_i = max(10⁻⁴ m, 4.8·10⁻⁷·|h_i|)` (above f32 rounding at any height). Before the first step
 //! the job sweeps the fill and the area `warmup_sweeps` times (default `w + h`) from `W = +∞`, so
@@ -57,15 +64,19 @@
 //! ## Books and determinism
 //! Every kernel is a gather (a node writes only itself) or a pointwise update, and every book is
 //! summed per 16×16 workgroup in a fixed tree into its own double-float slot (eroded, deposited,
-//! lost, uplift), summed on the host in f64 in a fixed order: the same bits on every run. Uplift
-//! is booked as deposited and as uplift, as on the CPU; material still moving is `suspended`,
-//! so `eroded + uplift = deposited + lost + suspended`.
+//! lost, uplift), summed on the host in f64 in a fixed order: the same bits on every run (the one
+//! atomic, the rounds' flag, is an OR, whose order cannot matter). Uplift is booked as deposited
+//! and as uplift, as on the CPU; material still moving is `suspended`, so
+//! `eroded + uplift = deposited + lost + suspended`.
 //!
 //! ## Bindings
 //! All kernels share one bind-group layout (`sp_common.wgsl`): the ping-pong pairs (heights,
 //! fill, area, incision chain, sediment) are bound in one order or swapped, and every iterated
 //! kernel runs an even number of times, so the current values always end in the pair's first
-//! buffer.
+//! buffer. The route kernel leaves each node's MFD shares in the chain pair, which is free until
+//! the incision, and the area sweeps alternate a third group that swaps the area pair alone.
+//! The rounds' decision kernel has a layout of its own, since the indirect arguments it
+//! writes may not be bound where a dispatch reads them.
 
 use std::cell::{OnceCell, RefCell};
 use std::sync::Arc;
@@ -90,6 +101,7 @@ const AREA: &str = include_str!("../../shaders/gpu/sp_area.wgsl");
 const INCISE: &str =
     concat!(include_str!("../../shaders/gpu/incision.wgsl"), "\n", include_str!("../../shaders/gpu/sp_incise.wgsl"));
 const SEDIMENT: &str = include_str!("../../shaders/gpu/sp_sediment.wgsl");
+const ROUNDS: &str = include_str!("../../shaders/gpu/sp_rounds.wgsl");
 const DIFFUSE: &str = concat!(
     include_str!("../../shaders/gpu/thomas_split.wgsl"),
     "\n",
@@ -105,8 +117,10 @@ const LINE_WG: u32 = 64;
 pub(super) const LINE_SEG: u32 = 64;
 /// Book slots: eroded, deposited, lost, uplift (`sp_common.wgsl`).
 const SLOTS: usize = 4;
-/// Bindings of the shared layout: the uniform block and 14 storage buffers.
-const STORAGE_BINDINGS: u32 = 14;
+/// Bindings of the shared layout: the uniform block and 15 storage buffers.
+const STORAGE_BINDINGS: u32 = 15;
+/// Words of the rounds' control buffer (`ctl` in `sp_common.wgsl`): the flag and two counters.
+const CTL_WORDS: usize = 4;
 /// Wall time one `step()` call aims at when the batch size adapts.
 const BATCH_TARGET: Duration = Duration::from_millis(30);
 /// Most time steps one `step()` call runs.
@@ -139,11 +153,22 @@ pub struct GpuStreamPowerOptions {
     pub newton_sweeps: u32,
     /// Sweeps of the fill and the area before the first step. `None`: `w + h`.
     pub warmup_sweeps: Option<u32>,
+    /// Dispatch every one of the ⌈log₂ N⌉+1 pointer-jumping rounds of the chain solves instead
+    /// of stopping once every chain reached its root (`sp_rounds.wgsl`): the same result,
+    /// slower; for checking. Default false.
+    pub every_round: bool,
 }
 
 impl Default for GpuStreamPowerOptions {
     fn default() -> Self {
-        Self { fill_sweeps: 8, area_sweeps: 16, sediment_sweeps: 8, newton_sweeps: 32, warmup_sweeps: None }
+        Self {
+            fill_sweeps: 8,
+            area_sweeps: 16,
+            sediment_sweeps: 8,
+            newton_sweeps: 32,
+            warmup_sweeps: None,
+            every_round: false,
+        }
     }
 }
 
@@ -224,6 +249,35 @@ struct Buffers {
     route: wgpu::Buffer,
     maps: wgpu::Buffer,
     books: wgpu::Buffer,
+    /// The rounds' control (`ctl`): flag, counters.
+    ctl: wgpu::Buffer,
+}
+
+/// The pointer-jumping solves' stopping rule (`sp_rounds.wgsl`): the kernel that turns the
+/// flag into the next pair's indirect dispatch, its bind groups (counting the fill's pairs, the
+/// incision's), and the dispatch arguments it writes.
+struct Rounds {
+    pipeline: wgpu::ComputePipeline,
+    groups: [wgpu::BindGroup; 2],
+    args: wgpu::Buffer,
+}
+
+/// Which chain solve a pair of rounds belongs to (the counter it adds to).
+#[derive(Clone, Copy)]
+enum Chain {
+    Fill = 0,
+    Incision = 1,
+}
+
+/// One dispatch of a step.
+#[derive(Clone, Copy)]
+enum Op<'a> {
+    /// A kernel over its grid, with the bind group of this parity.
+    Grid(&'a wgpu::ComputePipeline, usize),
+    /// A pointer-jumping round over the grid the last [`Op::Decide`] set (possibly none).
+    Round(&'a wgpu::ComputePipeline, usize),
+    /// Whether the next pair of rounds of this chain runs.
+    Decide(Chain),
 }
 
 struct Pipelines {
@@ -231,16 +285,22 @@ struct Pipelines {
     fill: wgpu::ComputePipeline,
     tree_init: wgpu::ComputePipeline,
     tree_jump: wgpu::ComputePipeline,
+    /// `tree_jump`, flagging records not yet solved (the second round of a pair).
+    tree_jump_flag: wgpu::ComputePipeline,
     tree_store: wgpu::ComputePipeline,
     route: wgpu::ComputePipeline,
     area: wgpu::ComputePipeline,
     init: wgpu::ComputePipeline,
     /// `jump` (n = 1) or `newton`.
     incise: wgpu::ComputePipeline,
+    /// `jump` flagging records not yet solved (n = 1; unused otherwise).
+    incise_flag: wgpu::ComputePipeline,
     apply: wgpu::ComputePipeline,
     settle: wgpu::ComputePipeline,
     targets: wgpu::ComputePipeline,
     carry: wgpu::ComputePipeline,
+    /// `carry` with the next sweep's settle.
+    carry_settle: wgpu::ComputePipeline,
     deposit: wgpu::ComputePipeline,
     /// One explicit substep (maps with a wrap edge).
     diffuse: wgpu::ComputePipeline,
@@ -265,6 +325,10 @@ struct Sweeps {
     /// Whether the implicit diffusion step runs (diffusion on, no wrap edge).
     implicit: bool,
     warmup: u32,
+    /// Whether the incision is solved by pointer jumping (n = 1) rather than Jacobi sweeps.
+    incise_jumps: bool,
+    /// Whether every pointer-jumping round is dispatched ([`GpuStreamPowerOptions::every_round`]).
+    every_round: bool,
 }
 
 /// What a snapshot read back (valid until the next step).
@@ -287,7 +351,10 @@ pub struct GpuStreamPowerJob {
     cell_size: f32,
     bufs: Buffers,
     pipes: Pipelines,
-    groups: [wgpu::BindGroup; 2],
+    rounds: Rounds,
+    /// Bind groups: every pair in order, every pair swapped, only the area pair swapped (the
+    /// area sweeps' odd group: they read the MFD shares from the chain pair in order).
+    groups: [wgpu::BindGroup; 3],
     grid: (u32, u32),
     sweeps: Sweeps,
     /// Flags of the per-node inputs (outlets, sea, anchor), for a re-warm after an edit.
@@ -471,6 +538,8 @@ impl GpuStreamPowerJob {
             diffuse,
             implicit,
             warmup: even(opts.warmup_sweeps.unwrap_or((w + h) as u32)),
+            incise_jumps: params.n == 1.0,
+            every_round: opts.every_round,
         };
 
         // Buffers (sizes checked against the limits first: a map too large is a typed error).
@@ -509,20 +578,27 @@ impl GpuStreamPowerJob {
         let nodes_buf = ctx.storage_buffer_init("sp nodes", &nodes)?;
         let maps = ctx.storage_buffer("sp erosion maps", nb * 8)?;
         let books = ctx.storage_buffer("sp books", (SLOTS * g_total * 8) as u64)?;
+        let ctl = ctx.storage_buffer("sp rounds control", (CTL_WORDS * 4) as u64)?;
 
         // One layout for every kernel; group 0 binds each pair in order, group 1 swapped.
         let layout = ctx.kernel_layout("stream-power layout", STORAGE_BINDINGS)?;
         let pairs = [[&h0, &h1], [&w0, &w1], [&a0, &a1], [&c0, &c1], [&s0, &s1]];
-        let make_group = |parity: usize| {
+        // `swap[k]`: pair k bound swapped.
+        let make_group = |label: &str, swap: [bool; 5]| {
             let mut list: Vec<&wgpu::Buffer> = vec![&params_buf];
-            for p in &pairs {
+            for (p, &sw) in pairs.iter().zip(&swap) {
+                let parity = usize::from(sw);
                 list.push(p[parity]);
                 list.push(p[1 - parity]);
             }
-            list.extend([&route, &nodes_buf, &maps, &books]);
-            layout.bind(&ctx, &format!("stream-power group {parity}"), &list)
+            list.extend([&route, &nodes_buf, &maps, &books, &ctl]);
+            layout.bind(&ctx, label, &list)
         };
-        let bind = [make_group(0)?, make_group(1)?];
+        let bind = [
+            make_group("stream-power group 0", [false; 5])?,
+            make_group("stream-power group 1", [true; 5])?,
+            make_group("stream-power group 2 (area swapped)", [false, false, true, false, false])?,
+        ];
         let pipeline = |label: &str, src: &str, entry: &str| -> Result<wgpu::ComputePipeline, GpuError> {
             let module = ctx.shader(label, &format!("{COMMON}\n{src}"))?;
             layout.pipeline(&ctx, label, &module, entry)
@@ -532,6 +608,7 @@ impl GpuStreamPowerJob {
             fill: pipeline("sp_fill", FILL, "main")?,
             tree_init: pipeline("sp_fill tree init", FILL, "tree_init")?,
             tree_jump: pipeline("sp_fill tree jump", FILL, "tree_jump")?,
+            tree_jump_flag: pipeline("sp_fill tree jump (flag)", FILL, "tree_jump_flag")?,
             tree_store: pipeline("sp_fill tree store", FILL, "tree_store")?,
             route: pipeline("sp_route", ROUTE, "main")?,
             area: pipeline("sp_area", AREA, "main")?,
@@ -541,10 +618,12 @@ impl GpuStreamPowerJob {
             } else {
                 pipeline("sp_incise newton", INCISE, "newton")?
             },
+            incise_flag: pipeline("sp_incise jump (flag)", INCISE, "jump_flag")?,
             apply: pipeline("sp_incise apply", INCISE, "apply")?,
             settle: pipeline("sp_sediment settle", SEDIMENT, "settle")?,
             targets: pipeline("sp_sediment targets", SEDIMENT, "targets")?,
             carry: pipeline("sp_sediment carry", SEDIMENT, "carry_load")?,
+            carry_settle: pipeline("sp_sediment carry + settle", SEDIMENT, "carry_settle")?,
             deposit: pipeline("sp_sediment deposit", SEDIMENT, "deposit")?,
             diffuse: pipeline("sp_diffuse", DIFFUSE, "main")?,
             diffuse_rows: [
@@ -559,14 +638,28 @@ impl GpuStreamPowerJob {
             ],
             diffuse_settle: pipeline("sp_diffuse settle", DIFFUSE, "settle")?,
         };
+        // The rounds' stopping rule: its own layout (the arguments buffer must not be bound
+        // where it is read as a dispatch's arguments).
+        let rounds = {
+            let layout = ctx.kernel_layout("stream-power rounds layout", 2)?;
+            let args = ctx.indirect_buffer("sp rounds arguments", 3)?;
+            let module = ctx.shader("sp_rounds", ROUNDS)?;
+            let pipeline = layout.pipeline(&ctx, "sp_rounds", &module, "main")?;
+            let group = |chain: Chain| -> Result<wgpu::BindGroup, GpuError> {
+                let grid = ctx.uniform_buffer("sp rounds grid", &[gx, gy, chain as u32 + 1, 0])?;
+                layout.bind(&ctx, "stream-power rounds group", &[&grid, &ctl, &args])
+            };
+            Rounds { pipeline, groups: [group(Chain::Fill)?, group(Chain::Incision)?], args }
+        };
         ctx.check()?;
         Ok(Self {
             ctx,
             w,
             h,
             cell_size: terrain.cell_size,
-            bufs: Buffers { h: [h0, h1], w: [w0, w1], a: [a0, a1], s: [s0, s1], route, maps, books },
+            bufs: Buffers { h: [h0, h1], w: [w0, w1], a: [a0, a1], s: [s0, s1], route, maps, books, ctl },
             pipes,
+            rounds,
             groups: bind,
             grid: (gx, gy),
             sweeps,
@@ -591,10 +684,31 @@ impl GpuStreamPowerJob {
         self.adaptive = false;
     }
 
-    /// Kernel dispatches of one time step (for the bench's per-step figures).
+    /// Kernel dispatches one time step records (for the bench's per-step figures), counting
+    /// each pointer-jumping round and the small kernel deciding each pair after the first: how
+    /// many of those rounds do any work is [`Self::rounds_per_step`].
     pub fn dispatches_per_step(&self) -> u32 {
         let s = self.sweeps;
-        6 + s.rounds + s.fill + s.area + s.incise + 3 * s.sediment + 1 + s.diffuse + if s.implicit { 7 } else { 0 }
+        let chain = |jumps: bool, rounds: u32| if jumps && !s.every_round { rounds + rounds / 2 - 1 } else { rounds };
+        6 + chain(true, s.rounds)
+            + s.fill
+            + s.area
+            + chain(s.incise_jumps, s.incise)
+            + 2 * s.sediment
+            + 2
+            + s.diffuse
+            + if s.implicit { 7 } else { 0 }
+    }
+
+    /// Pointer-jumping rounds that did work per time step so far, on average: the fill's tree
+    /// and the incision (n = 1; otherwise its Jacobi sweeps), of the ⌈log₂ N⌉+1 each may take.
+    pub fn rounds_per_step(&self) -> Result<(f64, f64, u32), GpuError> {
+        let s = self.sweeps;
+        let ctl = self.ctx.read_u32(&self.bufs.ctl, 0, CTL_WORDS)?;
+        let steps = self.done.max(1) as f64;
+        let run = |pairs: u32| if s.every_round { s.rounds as f64 } else { 2.0 + 2.0 * pairs as f64 / steps };
+        let incise = if s.incise_jumps { run(ctl[2]) } else { s.incise as f64 };
+        Ok((run(ctl[1]), incise, s.rounds))
     }
 
     /// Where a time step's GPU time goes: each kernel of the step timed alone over `reps`
@@ -604,23 +718,30 @@ impl GpuStreamPowerJob {
     pub fn kernel_times(&mut self, reps: u32) -> Result<Vec<(&'static str, f64, f64)>, GpuError> {
         let p = &self.pipes;
         let s = self.sweeps;
-        let implicit = u32::from(s.implicit);
-        let list: [(&'static str, &wgpu::ComputePipeline, u32); 22] = [
-            ("uplift", &p.uplift, 1),
-            ("tree init", &p.tree_init, 1),
-            ("tree jump (pointer jumping)", &p.tree_jump, s.rounds),
-            ("tree store", &p.tree_store, 1),
-            ("fill sweep", &p.fill, s.fill),
-            ("route", &p.route, 1),
-            ("area sweep", &p.area, s.area),
-            ("incision init", &p.init, 1),
-            ("incision", &p.incise, s.incise),
-            ("apply", &p.apply, 1),
-            ("sediment settle", &p.settle, s.sediment),
-            ("sediment targets", &p.targets, s.sediment),
-            ("sediment carry", &p.carry, s.sediment),
-            ("deposit", &p.deposit, 1),
-            ("diffusion substep (explicit)", &p.diffuse, s.diffuse),
+        let implicit = f64::from(u8::from(s.implicit));
+        // The pointer-jumping rounds as the steps so far ran them (a round that did no work was
+        // an empty dispatch), and the kernel deciding each later pair.
+        let (tree, incise, _) = self.rounds_per_step()?;
+        let decisions =
+            if s.every_round { 0.0 } else { (s.rounds / 2 - 1) as f64 * if s.incise_jumps { 2.0 } else { 1.0 } };
+        let sd = s.sediment as f64;
+        let list: [(&'static str, &wgpu::ComputePipeline, f64); 23] = [
+            ("uplift", &p.uplift, 1.0),
+            ("tree init", &p.tree_init, 1.0),
+            ("tree jump (pointer jumping)", &p.tree_jump, tree),
+            ("tree store", &p.tree_store, 1.0),
+            ("fill sweep", &p.fill, s.fill as f64),
+            ("route", &p.route, 1.0),
+            ("area sweep", &p.area, s.area as f64),
+            ("incision init", &p.init, 1.0),
+            ("incision", &p.incise, incise),
+            ("apply", &p.apply, 1.0),
+            ("sediment settle", &p.settle, 1.0),
+            ("sediment targets", &p.targets, sd),
+            ("sediment carry", &p.carry, 1.0),
+            ("sediment carry + settle", &p.carry_settle, sd - 1.0),
+            ("deposit", &p.deposit, 1.0),
+            ("diffusion substep (explicit)", &p.diffuse, s.diffuse as f64),
             ("diffusion rows: segments (implicit)", &p.diffuse_rows[0], implicit),
             ("diffusion rows: separators (implicit)", &p.diffuse_rows[1], implicit),
             ("diffusion rows: fill (implicit)", &p.diffuse_rows[2], implicit),
@@ -629,13 +750,19 @@ impl GpuStreamPowerJob {
             ("diffusion columns: fill (implicit)", &p.diffuse_cols[2], implicit),
             ("diffusion settle (implicit)", &p.diffuse_settle, implicit),
         ];
-        list.iter()
-            .filter(|&&(_, _, per)| per > 0)
+        let mut out: Vec<(&'static str, f64, f64)> = list
+            .iter()
+            .filter(|&&(_, _, per)| per > 0.0)
             .map(|&(name, pl, per)| {
                 let grid = self.grid_of(pl);
-                Ok((name, self.ctx.time_dispatches(pl, &self.groups[0], grid, reps)?, per as f64))
+                Ok((name, self.ctx.time_dispatches(pl, &self.groups[0], grid, reps)?, per))
             })
-            .collect()
+            .collect::<Result<_, GpuError>>()?;
+        if decisions > 0.0 {
+            let t = self.ctx.time_dispatches(&self.rounds.pipeline, &self.rounds.groups[0], (1, 1), reps)?;
+            out.push(("rounds decision (one workgroup)", t, decisions));
+        }
+        Ok(out)
     }
 
     /// The adapter the job runs on.
@@ -677,41 +804,60 @@ impl GpuStreamPowerJob {
                 label: Some("stream power"),
                 timestamp_writes: None,
             });
-            // The dispatches in order: a pipeline and the parity of its bind group.
-            let mut list: Vec<(&wgpu::ComputePipeline, usize)> = Vec::new();
+            // The dispatches in order.
+            let mut list: Vec<Op> = Vec::new();
             if warm {
                 sweep(&mut list, &p.fill, s.warmup);
-                list.push((&p.route, 0));
-                sweep(&mut list, &p.area, s.warmup);
+                list.push(Op::Grid(&p.route, 0));
+                area_sweep(&mut list, &p.area, s.warmup);
             }
             for _ in 0..k {
-                list.push((&p.uplift, 0));
-                list.push((&p.tree_init, 0));
-                sweep(&mut list, &p.tree_jump, s.rounds);
-                list.push((&p.tree_store, 0));
+                list.push(Op::Grid(&p.uplift, 0));
+                list.push(Op::Grid(&p.tree_init, 0));
+                chain(&mut list, [&p.tree_jump, &p.tree_jump_flag], s.rounds, Chain::Fill, s.every_round);
+                list.push(Op::Grid(&p.tree_store, 0));
                 sweep(&mut list, &p.fill, s.fill);
-                list.push((&p.route, 0));
-                sweep(&mut list, &p.area, s.area);
-                list.push((&p.init, 0));
-                sweep(&mut list, &p.incise, s.incise);
-                list.push((&p.apply, 0));
-                for t in 0..s.sediment {
-                    list.push((&p.settle, (t % 2) as usize));
-                    list.push((&p.targets, 0));
-                    list.push((&p.carry, (t % 2) as usize));
+                list.push(Op::Grid(&p.route, 0));
+                area_sweep(&mut list, &p.area, s.area);
+                list.push(Op::Grid(&p.init, 0));
+                if s.incise_jumps {
+                    chain(&mut list, [&p.incise, &p.incise_flag], s.incise, Chain::Incision, s.every_round);
+                } else {
+                    sweep(&mut list, &p.incise, s.incise);
                 }
-                list.push((&p.deposit, 0));
+                list.push(Op::Grid(&p.apply, 0));
+                list.push(Op::Grid(&p.settle, 0));
+                for t in 0..s.sediment {
+                    list.push(Op::Grid(&p.targets, 0));
+                    let carry = if t + 1 < s.sediment { &p.carry_settle } else { &p.carry };
+                    list.push(Op::Grid(carry, (t % 2) as usize));
+                }
+                list.push(Op::Grid(&p.deposit, 0));
                 sweep(&mut list, &p.diffuse, s.diffuse);
                 if s.implicit {
-                    list.extend(p.diffuse_rows.iter().chain(&p.diffuse_cols).map(|pl| (pl, 0)));
-                    list.push((&p.diffuse_settle, 0));
+                    list.extend(p.diffuse_rows.iter().chain(&p.diffuse_cols).map(|pl| Op::Grid(pl, 0)));
+                    list.push(Op::Grid(&p.diffuse_settle, 0));
                 }
             }
-            for (pl, parity) in list {
-                let (x, y) = self.grid_of(pl);
-                cp.set_pipeline(pl);
-                cp.set_bind_group(0, &self.groups[parity], &[]);
-                cp.dispatch_workgroups(x, y, 1);
+            for op in list {
+                match op {
+                    Op::Grid(pl, parity) => {
+                        let (x, y) = self.grid_of(pl);
+                        cp.set_pipeline(pl);
+                        cp.set_bind_group(0, &self.groups[parity], &[]);
+                        cp.dispatch_workgroups(x, y, 1);
+                    }
+                    Op::Round(pl, parity) => {
+                        cp.set_pipeline(pl);
+                        cp.set_bind_group(0, &self.groups[parity], &[]);
+                        cp.dispatch_workgroups_indirect(&self.rounds.args, 0);
+                    }
+                    Op::Decide(which) => {
+                        cp.set_pipeline(&self.rounds.pipeline);
+                        cp.set_bind_group(0, &self.rounds.groups[which as usize], &[]);
+                        cp.dispatch_workgroups(1, 1, 1);
+                    }
+                }
             }
         }
         self.done += k as u64;
@@ -848,8 +994,35 @@ fn chamfer_to_land(sea: &[bool], w: usize, h: usize) -> Vec<u32> {
 }
 
 /// Appends `times` dispatches of `pl`, alternating the bind groups (`times` is even).
-fn sweep<'a>(list: &mut Vec<(&'a wgpu::ComputePipeline, usize)>, pl: &'a wgpu::ComputePipeline, times: u32) {
-    list.extend((0..times).map(|t| (pl, (t % 2) as usize)));
+fn sweep<'a>(list: &mut Vec<Op<'a>>, pl: &'a wgpu::ComputePipeline, times: u32) {
+    list.extend((0..times).map(|t| Op::Grid(pl, (t % 2) as usize)));
+}
+
+/// Appends `times` area sweeps (even), alternating bind groups 0 and 2: only the area pair
+/// swaps, so the chain pair holding the route kernel's MFD shares stays in order.
+fn area_sweep<'a>(list: &mut Vec<Op<'a>>, pl: &'a wgpu::ComputePipeline, times: u32) {
+    list.extend((0..times).map(|t| Op::Grid(pl, if t % 2 == 0 { 0 } else { 2 })));
+}
+
+/// Appends a pointer-jumping solve of at most `rounds` rounds (even) in pairs: the first pair
+/// always, each later one over the grid [`Op::Decide`] sets from the last pair's flag (none once
+/// every chain is solved; `sp_rounds.wgsl`). `[plain, flagging]` are the round's two kernels.
+/// With `every_round`, all rounds run over the whole grid.
+fn chain<'a>(
+    list: &mut Vec<Op<'a>>,
+    [plain, flagging]: [&'a wgpu::ComputePipeline; 2],
+    rounds: u32,
+    which: Chain,
+    every_round: bool,
+) {
+    if every_round {
+        sweep(list, plain, rounds);
+        return;
+    }
+    list.extend([Op::Grid(plain, 0), Op::Grid(flagging, 1)]);
+    for _ in 1..rounds / 2 {
+        list.extend([Op::Decide(which), Op::Round(plain, 0), Op::Round(flagging, 1)]);
+    }
 }
 
 /// The fill's start: `+∞` (3·10³⁸) but on outlets and the anchor, which hold their height.

@@ -166,6 +166,31 @@ fn two_runs_give_the_same_bits_whatever_the_batch() {
 }
 
 #[test]
+fn pointer_jumping_stops_once_solved_with_the_bits_of_every_round() {
+    // The island and a raw fBm with a sea, n = 1 (both chains by pointer jumping): the rounds
+    // that stop once every record reached its root against all ⌈log₂ N⌉+1 of them.
+    for (t, sea) in [(island(129, 2), 0.0), (land(97, 4), 30.0)] {
+        let p = StreamPowerParams { steps: 8, ..Default::default() };
+        let i = JobInputs { sea_level: Some(sea), ..Default::default() };
+        let Some(mut a) = gpu_job(&t, &p, &i) else { return };
+        run(&mut a);
+        let o = GpuStreamPowerOptions { every_round: true, ..Default::default() };
+        let mut b = gpu_job_with(&t, &p, &i, o).unwrap();
+        run(&mut b);
+        assert_eq!(a.heightmap().data, b.heightmap().data);
+        assert_eq!(a.ledger(), b.ledger());
+        assert_eq!(a.fields().flow, b.fields().flow);
+        let (tree, incise, most) = a.rounds_per_step().unwrap();
+        eprintln!("{}²: rounds per step: tree {tree}, incision {incise}, of {most}", t.width);
+        // Both chains took more than their first pair and stopped well before the bound.
+        for r in [tree, incise] {
+            assert!(r > 2.0 && r <= most as f64 - 4.0, "{r} rounds of {most}");
+        }
+        assert_eq!(b.rounds_per_step().unwrap(), (most as f64, most as f64, most));
+    }
+}
+
+#[test]
 fn every_option_runs_with_closed_books_and_never_cuts_below_the_sea() {
     let t = land(49, 5);
     let hard: Vec<f32> = (0..t.len()).map(|i| if i % 7 == 0 { 0.0 } else { 1.5 }).collect();
