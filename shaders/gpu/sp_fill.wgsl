@@ -78,7 +78,10 @@ fn tree_store(@builtin(global_invocation_id) gid: vec3<u32>) {
 fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w || gid.y >= P.h) { return; }
     let i = gid.y * P.w + gid.x;
-    let hi = route[i].h0;
+    // The height after uplift: h itself until the incision (route's h0 holds the same value,
+    // in a 32-byte record). The sweeps swap the fill pair alone (bind group 3), so h_src is
+    // the current heights at either parity.
+    let hi = h_src[i];
     if ((nodes[i].flags & (OUTLET | ANCHOR)) != 0u) {
         w_dst[i] = hi;
         return;

@@ -55,6 +55,10 @@ fn takes_share(fi: u32, ri: f32, fj: u32, room_targets_j: f32) -> bool {
 fn targets(@builtin(global_invocation_id) gid: vec3<u32>) {
     if (gid.x >= P.w || gid.y >= P.h) { return; }
     let i = gid.y * P.w + gid.x;
+    // Only a near sea outlet spreads (sp_route.wgsl): the node's flags say so before its
+    // 32-byte route record is read.
+    let f = nodes[i].flags;
+    if ((f & (OUTLET | SEA)) != (OUTLET | SEA) || (f & FAR_SEA) != 0u) { return; }
     if (carry(route[i].code) != SPREAD) { return; }
     var k_room = 0u;
     for (var k = 0u; k < 8u; k = k + 1u) {

@@ -74,7 +74,8 @@
 //! fill, area, incision chain, sediment) are bound in one order or swapped, and every iterated
 //! kernel runs an even number of times, so the current values always end in the pair's first
 //! buffer. The route kernel leaves each node's MFD shares in the chain pair, which is free until
-//! the incision, and the area sweeps alternate a third group that swaps the area pair alone.
+//! the incision, and the area sweeps alternate a third group that swaps the area pair alone; the
+//! fill sweeps a fourth that swaps the fill pair alone, so they read the heights in order.
 //! The rounds' decision kernel has a layout of its own, since the indirect arguments it
 //! writes may not be bound where a dispatch reads them.
 
@@ -353,8 +354,9 @@ pub struct GpuStreamPowerJob {
     pipes: Pipelines,
     rounds: Rounds,
     /// Bind groups: every pair in order, every pair swapped, only the area pair swapped (the
-    /// area sweeps' odd group: they read the MFD shares from the chain pair in order).
-    groups: [wgpu::BindGroup; 3],
+    /// area sweeps' odd group: they read the MFD shares from the chain pair in order), only the
+    /// fill pair swapped (the fill sweeps' odd group: they read the heights in order).
+    groups: [wgpu::BindGroup; 4],
     grid: (u32, u32),
     sweeps: Sweeps,
     /// Flags of the per-node inputs (outlets, sea, anchor), for a re-warm after an edit.
@@ -598,6 +600,7 @@ impl GpuStreamPowerJob {
             make_group("stream-power group 0", [false; 5])?,
             make_group("stream-power group 1", [true; 5])?,
             make_group("stream-power group 2 (area swapped)", [false, false, true, false, false])?,
+            make_group("stream-power group 3 (fill swapped)", [false, true, false, false, false])?,
         ];
         let pipeline = |label: &str, src: &str, entry: &str| -> Result<wgpu::ComputePipeline, GpuError> {
             let module = ctx.shader(label, &format!("{COMMON}\n{src}"))?;
@@ -807,18 +810,18 @@ impl GpuStreamPowerJob {
             // The dispatches in order.
             let mut list: Vec<Op> = Vec::new();
             if warm {
-                sweep(&mut list, &p.fill, s.warmup);
+                sweep_one(&mut list, &p.fill, s.warmup, FILL_SWAPPED);
                 list.push(Op::Grid(&p.route, 0));
-                area_sweep(&mut list, &p.area, s.warmup);
+                sweep_one(&mut list, &p.area, s.warmup, AREA_SWAPPED);
             }
             for _ in 0..k {
                 list.push(Op::Grid(&p.uplift, 0));
                 list.push(Op::Grid(&p.tree_init, 0));
                 chain(&mut list, [&p.tree_jump, &p.tree_jump_flag], s.rounds, Chain::Fill, s.every_round);
                 list.push(Op::Grid(&p.tree_store, 0));
-                sweep(&mut list, &p.fill, s.fill);
+                sweep_one(&mut list, &p.fill, s.fill, FILL_SWAPPED);
                 list.push(Op::Grid(&p.route, 0));
-                area_sweep(&mut list, &p.area, s.area);
+                sweep_one(&mut list, &p.area, s.area, AREA_SWAPPED);
                 list.push(Op::Grid(&p.init, 0));
                 if s.incise_jumps {
                     chain(&mut list, [&p.incise, &p.incise_flag], s.incise, Chain::Incision, s.every_round);
@@ -998,10 +1001,16 @@ fn sweep<'a>(list: &mut Vec<Op<'a>>, pl: &'a wgpu::ComputePipeline, times: u32) 
     list.extend((0..times).map(|t| Op::Grid(pl, (t % 2) as usize)));
 }
 
-/// Appends `times` area sweeps (even), alternating bind groups 0 and 2: only the area pair
-/// swaps, so the chain pair holding the route kernel's MFD shares stays in order.
-fn area_sweep<'a>(list: &mut Vec<Op<'a>>, pl: &'a wgpu::ComputePipeline, times: u32) {
-    list.extend((0..times).map(|t| Op::Grid(pl, if t % 2 == 0 { 0 } else { 2 })));
+/// The bind group that swaps only the area pair (the area sweeps read the MFD shares from the
+/// chain pair in order).
+const AREA_SWAPPED: usize = 2;
+/// The bind group that swaps only the fill pair (the fill sweeps read the heights in order).
+const FILL_SWAPPED: usize = 3;
+
+/// Appends `times` sweeps of `pl` (even), alternating bind group 0 and `odd`, a group that swaps
+/// only the pair the sweep iterates.
+fn sweep_one<'a>(list: &mut Vec<Op<'a>>, pl: &'a wgpu::ComputePipeline, times: u32, odd: usize) {
+    list.extend((0..times).map(|t| Op::Grid(pl, if t % 2 == 0 { 0 } else { odd })));
 }
 
 /// Appends a pointer-jumping solve of at most `rounds` rounds (even) in pairs: the first pair
