@@ -65,7 +65,7 @@ fn coast_dist(f: u32) -> u32 { return (f >> 12u) & 63u; }
 // since `route` is no ping-pong pair and every kernel may read it at either parity).
 struct Route {
     code: f32,      // rcv_h + 16·rcv_w + 256·carry, a small whole number
-    inv_norm: f32,  // 1/Σ_k S_k^p over the neighbours lower on W (0: none, or an outlet)
+    _n: f32,        // (unused: the MFD shares are in the chain pair, sp_route.wgsl)
     room: f32,      // how much sediment the node may still take this step (m)
     w: f32,         // W of this step (the fill's result)
     dep: f32,       // sediment settled here this step, added to the height by `deposit`

@@ -1,9 +1,10 @@
 // Stream power, routing of one step (on the uplifted heights h and the filled surface W):
 // - rcv_h: the steepest lower neighbour on h, the receiver incision cuts toward (the CPU's D8);
-// - rcv_w and 1/Σ S^p: the steepest lower neighbour on W and the MFD normaliser (Freeman 1991)
-//   of the neighbours lower on W, S = (W_i − W_j)/d; with MFD, the share S_k^p/Σ S^p the node
-//   sends each neighbour k, into the chain pair (k < 4: the first buffer's lanes, else the
-//   second's; free until the incision), which the area sweeps read instead of recomputing it;
+// - rcv_w: the steepest lower neighbour on W; with MFD (Freeman 1991), the share S_k^p/Σ S^p
+//   of its drainage the node sends each neighbour k lower on W, S = (W_i − W_j)/d (0 to the
+//   others, and all 0 at an outlet or with no lower neighbour), into the chain pair (k < 4: the
+//   first buffer's lanes, else the second's; free until the incision), which the area sweeps
+//   read;
 // - carry: where this node's suspended sediment goes (rcv_h; a lake-bottom node or, without lake
 //   deposition, a lake node: rcv_w across the lake; a sea node within SEA_SPREAD nodes of the
 //   land: SPREAD, shared equally among its neighbours further from the land, so a river's load
@@ -76,10 +77,9 @@ fn main(@builtin(global_invocation_id) gid: vec3<u32>) {
             cy = rw;
         }
     }
-    let inv = select(0.0, 1.0 / norm, norm > 0.0);
     route[i].code = f32(rh + 16u * rw + 256u * cy);
-    route[i].inv_norm = inv;
     if ((P.flags & 1u) == 0u) {
+        let inv = select(0.0, 1.0 / norm, norm > 0.0);
         // A share is 0 where the node gives nothing on (an outlet, no lower neighbour).
         var sh8 = array<f32, 8>(0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0, 0.0);
         if (inv > 0.0) {

@@ -582,7 +582,8 @@ impl GpuStreamPowerJob {
         let books = ctx.storage_buffer("sp books", (SLOTS * g_total * 8) as u64)?;
         let ctl = ctx.storage_buffer("sp rounds control", (CTL_WORDS * 4) as u64)?;
 
-        // One layout for every kernel; group 0 binds each pair in order, group 1 swapped.
+        // One layout for every kernel; group 0 binds each pair in order, group 1 swaps them all,
+        // groups 2 and 3 only the area pair and only the fill pair (their sweeps' odd groups).
         let layout = ctx.kernel_layout("stream-power layout", STORAGE_BINDINGS)?;
         let pairs = [[&h0, &h1], [&w0, &w1], [&a0, &a1], [&c0, &c1], [&s0, &s1]];
         // `swap[k]`: pair k bound swapped.
