@@ -70,7 +70,6 @@ fn dabs(c: &mut Criterion) {
     // its rectangle (grown by one node for the normals) touches — 4 chunks for a radius-32 dab
     // away from chunk borders, up to 9 across them — at full detail with the skirts the editor
     // hangs under every chunk. The GPU upload is not included.
-    let stats = base.stats();
     let mut hm = base.clone();
     let mut i = 0u32;
     g.bench_function("raise_dab_and_remesh", |b| {
@@ -82,7 +81,7 @@ fn dabs(c: &mut Criterion) {
             let mut vertices = 0;
             for cy in r.y0.saturating_sub(1) / q..=((r.y1 - 1) / q).min(last(hm.height)) {
                 for cx in r.x0.saturating_sub(1) / q..=((r.x1 - 1) / q).min(last(hm.width)) {
-                    vertices += chunk_geometry_lod(&hm, &stats, cx, cy, q, 1, true).positions.len();
+                    vertices += chunk_geometry_lod(&hm, cx, cy, q, 1, true).positions.len();
                 }
             }
             black_box(vertices)

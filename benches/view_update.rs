@@ -29,12 +29,10 @@ const CHUNK_QUADS: usize = 64;
 
 fn update(c: &mut Criterion) {
     let map = generate(&demo_params(2049, 1)).expect("the default island");
-    let stats = map.stats();
     // The editor's chunk grid (`app::state::chunk_counts`): 32 × 32 chunks of 64 quads at 2049².
     let n = (map.width - 1).div_ceil(CHUNK_QUADS);
     let chunks: Vec<(usize, usize)> = (0..n).flat_map(|cy| (0..n).map(move |cx| (cx, cy))).collect();
-    let geometry =
-        |&(cx, cy): &(usize, usize)| chunk_geometry_lod(&map, &stats, cx, cy, CHUNK_QUADS, 1, true).positions.len();
+    let geometry = |&(cx, cy): &(usize, usize)| chunk_geometry_lod(&map, cx, cy, CHUNK_QUADS, 1, true).positions.len();
     let mut g = c.benchmark_group("view_update_2049");
     g.sample_size(10).measurement_time(Duration::from_secs(10));
     g.bench_function("chunks_one_thread", |b| b.iter(|| chunks.iter().map(geometry).sum::<usize>()));

@@ -28,7 +28,7 @@
 struct TerrainUniform {
     // x: sea level (m), y: peak height above sea level (m), z: cell size (m), w: 1 = splatting on
     map: vec4<f32>,
-    // x, y: map size in nodes, z: overlay opacity, w: unused
+    // x, y: map size in nodes, z: overlay opacity, w: the map's lowest point (m)
     size: vec4<f32>,
     // beach_top, dirt_height, snow_line, height_blend
     bands_h: vec4<f32>,
@@ -36,7 +36,7 @@ struct TerrainUniform {
     bands_s: vec4<f32>,
     // edge_noise, edge_scale (m), detail scale (m), triplanar sharpness
     detail: vec4<f32>,
-    // strata contrast, strata spacing (m), unused, unused
+    // strata contrast, strata spacing (m), the map's highest point (m), unused
     strata: vec4<f32>,
     // strength (0 when off), deposit_min, deposit_full, erosion_exposes
     sediment: vec4<f32>,
@@ -183,6 +183,46 @@ fn splat(p: vec3<f32>, n: vec3<f32>) -> vec4<f32> {
     return vec4<f32>(max(col, vec3<f32>(0.0)), clamp(rough, 0.04, 1.0));
 }
 
+// The plain look (splatting off): the height ramp of `editor::look::material::plain_color`
+// (documented and tested there; keep the two in step), from the map's lowest and highest points.
+fn plain_color(h: f32, up: f32) -> vec3<f32> {
+    let seabed = vec3<f32>(0.45, 0.40, 0.30);
+    let sand = vec3<f32>(0.76, 0.70, 0.50);
+    let grass = vec3<f32>(0.30, 0.50, 0.18);
+    let forest = vec3<f32>(0.20, 0.36, 0.14);
+    let rock = vec3<f32>(0.45, 0.42, 0.40);
+    let snow = vec3<f32>(0.95, 0.95, 0.97);
+    let low = terrain.size.w;
+    let high = terrain.strata.z;
+    var top = max(high - low, 1.0);
+    var base = low;
+    if (high > 0.0) {
+        top = high;
+        base = 0.0;
+    }
+    let t = clamp((h - base) / top, -1.0, 1.0);
+    var rgb = snow;
+    if (t < 0.0) {
+        rgb = seabed;
+    } else if (t < 0.03) {
+        rgb = sand;
+    } else if (t < 0.08) {
+        rgb = mix(sand, grass, clamp((t - 0.03) / 0.05, 0.0, 1.0));
+    } else if (t < 0.45) {
+        rgb = mix(grass, forest, clamp((t - 0.08) / 0.37, 0.0, 1.0));
+    } else if (t < 0.7) {
+        rgb = mix(forest, rock, clamp((t - 0.45) / 0.25, 0.0, 1.0));
+    } else if (t < 0.85) {
+        rgb = rock;
+    } else {
+        rgb = mix(rock, snow, clamp((t - 0.85) / 0.05, 0.0, 1.0));
+    }
+    if (t >= 0.03) {
+        rgb = mix(rgb, rock, clamp((0.6 - up) / 0.15, 0.0, 1.0));
+    }
+    return pow(rgb, vec3<f32>(2.2));
+}
+
 @fragment
 fn fragment(in: VertexOutput, @builtin(front_facing) is_front: bool) -> FragmentOutput {
     var pbr_input = pbr_input_from_standard_material(in, is_front);
@@ -190,6 +230,8 @@ fn fragment(in: VertexOutput, @builtin(front_facing) is_front: bool) -> Fragment
         let s = splat(in.world_position.xyz, normalize(in.world_normal));
         pbr_input.material.base_color = vec4<f32>(s.rgb, 1.0);
         pbr_input.material.perceptual_roughness = s.a;
+    } else {
+        pbr_input.material.base_color = vec4<f32>(plain_color(in.world_position.y, normalize(in.world_normal).y), 1.0);
     }
     pbr_input.material.base_color = alpha_discard(pbr_input.material, pbr_input.material.base_color);
 

@@ -85,7 +85,7 @@ pub struct TerrainUniform {
     /// Sea level (m), peak height above sea level (m, at least 1), cell size (m), 1 when splatting
     /// is on (0: plain base colour).
     pub map: Vec4,
-    /// Map size in nodes along x and y, overlay opacity (`0 ..= 1`), unused.
+    /// Map size in nodes along x and y, overlay opacity (`0 ..= 1`), the map's lowest point (m).
     pub size: Vec4,
     /// Height bands as fractions of the peak above sea level: beach top, dirt height, snow line,
     /// height blend.
@@ -94,7 +94,8 @@ pub struct TerrainUniform {
     pub bands_s: Vec4,
     /// Edge noise (blend widths), edge noise scale (m), detail scale (m), triplanar sharpness.
     pub detail: Vec4,
-    /// Strata contrast (`0 ..= 1`), strata spacing (m), unused, unused.
+    /// Strata contrast (`0 ..= 1`), strata spacing (m), the map's highest point (m), unused. The
+    /// lowest and highest points are the plain look's range (`look::material::plain_color`).
     pub strata: Vec4,
     /// Sediment cover strength (0 when off), deposit where it starts and where it is full (m),
     /// cover per metre eroded.
@@ -124,6 +125,8 @@ pub struct MapFacts {
     pub sea_level: f32,
     /// Highest point of the map, metres.
     pub peak: f32,
+    /// Lowest point of the map, metres.
+    pub low: f32,
     /// Metres between nodes.
     pub cell: f32,
     /// Nodes along x.
@@ -161,7 +164,7 @@ impl TerrainUniform {
         let peak_above_sea = (m.peak - m.sea_level).max(1.0);
         Self {
             map: Vec4::new(m.sea_level, peak_above_sea, m.cell.max(1e-6), if p.enabled { 1.0 } else { 0.0 }),
-            size: Vec4::new(m.width as f32, m.height as f32, m.overlay_opacity.clamp(0.0, 1.0), 0.0),
+            size: Vec4::new(m.width as f32, m.height as f32, m.overlay_opacity.clamp(0.0, 1.0), finite(m.low, 0.0)),
             bands_h: Vec4::new(
                 c(b.beach_top, -1.0, 1.0, 0.02),
                 c(b.dirt_height, 0.0, 2.0, 0.6),
@@ -180,7 +183,12 @@ impl TerrainUniform {
                 c(d.scale, 0.1, 1000.0, 6.0),
                 c(d.triplanar_sharpness, 1.0, 16.0, 4.0),
             ),
-            strata: Vec4::new(c(d.strata, 0.0, 1.0, 0.18), c(d.strata_spacing, 0.1, 1000.0, 7.0), 0.0, 0.0),
+            strata: Vec4::new(
+                c(d.strata, 0.0, 1.0, 0.18),
+                c(d.strata_spacing, 0.1, 1000.0, 7.0),
+                finite(m.peak, 0.0),
+                0.0,
+            ),
             sediment: Vec4::new(
                 if s.enabled { c(s.strength, 0.0, 1.0, 0.9) } else { 0.0 },
                 c(s.deposit_min, 0.0, 100.0, 0.02),
@@ -328,6 +336,7 @@ fn rebuild_data_texture(
                 state.task = None;
                 debug!("terrain data texture built off the frame is done (fields revision {})", key.fields_revision);
                 show_data_image(&material, &mut materials, &mut images, image);
+                work.texels_shown += 1;
                 state.shown = Some(key);
             }
             Polled::Gone => state.task = None,
@@ -373,6 +382,7 @@ fn rebuild_data_texture(
         state.task = None;
         let started = std::time::Instant::now();
         show_data_image(&material, &mut materials, &mut images, inputs.image());
+        work.texels_shown += 1;
         state.shown = Some(key);
         work.texels = false;
         debug!(
@@ -393,13 +403,14 @@ fn show_data_image(
     images: &mut Assets<Image>,
     image: Image,
 ) {
-    let Some(mut mat) = materials.get_mut(&material.0) else { return };
-    let same_size =
-        images.get(&mat.extension.data).is_some_and(|old| old.texture_descriptor.size == image.texture_descriptor.size);
+    let Some(data) = materials.get(&material.0).map(|m| m.extension.data.clone()) else { return };
+    let same_size = images.get(&data).is_some_and(|old| old.texture_descriptor.size == image.texture_descriptor.size);
     if same_size {
-        // Same size: Bevy writes the new texels into the existing texture.
-        let _ = images.insert(mat.extension.data.id(), image);
-    } else {
+        // Same size: Bevy writes the new texels into the existing texture, whose view the
+        // material's bind group keeps, so the material itself is left unchanged (a changed
+        // material has every chunk's pipelines specialized again).
+        let _ = images.insert(data.id(), image);
+    } else if let Some(mut mat) = materials.get_mut(&material.0) {
         // Another size: a new texture under a new handle, so the material's bind group is rebuilt
         // (replacing a bound texture in place with one of another size crashed lavapipe).
         mat.extension.data = images.add(image);
@@ -420,6 +431,7 @@ fn update_material(
     let facts = MapFacts {
         sea_level: sea_level(&look),
         peak: terrain.stats.max,
+        low: terrain.stats.min,
         cell: map.cell_size,
         width: map.width,
         height: map.height,
@@ -474,7 +486,7 @@ mod tests {
     use super::*;
 
     fn facts() -> MapFacts {
-        MapFacts { sea_level: 0.0, peak: 120.0, cell: 2.0, width: 513, height: 257, overlay_opacity: 0.5 }
+        MapFacts { sea_level: 0.0, peak: 120.0, low: -30.0, cell: 2.0, width: 513, height: 257, overlay_opacity: 0.5 }
     }
 
     #[test]
@@ -482,7 +494,8 @@ mod tests {
         let p = MaterialParams::default();
         let u = TerrainUniform::new(&p, facts());
         assert_eq!(u.map, Vec4::new(0.0, 120.0, 2.0, 1.0));
-        assert_eq!(u.size, Vec4::new(513.0, 257.0, 0.5, 0.0));
+        assert_eq!(u.size, Vec4::new(513.0, 257.0, 0.5, -30.0));
+        assert_eq!(u.strata.z, 120.0, "the plain look's range: the map's highest point");
         assert!((u.layer_color[0].x - srgb_to_linear(p.sand.color[0])).abs() < 1e-6);
         let off = MaterialParams { enabled: false, ..p.clone() };
         assert_eq!(TerrainUniform::new(&off, facts()).map.w, 0.0);

@@ -34,7 +34,7 @@ use super::state::{EditorTerrain, StatusLine};
 use super::state::{PanelState, PanelWidth, UiHotspots};
 use super::view;
 use crate::core::erosion::MapSize;
-use crate::editor::script::{Action, ChordKey, FrameReport, FrameStats, MouseKey, parse_chord};
+use crate::editor::script::{Action, ChordKey, FrameReport, FrameSample, MouseKey, parse_chord};
 
 /// Runs the script, if one was given.
 pub struct ScriptPlugin;
@@ -122,7 +122,7 @@ pub struct ScriptRunner {
     actions: VecDeque<Action>,
     active: bool,
     step: Option<Step>,
-    frames: Vec<(f64, bool)>,
+    frames: Vec<FrameSample>,
     errors_at_start: Option<u32>,
     failures: Vec<String>,
     errors_logged: u32,
@@ -142,11 +142,7 @@ impl ScriptRunner {
         self.active
     }
     fn report(&self, updates_shown: usize) -> FrameReport {
-        // The first frames compile pipelines and upload the map: not representative.
-        let steady: Vec<_> = self.frames.iter().skip(30).collect();
-        let idle: Vec<f64> = steady.iter().filter(|f| !f.1).map(|f| f.0).collect();
-        let sim: Vec<f64> = steady.iter().filter(|f| f.1).map(|f| f.0).collect();
-        FrameReport { idle: FrameStats::of(&idle), simulating: FrameStats::of(&sim), updates_shown }
+        FrameReport::of(&self.frames, updates_shown)
     }
 }
 
@@ -359,7 +355,13 @@ fn run_script(
     let runner = &mut *runner;
     let status = &*ed.status;
     let errors_at_start = *runner.errors_at_start.get_or_insert(status.errors);
-    runner.frames.push((time.delta_secs_f64() * 1e3, ed.sim.running()));
+    let shown = view.work.as_deref().copied().unwrap_or_default();
+    runner.frames.push(FrameSample {
+        ms: time.delta_secs_f64() * 1e3,
+        simulating: ed.sim.running(),
+        meshes_shown: shown.meshes_shown,
+        texels_shown: shown.texels_shown,
+    });
     if status.errors > errors_at_start + runner.errors_logged {
         runner.errors_logged = status.errors - errors_at_start;
         runner.failures.push(status.text.clone());

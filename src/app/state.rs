@@ -147,6 +147,12 @@ pub struct ViewWork {
     pub meshes: bool,
     /// A data texture is being built for a newer map or look, or is waiting to be.
     pub texels: bool,
+    /// Frames so far that put new chunk meshes in the view (a background build swapped in, or
+    /// chunks rebuilt in the frame): with [`ViewWork::texels_shown`], what a script's frame report
+    /// attributes slow frames to.
+    pub meshes_shown: u64,
+    /// Frames so far that put a new data texture in the view.
+    pub texels_shown: u64,
 }
 
 impl ViewWork {

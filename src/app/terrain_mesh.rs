@@ -7,20 +7,23 @@
 //! neighbouring chunks share their border vertices and the surface has no cracks. Node `(x, y)`
 //! sits at world `(x·cell, h, y·cell)` (Bevy is y-up; our second horizontal axis is world z).
 //! Normals come from [`Heightmap::normal`] over the whole map, so borders shade seamlessly.
-//! Chunks use the splatting material of [`super::material`] (`shaders/terrain.wgsl`); the
-//! per-vertex colours (a height ramp) remain as its fallback when splatting is switched off.
+//! Chunks use the splatting material of [`super::material`] (`shaders/terrain.wgsl`), which
+//! colours them from position and normal alone (with splatting off, the height ramp of
+//! [`crate::editor::look::material::plain_color`]), so a vertex carries no colour.
 //!
 //! Only chunks in [`EditorTerrain::dirty`] are rebuilt; [`EditorTerrain::relayout`] respawns all.
 //! The chunks' geometry is built on every core (rayon), since a simulation's update dirties the
 //! whole map at once: at 2049² that is 1 024 chunks. More than [`FRAME_CHUNKS`] are built on a
-//! thread of their own ([`super::background`]) and swapped in together when done, so the frames go on meanwhile (a script's
-//! screenshot waits for them, [`super::state::ViewWork`]); a stroke's few are rebuilt in the frame.
+//! thread of their own ([`super::background`]) and swapped in when done, at most
+//! [`FRAME_UPLOAD_BYTES`] of them a frame, so the frames go on meanwhile and no frame uploads a
+//! whole map's meshes (a script's screenshot waits for them, [`super::state::ViewWork`]); a
+//! stroke's few are rebuilt in the frame.
 //! Each chunk keeps the level of detail its distance from the camera calls for
 //! ([`crate::editor::mesh::lod_step`]: triangles no smaller than a pixel), with skirts under its
 //! edges against cracks; [`update_lod`] rebuilds a chunk when the camera moved enough to change
 //! its step.
 
-use std::collections::{HashMap, HashSet};
+use std::collections::{HashMap, HashSet, VecDeque};
 
 use bevy::asset::RenderAssetUsages;
 use bevy::mesh::{Indices, PrimitiveTopology};
@@ -31,7 +34,6 @@ use super::background::{Background, Polled};
 use super::material::TerrainMaterial;
 use super::state::{CHUNK_QUADS, EditorTerrain, MapSnapshot, ViewWork};
 use crate::core::Heightmap;
-use crate::core::heightmap::Stats;
 use crate::editor::mesh::{chunk_geometry_lod, lod_step};
 
 /// Builds and refreshes the terrain mesh.
@@ -105,17 +107,27 @@ fn update_lod(
         })
         .collect();
     let keys: Vec<(usize, usize, usize)> = changed.iter().map(|(c, _)| (c.cx, c.cy, c.step)).collect();
-    build.built_in_frame(keys.iter().map(|&(cx, cy, _)| (cx, cy)));
-    for ((_, mesh), built) in changed.iter_mut().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
+    build.built_in_frame(&keys);
+    for ((_, mesh), built) in changed.iter_mut().zip(chunk_meshes(terrain.map(), &keys)) {
         mesh.0 = meshes.add(built);
     }
 }
 
 /// Above this many stale chunks, their meshes are built on a background task (a simulation's
 /// update or any change of the whole map: 1 024 chunks at 2049², 70 ms on 2 cores) and swapped in
-/// together in the frame they are done, while the frames go on; this many or fewer (a brush
-/// stroke) are rebuilt in the frame, so a stroke shows under the brush at once.
+/// from the frame they are done ([`FRAME_UPLOAD_BYTES`] a frame), while the frames go on; this
+/// many or fewer (a brush stroke) are rebuilt in the frame, so a stroke shows under the brush at
+/// once.
 pub const FRAME_CHUNKS: usize = 64;
+
+/// The most chunk-mesh data (vertices and indices, bytes) a background build puts in the view in
+/// one frame; at least one chunk goes each frame. Every new mesh is packed, copied to the GPU and
+/// has its pipelines specialized in the frame it appears, so a simulation's update of a whole
+/// 2049² map at full detail (156 MiB, 1 024 chunks of 156 KiB) would cost one frame all of it;
+/// at this rate it goes in over seven frames, an eighth of a second at 60 Hz. An update of that
+/// map seen whole in a 1280×720 view (coarser chunks far off) is 20.5 MiB and goes in one frame.
+/// Neighbouring chunks of two updates meet for those frames along edges their skirts hide.
+pub const FRAME_UPLOAD_BYTES: usize = 24 << 20;
 
 /// Meshes of chunk `(cx, cy)` built on a background task: `(cx, cy, step)` and the mesh.
 type BuiltChunks = Vec<((usize, usize, usize), Mesh)>;
@@ -130,19 +142,43 @@ pub struct ChunkBuild {
     /// Chunks rebuilt in the frame (a stroke, a level-of-detail change) while the task ran: their
     /// mesh is newer than the task's, which is not shown.
     newer: HashSet<(usize, usize)>,
+    /// A finished build's meshes still to be put in the view, [`FRAME_UPLOAD_BYTES`] a frame, in
+    /// row order: `(cx, cy, step)` and the mesh.
+    ready: VecDeque<((usize, usize, usize), Mesh)>,
 }
 
 impl ChunkBuild {
-    /// Notes chunks rebuilt in the frame while a task runs.
-    fn built_in_frame(&mut self, chunks: impl Iterator<Item = (usize, usize)>) {
+    /// Notes chunks `(cx, cy, _)` rebuilt in the frame: a running task's or a finished build's
+    /// older mesh of them is never shown.
+    fn built_in_frame(&mut self, chunks: &[(usize, usize, usize)]) {
         if self.task.is_some() {
-            self.newer.extend(chunks);
+            self.newer.extend(chunks.iter().map(|&(cx, cy, _)| (cx, cy)));
         }
+        if !self.ready.is_empty() {
+            let rebuilt: HashSet<(usize, usize)> = chunks.iter().map(|&(cx, cy, _)| (cx, cy)).collect();
+            self.ready.retain(|&((cx, cy, _), _)| !rebuilt.contains(&(cx, cy)));
+        }
+    }
+
+    /// Whether a background build is running or its meshes are still going in.
+    fn busy(&self) -> bool {
+        self.task.is_some() || !self.ready.is_empty()
     }
 }
 
+/// The bytes a mesh sends to the GPU: its vertices and indices.
+fn upload_bytes(mesh: &Mesh) -> usize {
+    let index_bytes = match mesh.indices() {
+        Some(Indices::U16(i)) => i.len() * 2,
+        Some(Indices::U32(i)) => i.len() * 4,
+        None => 0,
+    };
+    mesh.count_vertices() * mesh.get_vertex_size() as usize + index_bytes
+}
+
 /// Respawns every chunk after a relayout, otherwise swaps in fresh meshes for the dirty ones: in
-/// the frame for a few, on a background task for many ([`FRAME_CHUNKS`]).
+/// the frame for a few, on a background task for many ([`FRAME_CHUNKS`]), whose meshes then go in
+/// [`FRAME_UPLOAD_BYTES`] a frame.
 fn rebuild_dirty_chunks(
     mut commands: Commands,
     mut terrain: ResMut<EditorTerrain>,
@@ -171,24 +207,40 @@ fn rebuild_dirty_chunks(
     };
     if let Some((layout, done)) = finished {
         build.task = None;
-        debug!("terrain: {} chunk meshes built off the frame are done (layout {layout})", done.len());
+        let bytes: usize = done.iter().map(|(_, m)| upload_bytes(m)).sum();
+        debug!(
+            "terrain: {} chunk meshes built off the frame are done (layout {layout}): {:.1} MiB, {} frame(s) to go in",
+            done.len(),
+            bytes as f64 / (1 << 20) as f64,
+            bytes.div_ceil(FRAME_UPLOAD_BYTES).max(1)
+        );
         if layout == build.layout {
-            let mut done: HashMap<(usize, usize), (usize, Mesh)> =
-                done.into_iter().map(|((cx, cy, step), m)| ((cx, cy), (step, m))).collect();
-            for (entity, c) in &chunks {
-                if build.newer.contains(&(c.cx, c.cy)) {
-                    continue;
-                }
-                if let Some((step, mesh)) = done.remove(&(c.cx, c.cy))
-                    && step == c.step
-                {
-                    commands.entity(entity).insert(Mesh3d(meshes.add(mesh)));
-                }
-            }
+            let newer = std::mem::take(&mut build.newer);
+            let mut done: Vec<_> = done.into_iter().filter(|&((cx, cy, _), _)| !newer.contains(&(cx, cy))).collect();
+            done.sort_by_key(|&((cx, cy, _), _)| (cy, cx));
+            build.ready = done.into();
         }
         build.newer.clear();
     }
-    work.meshes = build.task.is_some() || terrain.relayout || !terrain.dirty.is_empty();
+    if !build.ready.is_empty() {
+        // This frame's share of a finished build: each at the step its chunk still has.
+        let at: HashMap<(usize, usize), (Entity, usize)> =
+            chunks.iter().map(|(e, c)| ((c.cx, c.cy), (e, c.step))).collect();
+        let (mut bytes, mut shown) = (0, 0);
+        while bytes < FRAME_UPLOAD_BYTES
+            && let Some(((cx, cy, step), mesh)) = build.ready.pop_front()
+        {
+            if let Some(&(entity, now)) = at.get(&(cx, cy))
+                && now == step
+            {
+                bytes += upload_bytes(&mesh);
+                commands.entity(entity).insert(Mesh3d(meshes.add(mesh)));
+                shown += 1;
+            }
+        }
+        work.meshes_shown += u64::from(shown > 0);
+    }
+    work.meshes = build.busy() || terrain.relayout || !terrain.dirty.is_empty();
     if !terrain.relayout && terrain.dirty.is_empty() {
         return;
     }
@@ -201,13 +253,14 @@ fn rebuild_dirty_chunks(
         build.layout += 1;
         build.task = None;
         build.newer.clear();
+        build.ready.clear();
         for (entity, _) in &chunks {
             commands.entity(entity).despawn();
         }
         let (nx, ny) = terrain.chunk_counts();
         // Every node at first; `update_lod` coarsens what is far once the view is known.
         let keys: Vec<(usize, usize, usize)> = (0..ny).flat_map(|cy| (0..nx).map(move |cx| (cx, cy, 1))).collect();
-        for (&(cx, cy, step), built) in keys.iter().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
+        for (&(cx, cy, step), built) in keys.iter().zip(chunk_meshes(terrain.map(), &keys)) {
             commands.spawn((
                 TerrainChunk { cx, cy, step },
                 Mesh3d(meshes.add(built)),
@@ -218,11 +271,12 @@ fn rebuild_dirty_chunks(
         terrain.relayout = false;
         terrain.dirty.clear();
         work.meshes = false;
+        work.meshes_shown += 1;
         return;
     }
     let many = terrain.dirty.len() > FRAME_CHUNKS;
-    if many && build.task.is_some() {
-        // The next background build starts when this one is done.
+    if many && build.busy() {
+        // The next background build starts when this one's meshes are all in.
         return;
     }
     let dirty: Vec<(Entity, (usize, usize, usize))> = chunks
@@ -232,38 +286,46 @@ fn rebuild_dirty_chunks(
         .collect();
     let keys: Vec<(usize, usize, usize)> = dirty.iter().map(|&(_, k)| k).collect();
     if many {
-        let (map, stats) = (snapshot.of(terrain, changed), terrain.stats);
+        let map = snapshot.of(terrain, changed);
         terrain.dirty.clear();
         let task = Background::spawn("terrain chunk meshes", move || {
-            keys.iter().copied().zip(chunk_meshes(&map, &stats, &keys)).collect::<BuiltChunks>()
+            keys.iter().copied().zip(chunk_meshes(&map, &keys)).collect::<BuiltChunks>()
         });
         build.task = Some((build.layout, task));
         work.meshes = true;
         return;
     }
     terrain.dirty.clear();
-    build.built_in_frame(keys.iter().map(|&(cx, cy, _)| (cx, cy)));
-    for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain.map(), &terrain.stats, &keys)) {
+    build.built_in_frame(&keys);
+    for (&(entity, _), built) in dirty.iter().zip(chunk_meshes(terrain.map(), &keys)) {
         commands.entity(entity).insert(Mesh3d(meshes.add(built)));
     }
-    work.meshes = build.task.is_some();
+    work.meshes_shown += u64::from(!dirty.is_empty());
+    work.meshes = build.busy();
 }
 
 /// The meshes of chunks `(cx, cy, step)` of `map`, in order, built in parallel.
-fn chunk_meshes(map: &Heightmap, stats: &Stats, keys: &[(usize, usize, usize)]) -> Vec<Mesh> {
-    keys.par_iter().map(|&(cx, cy, step)| chunk_mesh(map, stats, cx, cy, step)).collect()
+fn chunk_meshes(map: &Heightmap, keys: &[(usize, usize, usize)]) -> Vec<Mesh> {
+    keys.par_iter().map(|&(cx, cy, step)| chunk_mesh(map, cx, cy, step)).collect()
 }
 
 /// The Bevy mesh of chunk `(cx, cy)` at level of detail `step`, with skirts (geometry from
 /// [`chunk_geometry_lod`]). Its data goes to the render world only (moved there, not copied: a
 /// simulation's update replaces every chunk), since picking and the brush read the height field.
-pub fn chunk_mesh(map: &Heightmap, stats: &Stats, cx: usize, cy: usize, step: usize) -> Mesh {
-    let g = chunk_geometry_lod(map, stats, cx, cy, CHUNK_QUADS, step, true);
+/// A vertex is a position and a normal (the material colours it); the indices are 16-bit, as a
+/// chunk has at most 65² + 4·65 vertices: 30 bytes a vertex with its share of the triangles,
+/// where 32-bit indices and a colour made it 64.
+pub fn chunk_mesh(map: &Heightmap, cx: usize, cy: usize, step: usize) -> Mesh {
+    let g = chunk_geometry_lod(map, cx, cy, CHUNK_QUADS, step, true);
+    let indices = if g.positions.len() <= usize::from(u16::MAX) + 1 {
+        Indices::U16(g.indices.iter().map(|&i| i as u16).collect())
+    } else {
+        Indices::U32(g.indices)
+    };
     Mesh::new(PrimitiveTopology::TriangleList, RenderAssetUsages::RENDER_WORLD)
         .with_inserted_attribute(Mesh::ATTRIBUTE_POSITION, g.positions)
         .with_inserted_attribute(Mesh::ATTRIBUTE_NORMAL, g.normals)
-        .with_inserted_attribute(Mesh::ATTRIBUTE_COLOR, g.colors)
-        .with_inserted_indices(Indices::U32(g.indices))
+        .with_inserted_indices(indices)
 }
 
 #[cfg(test)]
@@ -273,11 +335,10 @@ mod tests {
     #[test]
     fn chunk_meshes_carry_the_geometry() {
         let map = Heightmap::from_fn(130, 70, 2.0, |x, y| (x + y) as f32 * 0.1).unwrap();
-        let s = map.stats();
         // The surface and one lowered copy of each edge (the skirt).
-        assert_eq!(chunk_mesh(&map, &s, 0, 0, 1).count_vertices(), 65 * 65 + 4 * 65);
-        assert_eq!(chunk_mesh(&map, &s, 2, 1, 1).count_vertices(), 2 * 6 + 2 * 2 + 2 * 6);
-        assert_eq!(chunk_mesh(&map, &s, 0, 0, 4).count_vertices(), 17 * 17 + 4 * 17);
+        assert_eq!(chunk_mesh(&map, 0, 0, 1).count_vertices(), 65 * 65 + 4 * 65);
+        assert_eq!(chunk_mesh(&map, 2, 1, 1).count_vertices(), 2 * 6 + 2 * 2 + 2 * 6);
+        assert_eq!(chunk_mesh(&map, 0, 0, 4).count_vertices(), 17 * 17 + 4 * 17);
     }
 
     /// An app with the chunk systems and a `side²` map (no renderer: the meshes stay readable).
@@ -362,6 +423,41 @@ mod tests {
         assert_eq!(mesh_lag(&mut app), 0.0, "the stroke's chunk was not rebuilt in the frame");
     }
 
+    /// A finished build larger than [`FRAME_UPLOAD_BYTES`] goes into the view over several frames,
+    /// none taking much more than the budget, and ends with every chunk showing the map.
+    #[test]
+    fn a_large_update_goes_in_over_several_frames_within_the_budget() {
+        let mut app = app(1537);
+        let total: usize = {
+            let t = app.world().resource::<EditorTerrain>();
+            let (nx, ny) = t.chunk_counts();
+            let keys: Vec<_> = (0..ny).flat_map(|cy| (0..nx).map(move |cx| (cx, cy, 1))).collect();
+            chunk_meshes(t.map(), &keys).iter().map(upload_bytes).sum()
+        };
+        assert!(total > 2 * FRAME_UPLOAD_BYTES, "the test's map is too small: {total} bytes");
+        {
+            let mut t = app.world_mut().resource_mut::<EditorTerrain>();
+            let next = Heightmap { data: t.map().data.iter().map(|v| v + 3.0).collect(), ..t.map().clone() };
+            assert!(t.show_heights(&next));
+        }
+        let before = app.world().resource::<ViewWork>().meshes_shown;
+        let t = std::time::Instant::now();
+        let mut lags = Vec::new();
+        app.update();
+        while app.world().resource::<ViewWork>().meshes {
+            assert!(t.elapsed().as_secs() < 20, "the background mesh build never finished");
+            std::thread::sleep(std::time::Duration::from_millis(2));
+            app.update();
+            lags.push(mesh_lag(&mut app));
+        }
+        let frames = app.world().resource::<ViewWork>().meshes_shown - before;
+        assert!(frames as usize >= total / FRAME_UPLOAD_BYTES, "{total} bytes went in over {frames} frames");
+        assert!(frames as usize <= total / FRAME_UPLOAD_BYTES + 2, "{total} bytes went in over {frames} frames");
+        // Mid-way some chunks showed the new map and others the old one.
+        assert!(lags.iter().any(|l| (l - 3.0).abs() < 1e-3), "no frame showed the update part-way: {lags:?}");
+        assert_eq!(mesh_lag(&mut app), 0.0, "the view does not show the map once the update is in");
+    }
+
     /// A stroke while a background build runs: the stroke's chunk shows the stroke's map, and the
     /// build (of the map before the stroke), when done, does not put its older mesh back.
     #[test]
@@ -379,13 +475,12 @@ mod tests {
         };
         let go = Arc::new(AtomicBool::new(false));
         let gate = go.clone();
-        let stats = app.world().resource::<EditorTerrain>().stats;
         let keys: Vec<(usize, usize, usize)> = (0..3).flat_map(|cy| (0..3).map(move |cx| (cx, cy, 1))).collect();
         let task = Background::spawn("held-back chunk meshes", move || {
             while !gate.load(Ordering::Acquire) {
                 std::thread::sleep(std::time::Duration::from_millis(1));
             }
-            keys.iter().copied().zip(chunk_meshes(&before, &stats, &keys)).collect::<BuiltChunks>()
+            keys.iter().copied().zip(chunk_meshes(&before, &keys)).collect::<BuiltChunks>()
         });
         {
             let mut build = app.world_mut().resource_mut::<ChunkBuild>();

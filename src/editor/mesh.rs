@@ -1,11 +1,13 @@
-//! Terrain mesh geometry without Bevy: one chunk's vertices, normals, colours and triangles.
+//! Terrain mesh geometry without Bevy: one chunk's vertices, normals and triangles.
 //!
 //! Chunk `(cx, cy)` of `q × q` quads covers nodes `x ∈ [q·cx, min(q·cx + q, width − 1)]` (same
 //! for `y`), so neighbouring chunks share their border vertices and the surface has no cracks.
 //! Node `(x, y)` sits at world `(x·cell, h, y·cell)` (y-up; our second horizontal axis is world
 //! z). Normals come from [`Heightmap::normal`] over the whole map, so borders shade seamlessly.
-//! Colours are per vertex, linear RGBA, by height within the map's range (sand, grass, forest,
-//! rock, snow; below 0 m seabed) with slopes steeper than about 55° turned to rock.
+//! A vertex is its position and normal only (24 bytes): the material colours the surface from
+//! them (`shaders/terrain.wgsl`: the splatting, or with it off the height ramp of
+//! [`crate::editor::look::material::plain_color`]), so a simulation's update sends the GPU no
+//! colours and the geometry costs no per-vertex `powf`.
 //!
 //! **Level of detail** (issue #35: a 2049² or 4097² preview stays interactive): a chunk far from
 //! the camera keeps every `s`-th node only ([`chunk_geometry_lod`], `s` a power of two up to
@@ -21,7 +23,6 @@
 //! mesh, so a coarse chunk never moves what the cursor touches.
 
 use crate::core::Heightmap;
-use crate::core::heightmap::Stats;
 
 /// Vertex and index data of one chunk.
 #[derive(Clone, Debug, Default, PartialEq)]
@@ -30,8 +31,6 @@ pub struct ChunkGeometry {
     pub positions: Vec<[f32; 3]>,
     /// Unit normals, one per position, from the whole map.
     pub normals: Vec<[f32; 3]>,
-    /// Linear RGBA per vertex from [`height_color`], channels in `[0, 1]`, alpha always 1.
-    pub colors: Vec<[f32; 4]>,
     /// Triangles, three indices into `positions` each, two per quad, counter-clockwise seen from above.
     pub indices: Vec<u32>,
 }
@@ -41,10 +40,10 @@ pub const MAX_LOD_STEP: usize = 16;
 /// Largest on-screen size of a triangle's side a coarser level may reach, pixels.
 pub const LOD_TARGET_PX: f32 = 1.0;
 
-/// The geometry of chunk `(cx, cy)` of `quads × quads` quads: positions, normals, colours and two
+/// The geometry of chunk `(cx, cy)` of `quads × quads` quads: positions, normals and two
 /// triangles per quad (every node, no skirt).
-pub fn chunk_geometry(map: &Heightmap, stats: &Stats, cx: usize, cy: usize, quads: usize) -> ChunkGeometry {
-    chunk_geometry_lod(map, stats, cx, cy, quads, 1, false)
+pub fn chunk_geometry(map: &Heightmap, cx: usize, cy: usize, quads: usize) -> ChunkGeometry {
+    chunk_geometry_lod(map, cx, cy, quads, 1, false)
 }
 
 /// The nodes `lo ..= hi` every `step`-th, `hi` always included.
@@ -58,7 +57,6 @@ fn kept(lo: usize, hi: usize, step: usize) -> Vec<usize> {
 /// with `skirt`, hanging a skirt below the chunk's four edges.
 pub fn chunk_geometry_lod(
     map: &Heightmap,
-    stats: &Stats,
     cx: usize,
     cy: usize,
     quads: usize,
@@ -74,17 +72,14 @@ pub fn chunk_geometry_lod(
     let mut g = ChunkGeometry {
         positions: Vec::with_capacity(vw * vh),
         normals: Vec::with_capacity(vw * vh),
-        colors: Vec::with_capacity(vw * vh),
         indices: Vec::with_capacity((vw - 1) * (vh - 1) * 6),
     };
     let c = map.cell_size;
     for &y in &ys {
         for &x in &xs {
             let h = map.get(x, y);
-            let n = map.normal(x, y);
             g.positions.push([x as f32 * c, h, y as f32 * c]);
-            g.normals.push(n);
-            g.colors.push(height_color(h, n[1], stats));
+            g.normals.push(map.normal(x, y));
         }
     }
     for j in 0..vh.saturating_sub(1) {
@@ -113,7 +108,6 @@ pub fn chunk_geometry_lod(
                 let p = g.positions[k];
                 g.positions.push([p[0], p[1] - depth, p[2]]);
                 g.normals.push(g.normals[k]);
-                g.colors.push(g.colors[k]);
             }
             for w in 0..edge.len() - 1 {
                 let (a, b) = (edge[w] as u32, edge[w + 1] as u32);
@@ -166,48 +160,6 @@ pub fn lod_step(cell: f32, distance_m: f32, px_per_m: f32, current: usize) -> us
     if s > current && want(distance_m * 0.8) <= current { current } else { s }
 }
 
-/// Linear RGBA for a vertex at height `h` (metres) whose normal has vertical component `up`.
-/// Below 0 m (the sea) is wet sand; above, sand → grass → rock → snow by the fraction of the
-/// map's positive height range; slopes steeper than about 55° show rock.
-pub fn height_color(h: f32, up: f32, stats: &Stats) -> [f32; 4] {
-    const SEABED: [f32; 3] = [0.45, 0.40, 0.30];
-    const SAND: [f32; 3] = [0.76, 0.70, 0.50];
-    const GRASS: [f32; 3] = [0.30, 0.50, 0.18];
-    const FOREST: [f32; 3] = [0.20, 0.36, 0.14];
-    const ROCK: [f32; 3] = [0.45, 0.42, 0.40];
-    const SNOW: [f32; 3] = [0.95, 0.95, 0.97];
-    let top = if stats.max > 0.0 { stats.max } else { (stats.max - stats.min).max(1.0) };
-    let base = if stats.max > 0.0 { 0.0 } else { stats.min };
-    let t = ((h - base) / top).clamp(-1.0, 1.0);
-    let mut rgb = if t < 0.0 {
-        SEABED
-    } else if t < 0.03 {
-        SAND
-    } else if t < 0.08 {
-        mix(SAND, GRASS, (t - 0.03) / 0.05)
-    } else if t < 0.45 {
-        mix(GRASS, FOREST, (t - 0.08) / 0.37)
-    } else if t < 0.7 {
-        mix(FOREST, ROCK, (t - 0.45) / 0.25)
-    } else if t < 0.85 {
-        ROCK
-    } else {
-        mix(ROCK, SNOW, ((t - 0.85) / 0.05).min(1.0))
-    };
-    if t >= 0.03 {
-        let steep = ((0.6 - up) / 0.15).clamp(0.0, 1.0);
-        rgb = mix(rgb, ROCK, steep);
-    }
-    // sRGB-ish constants above; the vertex colour attribute is linear.
-    let lin = |v: f32| v.powf(2.2);
-    [lin(rgb[0]), lin(rgb[1]), lin(rgb[2]), 1.0]
-}
-
-fn mix(a: [f32; 3], b: [f32; 3], t: f32) -> [f32; 3] {
-    let t = t.clamp(0.0, 1.0);
-    [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -215,9 +167,8 @@ mod tests {
     #[test]
     fn a_coarse_chunk_keeps_every_step_th_node_and_its_last() {
         let map = Heightmap::from_fn(130, 70, 2.0, |x, y| ((x * 7 + y * 3) % 11) as f32).unwrap();
-        let s = map.stats();
-        let fine = chunk_geometry(&map, &s, 0, 0, 64);
-        let coarse = chunk_geometry_lod(&map, &s, 0, 0, 64, 4, false);
+        let fine = chunk_geometry(&map, 0, 0, 64);
+        let coarse = chunk_geometry_lod(&map, 0, 0, 64, 4, false);
         assert_eq!(coarse.positions.len(), 17 * 17);
         assert_eq!(coarse.indices.len(), 16 * 16 * 6);
         // Its corners are the fine chunk's, and every vertex sits on the height field.
@@ -228,15 +179,14 @@ mod tests {
             assert_eq!(p[1], map.get(x, y));
         }
         // A ragged last chunk (nodes 128 ..= 129) keeps both ends.
-        let edge = chunk_geometry_lod(&map, &s, 2, 0, 64, 8, false);
+        let edge = chunk_geometry_lod(&map, 2, 0, 64, 8, false);
         assert_eq!(edge.positions.len(), 2 * 9);
     }
 
     #[test]
     fn skirts_hang_below_every_edge_deep_enough_to_close_any_crack() {
         let map = Heightmap::from_fn(65, 65, 1.0, |x, y| ((x * 13 + y * 5) % 17) as f32 * 0.5).unwrap();
-        let s = map.stats();
-        let g = chunk_geometry_lod(&map, &s, 0, 0, 64, 8, true);
+        let g = chunk_geometry_lod(&map, 0, 0, 64, 8, true);
         let surface = 9 * 9;
         assert_eq!(g.positions.len(), surface + 4 * 9, "one lowered copy of each edge's vertices");
         assert_eq!(g.indices.len(), 8 * 8 * 6 + 4 * 8 * 6);
@@ -297,16 +247,15 @@ mod tests {
     #[test]
     fn chunks_share_borders_and_face_up() {
         let map = Heightmap::from_fn(130, 70, 2.0, |x, y| (x + y) as f32 * 0.1).unwrap();
-        let s = map.stats();
-        let g = chunk_geometry(&map, &s, 0, 0, 64);
+        let g = chunk_geometry(&map, 0, 0, 64);
         assert_eq!(g.positions.len(), 65 * 65);
         assert_eq!(g.indices.len(), 64 * 64 * 6);
         // x 128..=129, y 64..=69
-        let last = chunk_geometry(&map, &s, 2, 1, 64);
+        let last = chunk_geometry(&map, 2, 1, 64);
         assert_eq!(last.positions.len(), 2 * 6);
         assert_eq!(last.positions[0], [256.0, map.get(128, 64), 128.0]);
         // Chunk (1, 0) starts on the last column of chunk (0, 0).
-        let next = chunk_geometry(&map, &s, 1, 0, 64);
+        let next = chunk_geometry(&map, 1, 0, 64);
         assert_eq!(next.positions[0], g.positions[64]);
         // Counter-clockwise seen from above: the first triangle's normal points up (+Y).
         let p = |i: u32| g.positions[i as usize];

@@ -296,11 +296,106 @@ pub struct FrameReport {
     pub simulating: FrameStats,
     /// Simulation updates shown in the mesh.
     pub updates_shown: usize,
+    /// The simulating frames within [`SWAP_FRAMES`] of a frame that put new chunk meshes in the
+    /// view: their upload and the chunks' new pipelines land in these.
+    #[serde(default)]
+    pub simulating_after_meshes: FrameStats,
+    /// The simulating frames within [`SWAP_FRAMES`] of a new data texture, and of no new meshes.
+    #[serde(default)]
+    pub simulating_after_texels: FrameStats,
+    /// The other simulating frames: what streaming costs a frame that shows nothing new.
+    #[serde(default)]
+    pub simulating_other: FrameStats,
+}
+
+/// One frame as a script records it.
+#[derive(Clone, Copy, Debug, Default, PartialEq)]
+pub struct FrameSample {
+    /// The frame's duration, milliseconds.
+    pub ms: f64,
+    /// Whether a simulation was running.
+    pub simulating: bool,
+    /// Frames so far that put new chunk meshes in the view (a running count).
+    pub meshes_shown: u64,
+    /// Frames so far that put a new data texture in the view (a running count).
+    pub texels_shown: u64,
+}
+
+/// How many frames after a swap its cost may land in. A frame's duration is measured from the
+/// start of the one before; with pipelined rendering the render world draws (and uploads) a
+/// frame while the next one updates, and the counts are read in an arbitrary order against the
+/// systems that swap. A frame is attributed to a swap when a count moved within this many frames.
+pub const SWAP_FRAMES: usize = 3;
+
+/// Frames left out of a report: the first ones compile pipelines and upload the map.
+pub const WARMUP_FRAMES: usize = 30;
+
+impl FrameReport {
+    /// The report of `frames` (in order, from the first), with `updates_shown` simulation updates.
+    pub fn of(frames: &[FrameSample], updates_shown: usize) -> Self {
+        let moved = |i: usize, count: fn(&FrameSample) -> u64| {
+            let back = i.saturating_sub(SWAP_FRAMES);
+            count(&frames[i]) != count(&frames[back])
+        };
+        let (mut idle, mut sim, mut meshes, mut texels, mut other) = (vec![], vec![], vec![], vec![], vec![]);
+        for (i, f) in frames.iter().enumerate().skip(WARMUP_FRAMES) {
+            if !f.simulating {
+                idle.push(f.ms);
+                continue;
+            }
+            sim.push(f.ms);
+            if moved(i, |f| f.meshes_shown) {
+                meshes.push(f.ms);
+            } else if moved(i, |f| f.texels_shown) {
+                texels.push(f.ms);
+            } else {
+                other.push(f.ms);
+            }
+        }
+        FrameReport {
+            idle: FrameStats::of(&idle),
+            simulating: FrameStats::of(&sim),
+            updates_shown,
+            simulating_after_meshes: FrameStats::of(&meshes),
+            simulating_after_texels: FrameStats::of(&texels),
+            simulating_other: FrameStats::of(&other),
+        }
+    }
 }
 
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_frame_report_attributes_slow_frames_to_what_was_swapped_in() {
+        // 30 warm-up frames, 10 idle, then 20 simulating: meshes swapped in after frame 45, a
+        // texture after frame 55.
+        let frames: Vec<FrameSample> = (0..60)
+            .map(|i| FrameSample {
+                ms: if (46..=48).contains(&i) {
+                    300.0
+                } else if (56..=58).contains(&i) {
+                    50.0
+                } else {
+                    10.0
+                },
+                simulating: i >= 40,
+                meshes_shown: u64::from(i > 45),
+                texels_shown: u64::from(i > 55),
+            })
+            .collect();
+        let r = FrameReport::of(&frames, 2);
+        assert_eq!((r.idle.frames, r.simulating.frames, r.updates_shown), (10, 20, 2));
+        assert_eq!((r.simulating_after_meshes.frames, r.simulating_after_meshes.median_ms), (3, 300.0));
+        assert_eq!((r.simulating_after_texels.frames, r.simulating_after_texels.median_ms), (3, 50.0));
+        assert_eq!((r.simulating_other.frames, r.simulating_other.max_ms), (14, 10.0));
+        // A report of an older binary (no breakdown) still reads.
+        let old: FrameReport =
+            serde_json::from_str(r#"{"idle":{"frames":1,"mean_ms":1,"median_ms":1,"p95_ms":1,"max_ms":1},"simulating":{"frames":0,"mean_ms":0,"median_ms":0,"p95_ms":0,"max_ms":0},"updates_shown":0}"#)
+                .unwrap();
+        assert_eq!(old.simulating_other, FrameStats::default());
+    }
 
     #[test]
     fn the_documented_example_parses() {

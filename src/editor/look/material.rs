@@ -69,7 +69,7 @@ crate::params! {
     #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
     #[serde(default)]
     pub struct MaterialParams {
-        /// Draw the splatted layers. Off: the plain height-coloured mesh (per-vertex colours).
+        /// Draw the splatted layers. Off: the plain height ramp ([`plain_color`]).
         pub enabled: bool = true;
         /// Where the layers start and end: heights (fractions of the peak above sea level) and slopes
         /// (degrees), the blend widths and the noise that breaks the edges.
@@ -348,6 +348,49 @@ pub fn srgb_to_linear(c: f32) -> f32 {
     if c <= 0.04045 { c / 12.92 } else { ((c + 0.055) / 1.055).powf(2.4) }
 }
 
+/// The plain look's colour (splatting off, [`MaterialParams::enabled`] false), linear RGB, at
+/// height `h` (metres) on ground whose normal has vertical component `up`, on a map whose lowest
+/// and highest points are `low` and `high`: below 0 m (the sea) wet sand; above, sand → grass →
+/// forest → rock → snow by the fraction `t = h / high` of the map's height (`t = (h − low) /
+/// max(high − low, 1)` on a map wholly under 0 m); slopes steeper than about 55° (`up < 0.6`,
+/// fully rock at `up ≤ 0.45`) show rock. `shaders/terrain.wgsl` (`plain_color`) computes it per
+/// pixel from the uniform's lowest and highest points; keep the two in step.
+pub fn plain_color(h: f32, up: f32, low: f32, high: f32) -> [f32; 3] {
+    const SEABED: [f32; 3] = [0.45, 0.40, 0.30];
+    const SAND: [f32; 3] = [0.76, 0.70, 0.50];
+    const GRASS: [f32; 3] = [0.30, 0.50, 0.18];
+    const FOREST: [f32; 3] = [0.20, 0.36, 0.14];
+    const ROCK: [f32; 3] = [0.45, 0.42, 0.40];
+    const SNOW: [f32; 3] = [0.95, 0.95, 0.97];
+    let mix = |a: [f32; 3], b: [f32; 3], t: f32| {
+        let t = t.clamp(0.0, 1.0);
+        [a[0] + (b[0] - a[0]) * t, a[1] + (b[1] - a[1]) * t, a[2] + (b[2] - a[2]) * t]
+    };
+    let top = if high > 0.0 { high } else { (high - low).max(1.0) };
+    let base = if high > 0.0 { 0.0 } else { low };
+    let t = ((h - base) / top).clamp(-1.0, 1.0);
+    let mut rgb = if t < 0.0 {
+        SEABED
+    } else if t < 0.03 {
+        SAND
+    } else if t < 0.08 {
+        mix(SAND, GRASS, (t - 0.03) / 0.05)
+    } else if t < 0.45 {
+        mix(GRASS, FOREST, (t - 0.08) / 0.37)
+    } else if t < 0.7 {
+        mix(FOREST, ROCK, (t - 0.45) / 0.25)
+    } else if t < 0.85 {
+        ROCK
+    } else {
+        mix(ROCK, SNOW, (t - 0.85) / 0.05)
+    };
+    if t >= 0.03 {
+        rgb = mix(rgb, ROCK, (0.6 - up) / 0.15);
+    }
+    // The constants are sRGB-ish; the shader works in linear light.
+    rgb.map(|v| v.powf(2.2))
+}
+
 // ---------------------------------------------------------------------------------------------
 // The per-node data texture.
 
@@ -465,6 +508,24 @@ pub fn to_rgba16f_bytes(texels: &[[f32; 4]]) -> Vec<u8> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_plain_look_ramps_from_seabed_to_snow_with_rock_on_steep_ground() {
+        let lin = |c: [f32; 3]| c.map(|v: f32| v.powf(2.2));
+        let near = |a: [f32; 3], b: [f32; 3]| a.iter().zip(b).all(|(x, y)| (x - y).abs() < 1e-5);
+        let (low, high) = (-40.0, 200.0);
+        assert!(near(plain_color(-5.0, 1.0, low, high), lin([0.45, 0.40, 0.30])), "seabed");
+        assert!(near(plain_color(3.0, 1.0, low, high), lin([0.76, 0.70, 0.50])), "beach");
+        assert!(near(plain_color(150.0, 1.0, low, high), lin([0.45, 0.42, 0.40])), "bare rock band");
+        assert!(near(plain_color(200.0, 1.0, low, high), lin([0.95, 0.95, 0.97])), "snow at the top");
+        // Grass at 10 % of the height turns to rock on a 60° slope (up = cos 60° = 0.5 < 0.6).
+        let flat = plain_color(20.0, 1.0, low, high);
+        let steep = plain_color(20.0, 0.4, low, high);
+        assert!(flat[1] > flat[0], "grass is green: {flat:?}");
+        assert!(near(steep, lin([0.45, 0.42, 0.40])), "steep ground is rock: {steep:?}");
+        // A map wholly under 0 m ramps over its own range instead of showing all seabed.
+        assert_ne!(plain_color(-10.0, 1.0, -100.0, -5.0), plain_color(-90.0, 1.0, -100.0, -5.0));
+    }
 
     fn sum(w: &[f32]) -> f32 {
         w.iter().sum()
